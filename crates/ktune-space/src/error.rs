@@ -1,0 +1,205 @@
+//! Errors of the search-space crate, each naming the problem and, where it comes from a file,
+//! where (file, line, column, the line itself and a caret under the offending text).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::expr::ExprError;
+
+/// A position in a source file, with the line text, so it can be shown with a caret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The file, or a description such as `<string>`.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The text of that line.
+    pub line_text: String,
+    /// How many characters the caret underlines (at least 1).
+    pub width: usize,
+}
+
+impl Location {
+    /// The location of the byte range `span` inside `text`.
+    pub fn from_span(
+        file: impl Into<String>,
+        text: &str,
+        span: std::ops::Range<usize>,
+    ) -> Location {
+        let start = floor_char_boundary(text, span.start.min(text.len()));
+        let end = floor_char_boundary(text, span.end.clamp(start, text.len()));
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        let line = text[..start].matches('\n').count() + 1;
+        let column = text[line_start..start].chars().count() + 1;
+        let width = text[start..end.min(line_end).max(start)]
+            .chars()
+            .count()
+            .max(1);
+        Location {
+            file: file.into(),
+            line,
+            column,
+            line_text: text[line_start..line_end]
+                .trim_end_matches('\r')
+                .to_string(),
+            width,
+        }
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let gutter = self.line.to_string().len();
+        writeln!(
+            f,
+            "{:gutter$}--> {}:{}:{}",
+            "", self.file, self.line, self.column
+        )?;
+        writeln!(f, "{:gutter$} |", "")?;
+        writeln!(f, "{} | {}", self.line, self.line_text)?;
+        write!(
+            f,
+            "{:gutter$} | {}{}",
+            "",
+            " ".repeat(self.column - 1),
+            "^".repeat(self.width)
+        )
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Everything that can go wrong while reading a spec or building a search space.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpaceError {
+    /// A file could not be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, JSON or gzip, or a field has the wrong shape. The message
+    /// carries the line and column.
+    #[error("`{file}` is not a valid {format} file:\n{message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// `TOML`, `JSON`, ...
+        format: &'static str,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A field of the spec is wrong (the message says which and why).
+    #[error("{message}{}", fmt_location(location))]
+    Spec {
+        /// What is wrong.
+        message: String,
+        /// Where, when known.
+        location: Option<Box<Location>>,
+    },
+    /// A constraint (or a value expression) does not lex, parse or type-check.
+    #[error("{}{}\n{}", context, fmt_location(location), error.render(expression))]
+    Expr {
+        /// Which constraint, e.g. `constraint 3`.
+        context: String,
+        /// Where in the file, when known.
+        location: Option<Box<Location>>,
+        /// The expression's source.
+        expression: String,
+        /// The error, with its span inside `expression`.
+        error: ExprError,
+    },
+    /// Two parameters share a name.
+    #[error("duplicate parameter `{name}`{}", fmt_location(location))]
+    DuplicateParameter {
+        /// The name.
+        name: String,
+        /// Where the second one is defined, when known.
+        location: Option<Box<Location>>,
+    },
+    /// A domain lists a value twice.
+    #[error("parameter `{name}` lists the value `{value}` more than once")]
+    DuplicateValue {
+        /// The parameter.
+        name: String,
+        /// The value.
+        value: String,
+    },
+    /// A parameter has no values.
+    #[error("parameter `{name}` has no values (an empty domain)")]
+    EmptyDomain {
+        /// The parameter.
+        name: String,
+    },
+    /// A parameter definition is invalid.
+    #[error("parameter `{name}`: {message}")]
+    InvalidParameter {
+        /// The parameter.
+        name: String,
+        /// Why.
+        message: String,
+    },
+    /// No configuration satisfies the constraints.
+    #[error(
+        "no configuration satisfies the constraints (the Cartesian product has {cartesian} configurations); \
+         the constraint that removes the most on its own is `{culprit}`, rejecting {:.1}% of the combinations of its parameters",
+        rejected * 100.0
+    )]
+    EmptySpace {
+        /// Size of the Cartesian product.
+        cartesian: String,
+        /// The constraint that rejects the largest share.
+        culprit: String,
+        /// The share it rejects, in [0, 1].
+        rejected: f64,
+    },
+    /// The space has more configurations than a `u64` can index.
+    #[error("the search space has more than 2^64 configurations; split it or add constraints")]
+    TooLarge,
+    /// A configuration or value list does not fit the space.
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+fn fmt_location(location: &Option<Box<Location>>) -> String {
+    match location {
+        Some(l) => format!("\n{l}"),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn location_points_at_span() {
+        let text = "a = 1\nconstraints = [\"x * yy < 3\"]\n";
+        let start = text.find("yy").unwrap();
+        let loc = Location::from_span("spec.toml", text, start..start + 2);
+        assert_eq!((loc.line, loc.column, loc.width), (2, 21, 2));
+        let shown = loc.to_string();
+        assert!(shown.contains("--> spec.toml:2:21"), "{shown}");
+        assert!(
+            shown.ends_with(&format!(" | {}^^", " ".repeat(20))),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn location_at_end_of_text_has_one_caret() {
+        let loc = Location::from_span("f", "abc", 3..3);
+        assert_eq!((loc.line, loc.column, loc.width), (1, 4, 1));
+    }
+}

@@ -1,0 +1,278 @@
+//! Search-space construction without walking the Cartesian product.
+//!
+//! 1. Constraints on a single parameter filter its domain.
+//! 2. Parameters that constraints link (transitively) form a group: one tree of BaCO's chain of
+//!    trees (Rasch et al.'s idea). Groups are independent, so the space is their product.
+//! 3. Each group is enumerated by backtracking over its parameters in a fail-first order; each
+//!    constraint is checked at the depth where its last parameter gets a value, so a partial
+//!    assignment that violates it is never extended. Large groups are split at a shallow depth
+//!    and the subtrees enumerated in parallel with rayon.
+
+use rayon::prelude::*;
+
+use crate::expr::{Constraint, Scalar};
+
+use super::group::Group;
+
+/// What the backtracking needs to know about one group.
+struct Problem<'a> {
+    /// Global parameter indices in assignment order.
+    order: Vec<usize>,
+    /// Candidate value indices per depth (after unary filtering).
+    candidates: Vec<Vec<u32>>,
+    /// Constraints to check at each depth.
+    checks: Vec<Vec<&'a Constraint>>,
+    /// Run-time values per global parameter and value index.
+    scalars: &'a [Vec<Scalar>],
+    n_params: usize,
+}
+
+/// Splits parameters into groups; returns the groups (each: parameters ascending, constraint
+/// indices) ordered by their first parameter.
+pub(crate) fn partition(
+    n_params: usize,
+    constraints: &[Constraint],
+) -> Vec<(Vec<usize>, Vec<usize>)> {
+    let mut parent: Vec<usize> = (0..n_params).collect();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for c in constraints {
+        let ps = c.params();
+        for w in ps.windows(2) {
+            let (a, b) = (find(&mut parent, w[0]), find(&mut parent, w[1]));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    let mut slot = vec![usize::MAX; n_params];
+    for p in 0..n_params {
+        let root = find(&mut parent, p);
+        if slot[root] == usize::MAX {
+            slot[root] = groups.len();
+            groups.push((Vec::new(), Vec::new()));
+        }
+        groups[slot[root]].0.push(p);
+    }
+    for (ci, c) in constraints.iter().enumerate() {
+        if let Some(&p) = c.params().first() {
+            let root = find(&mut parent, p);
+            groups[slot[root]].1.push(ci);
+        }
+    }
+    groups
+}
+
+/// Enumerates one group. `params` ascending; `constraints` mention only these parameters.
+pub(crate) fn enumerate_group(
+    params: &[usize],
+    constraints: &[&Constraint],
+    scalars: &[Vec<Scalar>],
+    domain_sizes: &[u32],
+) -> Group {
+    let n_params = scalars.len();
+    // Unary constraints filter domains up front.
+    let mut assign = vec![Scalar::Int(0); n_params];
+    let mut candidates: Vec<Vec<u32>> = params
+        .iter()
+        .map(|&p| {
+            (0..domain_sizes[p])
+                .filter(|&v| {
+                    assign[p] = scalars[p][v as usize];
+                    constraints
+                        .iter()
+                        .filter(|c| c.params() == [p])
+                        .all(|c| c.is_satisfied(&assign))
+                })
+                .collect()
+        })
+        .collect();
+    let radix: Vec<u32> = params.iter().map(|&p| domain_sizes[p]).collect();
+    let multi: Vec<&Constraint> = constraints
+        .iter()
+        .copied()
+        .filter(|c| c.params().len() > 1)
+        .collect();
+    if params.len() == 1 && constraints.is_empty() {
+        return Group::free(params[0], radix[0]);
+    }
+
+    // Fail-first order: prefer the parameter that completes the most constraints, then the one
+    // most entangled with what is already assigned, then the smallest filtered domain.
+    let local = |p: usize| params.iter().position(|&q| q == p).unwrap_or(0);
+    let mut assigned = vec![false; params.len()];
+    let mut order_local: Vec<usize> = Vec::with_capacity(params.len());
+    while order_local.len() < params.len() {
+        let best = (0..params.len())
+            .filter(|&i| !assigned[i])
+            .max_by_key(|&i| {
+                let p = params[i];
+                let mut completes = 0usize;
+                let mut touches = 0usize;
+                let mut degree = 0usize;
+                for c in &multi {
+                    if !c.params().contains(&p) {
+                        continue;
+                    }
+                    degree += 1;
+                    let others_assigned = c
+                        .params()
+                        .iter()
+                        .filter(|&&q| q != p)
+                        .all(|&q| assigned[local(q)]);
+                    if others_assigned {
+                        completes += 1;
+                    } else if c.params().iter().any(|&q| q != p && assigned[local(q)]) {
+                        touches += 1;
+                    }
+                }
+                (
+                    completes,
+                    touches,
+                    degree,
+                    std::cmp::Reverse(candidates[i].len()),
+                    std::cmp::Reverse(i),
+                )
+            })
+            .unwrap_or(0);
+        assigned[best] = true;
+        order_local.push(best);
+    }
+    let order: Vec<usize> = order_local.iter().map(|&i| params[i]).collect();
+    let mut depth = vec![0usize; n_params];
+    for (d, &p) in order.iter().enumerate() {
+        depth[p] = d;
+    }
+    let depth_of = |p: usize| depth[p];
+    let mut checks: Vec<Vec<&Constraint>> = vec![Vec::new(); params.len()];
+    for c in &multi {
+        let d = c.params().iter().map(|&p| depth_of(p)).max().unwrap_or(0);
+        checks[d].push(c);
+    }
+    let ordered_candidates: Vec<Vec<u32>> = order_local
+        .iter()
+        .map(|&i| std::mem::take(&mut candidates[i]))
+        .collect();
+    let problem = Problem {
+        order,
+        candidates: ordered_candidates,
+        checks,
+        scalars,
+        n_params,
+    };
+
+    let rows_in_order = problem.enumerate();
+    // Rows come out in assignment order; store them in ascending parameter order.
+    let k = params.len();
+    let mut data = Vec::with_capacity(rows_in_order.len());
+    let perm: Vec<usize> = params.iter().map(|&p| depth_of(p)).collect();
+    for row in rows_in_order.chunks_exact(k) {
+        data.extend(perm.iter().map(|&d| row[d]));
+    }
+    Group::enumerated(params.to_vec(), radix, data)
+}
+
+impl Problem<'_> {
+    fn enumerate(&self) -> Vec<u32> {
+        let k = self.order.len();
+        if self.candidates.iter().any(Vec::is_empty) {
+            return Vec::new();
+        }
+        // Split into independent subtrees at the shallowest depth with enough prefixes to keep
+        // every core busy; small groups run on the calling thread.
+        let cartesian: f64 = self.candidates.iter().map(|c| c.len() as f64).product();
+        let mut split = 0;
+        let mut prefixes_estimate = 1.0;
+        if cartesian > 20_000.0 {
+            while split < k - 1 && prefixes_estimate < 256.0 {
+                prefixes_estimate *= self.candidates[split].len() as f64;
+                split += 1;
+            }
+        }
+        let mut assign = vec![Scalar::Int(0); self.n_params];
+        let mut idx = vec![0u32; k];
+        if split == 0 {
+            let mut out = Vec::new();
+            self.dfs(0, k, &mut assign, &mut idx, &mut out);
+            return out;
+        }
+        let mut prefixes = Vec::new();
+        self.dfs(0, split, &mut assign, &mut idx, &mut prefixes);
+        let parts: Vec<Vec<u32>> = prefixes
+            .par_chunks_exact(split)
+            .map(|prefix| {
+                let mut assign = vec![Scalar::Int(0); self.n_params];
+                let mut idx = vec![0u32; k];
+                for (d, &v) in prefix.iter().enumerate() {
+                    idx[d] = v;
+                    assign[self.order[d]] = self.scalars[self.order[d]][v as usize];
+                }
+                let mut out = Vec::new();
+                self.dfs(split, k, &mut assign, &mut idx, &mut out);
+                out
+            })
+            .collect();
+        parts.concat()
+    }
+
+    /// Extends the assignment at `depth` up to `stop`, appending each complete prefix
+    /// (`idx[..stop]`) to `out`.
+    fn dfs(
+        &self,
+        depth: usize,
+        stop: usize,
+        assign: &mut [Scalar],
+        idx: &mut [u32],
+        out: &mut Vec<u32>,
+    ) {
+        let p = self.order[depth];
+        let values = &self.scalars[p];
+        let checks = &self.checks[depth];
+        for &v in &self.candidates[depth] {
+            assign[p] = values[v as usize];
+            if !checks.iter().all(|c| c.is_satisfied(assign)) {
+                continue;
+            }
+            idx[depth] = v;
+            if depth + 1 == stop {
+                out.extend_from_slice(&idx[..stop]);
+            } else {
+                self.dfs(depth + 1, stop, assign, idx, out);
+            }
+        }
+    }
+}
+
+/// The share of the combinations of a constraint's own parameters that it rejects (exact up to
+/// a million combinations, estimated from an even stride through them beyond).
+pub(crate) fn rejected_share(c: &Constraint, scalars: &[Vec<Scalar>]) -> f64 {
+    let ps = c.params();
+    let mut assign = vec![Scalar::Int(0); scalars.len()];
+    if ps.is_empty() {
+        return if c.is_satisfied(&assign) { 0.0 } else { 1.0 };
+    }
+    let sizes: Vec<u64> = ps.iter().map(|&p| scalars[p].len() as u64).collect();
+    let total = sizes
+        .iter()
+        .fold(1u128, |a, &s| a.saturating_mul(u128::from(s)));
+    let samples: u128 = total.min(1_000_000);
+    let stride = total / samples;
+    let mut rejected = 0u64;
+    for i in 0..samples {
+        let mut code = i * stride;
+        for (&p, &s) in ps.iter().zip(&sizes).rev() {
+            assign[p] = scalars[p][(code % u128::from(s)) as usize];
+            code /= u128::from(s);
+        }
+        if !c.is_satisfied(&assign) {
+            rejected += 1;
+        }
+    }
+    rejected as f64 / samples as f64
+}

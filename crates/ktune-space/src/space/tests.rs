@@ -1,0 +1,488 @@
+//! Tests of construction, indexing, sampling, neighbours, repair and encodings, most of them
+//! against a brute-force walk of the Cartesian product of small random spaces.
+
+use std::collections::{BTreeSet, HashMap};
+
+use proptest::prelude::*;
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::sample::DistinctSampler;
+use super::*;
+use crate::expr::{Constraint, Interner, Scalar};
+use crate::param::Parameter;
+
+/// A random small problem: integer domains and constraints given as truth tables over their
+/// scope (any relation at all, so construction is tested on arbitrary structure).
+#[derive(Clone, Debug)]
+struct Problem {
+    domains: Vec<Vec<i64>>,
+    /// (scope, table): `table[mixed-radix index of the scope's value indices]` says feasible.
+    relations: Vec<(Vec<usize>, Vec<bool>)>,
+}
+
+impl Problem {
+    fn params(&self) -> Vec<Parameter> {
+        self.domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| Parameter::integer(format!("p{i}"), d.iter().copied()).unwrap())
+            .collect()
+    }
+
+    fn constraints(&self) -> Vec<Constraint> {
+        self.relations
+            .iter()
+            .enumerate()
+            .map(|(k, (scope, table))| {
+                let lookup: Vec<HashMap<i64, usize>> = scope
+                    .iter()
+                    .map(|&p| {
+                        self.domains[p]
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| (v, i))
+                            .collect()
+                    })
+                    .collect();
+                let sizes: Vec<usize> = scope.iter().map(|&p| self.domains[p].len()).collect();
+                let (scope2, table) = (scope.clone(), table.clone());
+                Constraint::from_fn(
+                    &format!("relation {k}"),
+                    scope.clone(),
+                    move |values: &[Scalar]| {
+                        let mut code = 0;
+                        for ((&p, l), &s) in scope2.iter().zip(&lookup).zip(&sizes) {
+                            let Scalar::Int(v) = values[p] else {
+                                return false;
+                            };
+                            code = code * s + l[&v];
+                        }
+                        table[code]
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn feasible(&self, config: &[u32]) -> bool {
+        self.relations.iter().all(|(scope, table)| {
+            let code = scope.iter().fold(0usize, |a, &p| {
+                a * self.domains[p].len() + config[p] as usize
+            });
+            table[code]
+        })
+    }
+
+    fn cartesian(&self) -> Vec<Configuration> {
+        let mut out = vec![vec![]];
+        for d in &self.domains {
+            out = out
+                .into_iter()
+                .flat_map(|c: Vec<u32>| {
+                    (0..d.len() as u32).map(move |v| {
+                        let mut c = c.clone();
+                        c.push(v);
+                        c
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    fn space(&self) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::with_constraints(self.params(), self.constraints(), Interner::default())
+    }
+}
+
+fn problem() -> impl Strategy<Value = Problem> {
+    (1usize..=5)
+        .prop_flat_map(|n| {
+            let domains = prop::collection::vec(prop::collection::btree_set(-8i64..24, 1..=5), n);
+            (Just(n), domains)
+        })
+        .prop_flat_map(|(n, domains)| {
+            let domains: Vec<Vec<i64>> = domains
+                .into_iter()
+                .map(|d| d.into_iter().collect())
+                .collect();
+            let sizes: Vec<usize> = domains.iter().map(Vec::len).collect();
+            let relation =
+                prop::collection::btree_set(0..n, 1..=n.min(3)).prop_flat_map(move |scope| {
+                    let scope: Vec<usize> = scope.into_iter().collect();
+                    let cells: usize = scope.iter().map(|&p| sizes[p]).product();
+                    (
+                        Just(scope),
+                        prop::collection::vec(prop::bool::weighted(0.7), cells),
+                    )
+                });
+            (Just(domains), prop::collection::vec(relation, 0..=4))
+        })
+        .prop_map(|(domains, relations)| Problem { domains, relations })
+}
+
+fn index_distance(a: &[u32], b: &[u32]) -> u64 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| u64::from(x.abs_diff(y)))
+        .sum()
+}
+
+fn set(v: Vec<Configuration>) -> BTreeSet<Configuration> {
+    v.into_iter().collect()
+}
+
+/// Kernel Tuner's definitions, computed over the list of feasible configurations.
+fn brute_neighbours(
+    feasible: &[Configuration],
+    c: &[u32],
+    kind: Neighbourhood,
+) -> BTreeSet<Configuration> {
+    let others = feasible.iter().filter(|f| f.as_slice() != c);
+    match kind {
+        Neighbourhood::StrictlyAdjacent => others
+            .filter(|f| f.iter().zip(c).all(|(&a, &b)| a.abs_diff(b) <= 1))
+            .cloned()
+            .collect(),
+        Neighbourhood::Adjacent => {
+            let k = c.len();
+            let mut lo = vec![-1i64; k];
+            let mut hi = vec![1i64; k];
+            for i in 0..k {
+                let diffs = feasible.iter().map(|f| i64::from(f[i]) - i64::from(c[i]));
+                hi[i] = diffs.clone().filter(|&d| d > 0).min().unwrap_or(1);
+                lo[i] = diffs.filter(|&d| d < 0).max().unwrap_or(-1);
+            }
+            others
+                .filter(|f| {
+                    (0..k).all(|i| {
+                        let d = i64::from(f[i]) - i64::from(c[i]);
+                        d >= lo[i] && d <= hi[i]
+                    })
+                })
+                .cloned()
+                .collect()
+        }
+        Neighbourhood::Hamming => others
+            .filter(|f| f.iter().zip(c).filter(|(a, b)| a != b).count() == 1)
+            .cloned()
+            .collect(),
+        Neighbourhood::IndexDistance => {
+            let best = others.clone().map(|f| index_distance(f, c)).min();
+            others
+                .filter(|f| Some(index_distance(f, c)) == best)
+                .cloned()
+                .collect()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn enumeration_equals_brute_force(p in problem()) {
+        let feasible: Vec<Configuration> = p.cartesian().into_iter().filter(|c| p.feasible(c)).collect();
+        match p.space() {
+            Err(SpaceError::EmptySpace { .. }) => prop_assert!(feasible.is_empty()),
+            Err(e) => prop_assert!(false, "unexpected error {e}"),
+            Ok(space) => {
+                prop_assert_eq!(space.size(), feasible.len() as u64);
+                let listed: Vec<Configuration> = space.iter().collect();
+                prop_assert_eq!(set(listed.clone()), set(feasible.clone()));
+                for (r, c) in listed.iter().enumerate() {
+                    prop_assert_eq!(space.rank(c), Some(r as u64));
+                }
+                for c in p.cartesian() {
+                    prop_assert_eq!(space.contains(&c), p.feasible(&c));
+                    prop_assert_eq!(space.satisfies_constraints(&c), p.feasible(&c));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn neighbours_match_the_definitions(p in problem(), seed in any::<u64>()) {
+        let Ok(space) = p.space() else { return Ok(()) };
+        let feasible: Vec<Configuration> = space.iter().collect();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        // Valid and invalid starting points alike.
+        for c in p.cartesian().into_iter().take(40) {
+            for kind in Neighbourhood::ALL {
+                let got = space.neighbours(&c, kind);
+                prop_assert!(got.iter().all(|n| space.contains(n) && *n != c));
+                let expected = if kind == Neighbourhood::IndexDistance && !space.contains(&c) {
+                    let best = feasible.iter().map(|f| index_distance(f, &c)).min();
+                    feasible.iter().filter(|f| Some(index_distance(f, &c)) == best).cloned().collect()
+                } else {
+                    brute_neighbours(&feasible, &c, kind)
+                };
+                prop_assert_eq!(set(got), expected, "{:?} of {:?}", kind, c);
+            }
+            let nearest = space.repair_nearest(&c, &mut rng);
+            prop_assert!(space.contains(&nearest));
+            let best = feasible.iter().map(|f| index_distance(f, &c)).min().unwrap();
+            prop_assert_eq!(index_distance(&nearest, &c), best);
+            let repaired = space.repair_random_neighbour(&c, &mut rng);
+            prop_assert!(space.contains(&repaired));
+            if space.contains(&c) {
+                prop_assert_eq!(&repaired, &c);
+            }
+        }
+    }
+
+    #[test]
+    fn sampling_is_valid_and_distinct(p in problem(), seed in any::<u64>(), n in 1usize..40) {
+        let Ok(space) = p.space() else { return Ok(()) };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        for sample in [
+            space.sample_distinct(n, &mut rng),
+            space.latin_hypercube(n, &mut rng),
+            space.maximin_latin_hypercube(n, 5, &mut rng),
+        ] {
+            prop_assert_eq!(sample.len() as u64, (n as u64).min(space.size()));
+            prop_assert!(sample.iter().all(|c| space.contains(c)));
+            prop_assert_eq!(set(sample.clone()).len(), sample.len());
+        }
+        prop_assert!(space.contains(&space.sample(&mut rng)));
+    }
+
+    #[test]
+    fn encodings_round_trip_and_decode_to_nearest_valid(p in problem(), x in prop::collection::vec(-0.2f64..1.2, 5)) {
+        let Ok(space) = p.space() else { return Ok(()) };
+        let feasible: Vec<Configuration> = space.iter().collect();
+        for encoding in [Encoding::Normalized, Encoding::EpsSpaced] {
+            let enc = space.encoder(encoding);
+            for c in &feasible {
+                let e = enc.encode(c);
+                for (v, (lo, hi)) in e.iter().zip(enc.bounds()) {
+                    prop_assert!(*lo <= *v && *v <= *hi);
+                }
+                prop_assert_eq!(&enc.decode(&e), c);
+                prop_assert_eq!(&enc.decode_valid(&space, &e), c);
+            }
+            let x = &x[..space.dims()];
+            let got = enc.decode_valid(&space, x);
+            prop_assert!(space.contains(&got));
+            let dist = |c: &[u32]| -> f64 {
+                enc.encode(c).iter().zip(x).map(|(a, b)| (a - b) * (a - b)).sum()
+            };
+            let best = feasible.iter().map(|f| dist(f)).fold(f64::INFINITY, f64::min);
+            prop_assert!((dist(&got) - best).abs() < 1e-12);
+        }
+    }
+}
+
+fn seeded(seed: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed)
+}
+
+/// A space of three groups with uneven group sizes, so that a biased sampler (choosing
+/// children uniformly in a tree) would be caught.
+fn uneven_space() -> SearchSpace {
+    SearchSpace::with_constraints(
+        vec![
+            Parameter::integer("a", [1, 2, 3, 4]).unwrap(),
+            Parameter::integer("b", [1, 2, 3, 4]).unwrap(),
+            Parameter::integer("c", [0, 1, 2]).unwrap(),
+        ],
+        vec![Constraint::from_fn("a <= b", vec![0, 1], |v| {
+            v[0].le_int(&v[1])
+        })],
+        Interner::default(),
+    )
+    .unwrap()
+}
+
+trait LeInt {
+    fn le_int(&self, other: &Scalar) -> bool;
+}
+impl LeInt for Scalar {
+    fn le_int(&self, other: &Scalar) -> bool {
+        matches!((self, other), (Scalar::Int(a), Scalar::Int(b)) if a <= b)
+    }
+}
+
+#[test]
+fn uniform_sampling_passes_a_chi_square_test() {
+    let space = uneven_space();
+    assert_eq!(space.size(), 10 * 3);
+    let mut rng = seeded(7);
+    let draws = 60_000;
+    let mut counts = vec![0u64; space.size() as usize];
+    for _ in 0..draws {
+        let c = space.sample(&mut rng);
+        counts[space.rank(&c).unwrap() as usize] += 1;
+    }
+    let expected = draws as f64 / counts.len() as f64;
+    let chi2: f64 = counts
+        .iter()
+        .map(|&o| (o as f64 - expected).powi(2) / expected)
+        .sum();
+    // 29 degrees of freedom: the 99.9th percentile is 58.3.
+    assert!(chi2 < 58.3, "chi-square {chi2} for counts {counts:?}");
+
+    // Without replacement: every rank once per full pass, and first draws uniform too.
+    let mut first = vec![0u64; space.size() as usize];
+    for s in 0..6_000u64 {
+        let ranks = space.sample_distinct_ranks(space.size() as usize, &mut seeded(s));
+        assert_eq!(ranks.iter().collect::<BTreeSet<_>>().len(), ranks.len());
+        first[ranks[0] as usize] += 1;
+    }
+    let expected = 6_000.0 / first.len() as f64;
+    let chi2: f64 = first
+        .iter()
+        .map(|&o| (o as f64 - expected).powi(2) / expected)
+        .sum();
+    assert!(chi2 < 58.3, "chi-square {chi2} for first draws {first:?}");
+}
+
+#[test]
+fn distinct_sampler_skips_excluded_ranks_and_ends() {
+    let mut s = DistinctSampler::new(10);
+    for r in [0, 3, 9, 3, 42] {
+        s.exclude(r);
+    }
+    assert_eq!(s.available(), 7);
+    let mut rng = seeded(1);
+    let got: BTreeSet<u64> = std::iter::from_fn(|| s.next_rank(&mut rng)).collect();
+    assert_eq!(got, [1, 2, 4, 5, 6, 7, 8].into_iter().collect());
+    assert_eq!(s.next_rank(&mut rng), None);
+}
+
+#[test]
+fn sampling_is_deterministic_per_seed() {
+    let space = uneven_space();
+    let a = space.latin_hypercube(8, &mut seeded(3));
+    let b = space.latin_hypercube(8, &mut seeded(3));
+    let c = space.latin_hypercube(8, &mut seeded(4));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn latin_hypercube_covers_every_stratum_when_unconstrained() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer_range("x", 0, 9, 1).unwrap(),
+            Parameter::integer_range("y", 0, 9, 1).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let s = space.latin_hypercube(10, &mut seeded(5));
+    for d in 0..2 {
+        let used: BTreeSet<u32> = s.iter().map(|c| c[d]).collect();
+        assert_eq!(used.len(), 10, "dimension {d} strata {s:?}");
+    }
+}
+
+#[test]
+fn eps_spaced_encoding_matches_kernel_tuner() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("a", [1, 2, 4, 8]).unwrap(),
+            Parameter::integer("b", [0, 1]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let enc = space.encoder(Encoding::EpsSpaced);
+    // eps = 1/4; value i -> (i + 0.5) * eps; bounds [0, m * eps].
+    assert_eq!(enc.encode(&[3, 1]), vec![0.875, 0.375]);
+    assert_eq!(enc.bounds(), &[(0.0, 1.0), (0.0, 0.5)]);
+    assert_eq!(enc.decode(&[0.3, 0.49]), vec![1, 1]);
+}
+
+#[test]
+fn log_scale_parameters_encode_by_log_value() {
+    let p = Parameter::integer("t", [1, 2, 4, 1024])
+        .unwrap()
+        .with_log_scale(true)
+        .unwrap();
+    let space = SearchSpace::new(vec![p], &[] as &[&str]).unwrap();
+    let enc = space.encoder(Encoding::Normalized);
+    assert!((enc.encode(&[2])[0] - 0.2).abs() < 1e-12);
+    assert_eq!(enc.decode(&[0.65]), vec![3]);
+    assert_eq!(enc.decode(&[0.5]), vec![2]);
+}
+
+#[test]
+fn a_huge_factored_space_costs_only_its_groups() {
+    // 20 parameters of 10 values, linked in pairs: Cartesian 1e20, feasible 55^10 ≈ 2.5e17.
+    let params: Vec<Parameter> = (0..20)
+        .map(|i| Parameter::integer_range(format!("p{i}"), 0, 9, 1).unwrap())
+        .collect();
+    let constraints: Vec<Constraint> = (0..10)
+        .map(|i| {
+            Constraint::from_fn("a <= b", vec![2 * i, 2 * i + 1], move |v| {
+                v[2 * i].le_int(&v[2 * i + 1])
+            })
+        })
+        .collect();
+    let space = SearchSpace::with_constraints(params, constraints, Interner::default()).unwrap();
+    assert_eq!(space.size(), 55u64.pow(10));
+    assert_eq!(space.groups().len(), 10);
+    assert!(
+        space.memory_bytes() < 100_000,
+        "{} bytes",
+        space.memory_bytes()
+    );
+    let mut rng = seeded(11);
+    let c = space.sample(&mut rng);
+    assert!(space.satisfies_constraints(&c));
+    let r = space.rank(&c).unwrap();
+    assert_eq!(space.configuration(r), c);
+    assert_eq!(space.configuration(space.size() - 1), vec![9; 20]);
+}
+
+#[test]
+fn empty_space_names_the_strongest_constraint() {
+    let params = vec![
+        Parameter::integer("a", [1, 2]).unwrap(),
+        Parameter::integer("b", [1, 2]).unwrap(),
+    ];
+    let never = Constraint::from_fn("never", vec![0, 1], |_| false);
+    let half = Constraint::from_fn("a == 1", vec![0], |v| v[0] == Scalar::Int(1));
+    let err =
+        SearchSpace::with_constraints(params, vec![half, never], Interner::default()).unwrap_err();
+    match err {
+        SpaceError::EmptySpace {
+            culprit,
+            rejected,
+            cartesian,
+        } => {
+            assert_eq!(culprit, "never");
+            assert_eq!(rejected, 1.0);
+            assert_eq!(cartesian, "4");
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+#[test]
+fn duplicate_parameters_are_rejected() {
+    let params = vec![
+        Parameter::integer("a", [1]).unwrap(),
+        Parameter::integer("a", [2]).unwrap(),
+    ];
+    assert!(matches!(
+        SearchSpace::new(params, &[] as &[&str]),
+        Err(SpaceError::DuplicateParameter { .. })
+    ));
+}
+
+#[test]
+fn from_configurations_keeps_exactly_the_listed_ones() {
+    let params = vec![
+        Parameter::integer("a", [1, 2, 3]).unwrap(),
+        Parameter::categorical("b", ["x", "y"]).unwrap(),
+    ];
+    let space =
+        SearchSpace::from_configurations(params, &[vec![2, 1], vec![0, 0], vec![2, 1]]).unwrap();
+    assert_eq!(space.size(), 2);
+    assert!(space.contains(&[2, 1]));
+    assert!(!space.contains(&[1, 1]));
+    assert_eq!(space.describe(&[2, 1]), "a=3, b=y");
+}
