@@ -1,1 +1,38 @@
-fn main() {}
+//! `ktune`: the auto-tuner's command-line tool. Library errors are typed; this is the one
+//! place where they become friendly messages.
+
+mod space;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Auto-tuning for GPU and HPC code: find the fastest configuration in as few evaluations as
+/// possible.
+#[derive(Parser)]
+#[command(name = "ktune", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build a search space from a spec and describe it: parameters, constraints, sizes,
+    /// groups, build time and memory.
+    Space(space::SpaceArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Space(args) => space::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

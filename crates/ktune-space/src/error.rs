@@ -118,7 +118,7 @@ pub enum SpaceError {
         /// The expression's source.
         expression: String,
         /// The error, with its span inside `expression`.
-        error: ExprError,
+        error: Box<ExprError>,
     },
     /// Two parameters share a name.
     #[error("duplicate parameter `{name}`{}", fmt_location(location))]
@@ -167,9 +167,37 @@ pub enum SpaceError {
     /// The space has more configurations than a `u64` can index.
     #[error("the search space has more than 2^64 configurations; split it or add constraints")]
     TooLarge,
+    /// Another error, with the place in the file it comes from.
+    #[error("{error}\n{location}")]
+    Located {
+        /// The error.
+        error: Box<SpaceError>,
+        /// Where.
+        location: Box<Location>,
+    },
     /// A configuration or value list does not fit the space.
     #[error("{0}")]
     Mismatch(String),
+}
+
+impl SpaceError {
+    /// The error without the location wrapper, for matching on its kind.
+    pub fn kind(&self) -> &SpaceError {
+        match self {
+            SpaceError::Located { error, .. } => error.kind(),
+            other => other,
+        }
+    }
+
+    pub(crate) fn at(self, location: Option<Location>) -> SpaceError {
+        match location {
+            Some(l) => SpaceError::Located {
+                error: Box::new(self),
+                location: Box::new(l),
+            },
+            None => self,
+        }
+    }
 }
 
 fn fmt_location(location: &Option<Box<Location>>) -> String {

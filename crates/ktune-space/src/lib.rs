@@ -12,6 +12,7 @@ pub mod error;
 pub mod expr;
 pub mod param;
 pub mod space;
+pub mod spec;
 
 pub use error::{Location, SpaceError};
 pub use expr::Constraint;

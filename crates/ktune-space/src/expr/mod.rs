@@ -1,148 +1,263 @@
-//! TEMPORARY development shim; replaced by the real constraint language before commit.
-#![allow(missing_docs, dead_code, unused_variables)]
+//! The constraint language: a Python-like expression language for Kernel Tuner
+//! restrictions and the `Conditions` of T1 problem files, plus an evaluator for constant
+//! Python list expressions (T1 `Values`).
+//!
+//! A constraint is compiled once with [`Constraint::compile`] against the parameters it may
+//! mention ([`Symbol`]s) and then evaluated many times on full assignments
+//! (`&[Scalar]`, indexed by parameter index). Compilation lexes, parses, resolves names,
+//! type-checks and turns the tree into type-specialised closures with constant
+//! sub-expressions folded, so evaluation does no allocation, no string handling and no
+//! hashing.
+//!
+//! Semantics follow Python 3 (true division, floor division and modulo towards -inf, exact
+//! int/float comparison, chained comparisons, `bool` as int, banker's rounding), with
+//! 64-bit integers: a result outside `i64` is [`EvalError::Overflow`].
+//!
+//! All [`ExprError`] spans are byte offsets into the source string that was compiled or
+//! evaluated; [`ExprError::render`] draws them.
+#![deny(missing_docs)]
+
+mod ast;
+mod compile;
+mod error;
+mod interp;
+mod lexer;
+mod list;
+mod ops;
+mod parser;
+
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+pub use error::{EvalError, ExprError, ExprErrorKind};
+pub use list::{eval_const, eval_list};
+
+/// Run-time value of a parameter or sub-expression. Strings are interned ids
+/// (see [`Interner`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
+    /// A 64-bit integer.
     Int(i64),
+    /// A float.
     Real(f64),
+    /// A boolean.
     Bool(bool),
+    /// An interned string id.
     Str(u32),
 }
+
+impl From<i64> for Scalar {
+    fn from(v: i64) -> Self {
+        Scalar::Int(v)
+    }
+}
+
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Real(v)
+    }
+}
+
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Self {
+        Scalar::Bool(v)
+    }
+}
+
+/// Static type of a parameter as seen by the checker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExprType {
+    /// Integer parameter; its values are [`Scalar::Int`] (a [`Scalar::Bool`] is accepted as 0/1).
     Int,
+    /// Float parameter; its values are [`Scalar::Real`] (a [`Scalar::Int`] is accepted and converted).
     Real,
+    /// Boolean parameter; its values are [`Scalar::Bool`].
     Bool,
+    /// Categorical string parameter; its values are [`Scalar::Str`] ids from the same [`Interner`].
     Str,
+    /// Permutation parameter: may not appear in constraints.
     Permutation,
 }
+
+/// One parameter visible to a constraint; its index in the slice is its parameter index.
 #[derive(Clone, Debug)]
 pub struct Symbol {
+    /// The name constraints use.
     pub name: String,
+    /// Its type.
     pub ty: ExprType,
 }
+
+impl Symbol {
+    /// A symbol named `name` of type `ty`.
+    pub fn new(name: impl Into<String>, ty: ExprType) -> Self {
+        Symbol {
+            name: name.into(),
+            ty,
+        }
+    }
+}
+
+/// String interner shared by a search space (categorical values and string literals).
+///
+/// Ids are dense, starting at 0, in order of first interning.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
-    map: rustc_hash::FxHashMap<String, u32>,
-    strings: Vec<String>,
+    map: FxHashMap<Box<str>, u32>,
+    strings: Vec<Box<str>>,
 }
+
 impl Interner {
-    pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.map.get(s) {
-            return i;
-        }
-        let i = self.strings.len() as u32;
-        self.strings.push(s.to_string());
-        self.map.insert(s.to_string(), i);
-        i
+    /// An empty interner.
+    pub fn new() -> Self {
+        Self::default()
     }
+
+    /// The id of `s`, adding it if it is new.
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.map.get(s) {
+            return id;
+        }
+        // More than u32::MAX distinct strings cannot fit in memory alongside a search space;
+        // saturate rather than wrap.
+        let id = u32::try_from(self.strings.len()).unwrap_or(u32::MAX);
+        self.strings.push(s.into());
+        self.map.insert(s.into(), id);
+        id
+    }
+
+    /// The id of `s` if it was interned.
     pub fn get(&self, s: &str) -> Option<u32> {
         self.map.get(s).copied()
     }
+
+    /// The string with id `id`; the empty string for an id this interner never returned.
     pub fn resolve(&self, id: u32) -> &str {
-        &self.strings[id as usize]
+        self.strings.get(id as usize).map_or("", |s| s)
+    }
+
+    /// Number of distinct strings.
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// Whether no string was interned.
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
     }
 }
+
+type EvalFn = Arc<dyn Fn(&[Scalar]) -> Result<bool, EvalError> + Send + Sync>;
+
+/// A compiled constraint: cheap to clone (shared closures), `Send + Sync`.
 #[derive(Clone)]
 pub struct Constraint {
-    source: String,
-    params: Vec<usize>,
-    f: Arc<dyn Fn(&[Scalar]) -> bool + Send + Sync>,
+    source: Arc<str>,
+    params: Arc<[usize]>,
+    eval: EvalFn,
 }
-impl std::fmt::Debug for Constraint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.source)
+
+impl fmt::Debug for Constraint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Constraint")
+            .field("source", &&*self.source)
+            .field("params", &&*self.params)
+            .finish()
     }
 }
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum EvalError {
-    #[error("division by zero")]
-    DivisionByZero,
-    #[error("overflow")]
-    Overflow,
-}
+
 impl Constraint {
+    /// Lex, parse, resolve every name against `symbols`, type-check and compile `source`.
+    ///
+    /// String literals are interned into `interner`; categorical parameter values must be
+    /// interned into the same interner by the caller (a literal that is not among a
+    /// parameter's values simply never compares equal). Error spans are byte offsets into
+    /// `source`.
     pub fn compile(
         source: &str,
         symbols: &[Symbol],
         interner: &mut Interner,
     ) -> Result<Constraint, ExprError> {
-        Err(ExprError {
-            kind: ExprErrorKind::Unsupported,
-            span: 0..source.len(),
-            message: "shim".into(),
-            help: None,
+        let tree = parser::parse(source)?;
+        let mut compiler = compile::Compiler::new(symbols, interner);
+        let value = compiler.expr(&tree)?;
+        if let compile::Compiled::Str(_) = value {
+            return Err(ExprError::new(
+                ExprErrorKind::Type,
+                tree.span,
+                "a constraint must be a condition, but this evaluates to a string",
+            )
+            .with_help("compare it with `==`, e.g. `x == 'value'`"));
+        }
+        let eval = value.truthy(&tree.span)?.into_fn();
+        let mut params = compiler.used;
+        params.sort_unstable();
+        params.dedup();
+        Ok(Constraint {
+            source: source.into(),
+            params: params.into(),
+            eval,
         })
     }
+
+    /// A constraint given as a Rust closure. `description` is what [`source`](Self::source)
+    /// returns; `params` are the parameter indices the closure reads (sorted and deduplicated
+    /// here).
     pub fn from_fn(
         description: &str,
-        mut params: Vec<usize>,
+        params: Vec<usize>,
         f: impl Fn(&[Scalar]) -> bool + Send + Sync + 'static,
     ) -> Constraint {
-        params.sort();
+        let mut params = params;
+        params.sort_unstable();
         params.dedup();
         Constraint {
             source: description.into(),
-            params,
-            f: Arc::new(f),
+            params: params.into(),
+            eval: Arc::new(move |v| Ok(f(v))),
         }
     }
+
+    /// The source text (or the description given to [`from_fn`](Self::from_fn)).
     pub fn source(&self) -> &str {
         &self.source
     }
+
+    /// Sorted, deduplicated indices of the parameters it mentions (empty for a constant).
     pub fn params(&self) -> &[usize] {
         &self.params
     }
+
+    /// Evaluates on a full assignment, `values[param_index]` (only the entries in
+    /// [`params`](Self::params) are read). A numeric result is converted with Python
+    /// truthiness.
+    #[inline]
     pub fn evaluate(&self, values: &[Scalar]) -> Result<bool, EvalError> {
-        Ok((self.f)(values))
+        (self.eval)(values)
     }
+
+    /// [`evaluate`](Self::evaluate) where an evaluation error (division/modulo by zero,
+    /// overflow, ...) means false: the configuration is infeasible.
+    #[inline]
     pub fn is_satisfied(&self, values: &[Scalar]) -> bool {
-        (self.f)(values)
+        (self.eval)(values).unwrap_or(false)
     }
 }
+
+/// A constant value produced by [`eval_list`] / [`eval_const`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
+    /// An integer.
     Int(i64),
+    /// A float.
     Real(f64),
+    /// A boolean.
     Bool(bool),
+    /// A string.
     Str(String),
-}
-pub fn eval_list(source: &str) -> Result<Vec<Literal>, ExprError> {
-    Err(ExprError {
-        kind: ExprErrorKind::Unsupported,
-        span: 0..source.len(),
-        message: "shim".into(),
-        help: None,
-    })
-}
-pub fn eval_const(source: &str) -> Result<Literal, ExprError> {
-    Err(ExprError {
-        kind: ExprErrorKind::Unsupported,
-        span: 0..source.len(),
-        message: "shim".into(),
-        help: None,
-    })
-}
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{message}")]
-pub struct ExprError {
-    pub kind: ExprErrorKind,
-    pub span: std::ops::Range<usize>,
-    pub message: String,
-    pub help: Option<String>,
-}
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ExprErrorKind {
-    Lex,
-    Parse,
-    UnknownName,
-    Type,
-    Unsupported,
-    Eval,
-}
-impl ExprError {
-    pub fn render(&self, source: &str) -> String {
-        format!("{}\n  {}\n", self.message, source)
-    }
 }

@@ -17,7 +17,7 @@
 //!     ],
 //!     &["32 <= block_size_x * block_size_y <= 256"],
 //! )?;
-//! assert_eq!(space.size(), 9 * 3);
+//! assert_eq!(space.size(), 12 * 3); // 12 (x, y) pairs, times 3 unroll factors
 //! assert_eq!(space.groups().len(), 2); // {block_size_x, block_size_y} and {unroll}
 //! let config = space.configuration(5);
 //! assert!(space.contains(&config));
@@ -95,7 +95,7 @@ impl SearchSpace {
                         context: format!("error in constraint {}", i + 1),
                         location: None,
                         expression: c.to_string(),
-                        error,
+                        error: Box::new(error),
                     }
                 })?,
             );

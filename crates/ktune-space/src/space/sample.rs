@@ -61,9 +61,9 @@ impl SearchSpace {
         let mut out = Vec::with_capacity(n);
         let mut point = vec![0u32; dims];
         for i in 0..n {
-            for (d, slot) in point.iter_mut().enumerate() {
-                let m = self.params[d].len();
-                let x = (strata[d][i] as f64 + rng.random::<f64>()) / n as f64;
+            for ((slot, stratum), p) in point.iter_mut().zip(&strata).zip(&self.params) {
+                let m = p.len();
+                let x = (stratum[i] as f64 + rng.random::<f64>()) / n as f64;
                 *slot = ((x * m as f64) as usize).min(m - 1) as u32;
             }
             let mut candidates = self.nearest(&point);
@@ -160,12 +160,12 @@ impl DistinctSampler {
 
     /// Marks `rank` as used, so it is never returned.
     pub fn exclude(&mut self, rank: u64) {
-        if rank < self.size && self.used.insert(rank) {
-            if let Some(rest) = &mut self.remaining {
-                if let Some(i) = rest.iter().position(|&r| r == rank) {
-                    rest.swap_remove(i);
-                }
-            }
+        if rank < self.size
+            && self.used.insert(rank)
+            && let Some(rest) = &mut self.remaining
+            && let Some(i) = rest.iter().position(|&r| r == rank)
+        {
+            rest.swap_remove(i);
         }
     }
 

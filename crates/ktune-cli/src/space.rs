@@ -1,0 +1,188 @@
+//! `ktune space <spec>`: build a search space and describe it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use ktune_space::spec::{SpaceSpec, SpecFormat};
+use serde_json::json;
+
+/// Arguments of `ktune space`.
+#[derive(clap::Args)]
+pub struct SpaceArgs {
+    /// The spec: `ktune.toml`, a T1 JSON problem file, or a Kernel Tuner cache file
+    /// (`.json` / `.json.gz`).
+    spec: PathBuf,
+    /// Print a JSON object instead of a report.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: &SpaceArgs) -> Result<()> {
+    let started = Instant::now();
+    let spec = SpaceSpec::from_path(&args.spec)?;
+    let read = started.elapsed();
+    let space = spec.build()?;
+    let rejection = space.constraint_rejection();
+    let peak = peak_rss_bytes();
+    let format = match spec.format {
+        SpecFormat::Toml => "ktune.toml",
+        SpecFormat::T1 => "T1",
+        SpecFormat::Cache => "Kernel Tuner cache",
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let params: Vec<_> = space
+            .params()
+            .iter()
+            .map(|p| {
+                json!({
+                    "name": p.name(),
+                    "kind": p.kind().name(),
+                    "size": p.len(),
+                    "values": p.values().iter().map(|v| v.to_json()).collect::<Vec<_>>(),
+                    "log": p.is_log(),
+                    "default": p.default_index().map(|i| p.values()[i].to_json()),
+                })
+            })
+            .collect();
+        let constraints: Vec<_> = spec
+            .constraints
+            .iter()
+            .zip(&rejection)
+            .map(|(c, r)| json!({"expression": c.text, "rejected_share": r}))
+            .collect();
+        let groups: Vec<_> = space
+            .groups()
+            .iter()
+            .map(|g| json!({"params": g.params, "size": g.size, "cartesian_size": g.cartesian_size, "constraints": g.constraints}))
+            .collect();
+        let report = json!({
+            "spec": args.spec.display().to_string(),
+            "name": spec.name,
+            "format": format,
+            "parameters": params,
+            "constraints": constraints,
+            "cartesian_size": space.cartesian_size(),
+            "size": space.size(),
+            "density": space.density(),
+            "groups": groups,
+            "read_seconds": read.as_secs_f64(),
+            "build_seconds": space.build_time().as_secs_f64(),
+            "memory_bytes": space.memory_bytes(),
+            "peak_rss_bytes": peak,
+            "warnings": spec.warnings,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        return Ok(());
+    }
+    for w in &spec.warnings {
+        eprintln!("warning: {w}");
+    }
+    let title = spec.name.as_deref().unwrap_or("search space");
+    writeln!(out, "{title} ({format}: {})", args.spec.display())?;
+    writeln!(out)?;
+    writeln!(out, "parameters ({})", space.dims())?;
+    let width = space
+        .params()
+        .iter()
+        .map(|p| p.name().len())
+        .max()
+        .unwrap_or(0);
+    for p in space.params() {
+        let log = if p.is_log() { ", log" } else { "" };
+        writeln!(
+            out,
+            "  {:width$}  {:<12} {:>6} {}  {}",
+            p.name(),
+            format!("{}{log}", p.kind().name()),
+            p.len(),
+            if p.len() == 1 { "value " } else { "values" },
+            preview(p)
+        )?;
+    }
+    if !spec.constraints.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "constraints ({}), each with the share of its parameters' combinations it rejects",
+            spec.constraints.len()
+        )?;
+        for (i, (c, r)) in spec.constraints.iter().zip(&rejection).enumerate() {
+            writeln!(out, "  {:>2}. {:>5.1}%  {}", i + 1, r * 100.0, c.text)?;
+        }
+    }
+    writeln!(out)?;
+    writeln!(out, "Cartesian size  {}", count(space.cartesian_size()))?;
+    writeln!(out, "feasible size   {}", space.size())?;
+    writeln!(out, "density         {:.3}%", space.density() * 100.0)?;
+    let groups = space.groups();
+    writeln!(
+        out,
+        "groups          {} (independent sets of parameters; the space is their product)",
+        groups.len()
+    )?;
+    for g in &groups {
+        writeln!(
+            out,
+            "  {:>10} of {:<10} {{{}}}",
+            g.size,
+            count(g.cartesian_size),
+            g.params.join(", ")
+        )?;
+    }
+    writeln!(
+        out,
+        "build time      {:.2} ms (reading the spec: {:.2} ms)",
+        space.build_time().as_secs_f64() * 1e3,
+        read.as_secs_f64() * 1e3
+    )?;
+    writeln!(
+        out,
+        "memory          {} held by the space{}",
+        bytes(space.memory_bytes() as f64),
+        match peak {
+            Some(p) => format!(", {} peak for the process", bytes(p as f64)),
+            None => String::new(),
+        }
+    )?;
+    Ok(())
+}
+
+fn preview(p: &ktune_space::Parameter) -> String {
+    let vals: Vec<String> = p.values().iter().map(ToString::to_string).collect();
+    if vals.len() <= 8 {
+        vals.join(", ")
+    } else {
+        format!(
+            "{}, ..., {}",
+            vals[..4].join(", "),
+            vals[vals.len() - 2..].join(", ")
+        )
+    }
+}
+
+fn count(x: f64) -> String {
+    if x < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+fn bytes(b: f64) -> String {
+    if b < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{:.1} MiB", b / 1024.0 / 1024.0)
+    }
+}
+
+/// Peak resident set size of this process (Linux `VmHWM`), when available.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
