@@ -7,12 +7,85 @@
 //!    constraint is checked at the depth where its last parameter gets a value, so a partial
 //!    assignment that violates it is never extended. Large groups are split at a shallow depth
 //!    and the subtrees enumerated in parallel with rayon.
+//! 4. A constraint whose parameters have few combinations (at most [`TABLE_CELLS`]) is
+//!    evaluated once per combination up front, and checked during the search by a table
+//!    look-up on value indices: a constraint such as `t % u == 0` deep in the tree is otherwise
+//!    evaluated again for every partial assignment above it.
 
 use rayon::prelude::*;
 
 use crate::expr::{Constraint, Scalar};
 
 use super::group::Group;
+
+/// The largest number of combinations of a constraint's parameters for which it is tabulated.
+pub(crate) const TABLE_CELLS: usize = 1 << 16;
+
+/// How a constraint is checked during the search.
+enum Check<'a> {
+    /// A truth table over the value indices of the parameters at `depths`.
+    Table {
+        depths: Vec<usize>,
+        strides: Vec<usize>,
+        table: Vec<bool>,
+    },
+    /// The compiled expression, on the current assignment.
+    Expr(&'a Constraint),
+}
+
+impl Check<'_> {
+    #[inline]
+    fn holds(&self, idx: &[u32], assign: &[Scalar]) -> bool {
+        match self {
+            Check::Table {
+                depths,
+                strides,
+                table,
+            } => {
+                let code: usize = depths
+                    .iter()
+                    .zip(strides)
+                    .map(|(&d, &s)| idx[d] as usize * s)
+                    .sum();
+                table[code]
+            }
+            Check::Expr(c) => c.is_satisfied(assign),
+        }
+    }
+}
+
+/// Tabulates `c` over its parameters' domains, if that is small enough.
+fn tabulate<'a>(
+    c: &'a Constraint,
+    scalars: &[Vec<Scalar>],
+    depth: &[usize],
+    limit: usize,
+) -> Check<'a> {
+    let ps = c.params();
+    let sizes: Vec<usize> = ps.iter().map(|&p| scalars[p].len()).collect();
+    let cells = sizes.iter().try_fold(1usize, |a, &s| a.checked_mul(s));
+    let Some(cells) = cells.filter(|&n| n <= limit) else {
+        return Check::Expr(c);
+    };
+    let mut strides = vec![1usize; ps.len()];
+    for i in (0..ps.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * sizes[i + 1];
+    }
+    let mut assign = vec![Scalar::Int(0); scalars.len()];
+    let table = (0..cells)
+        .map(|code| {
+            for ((&p, &s), &n) in ps.iter().zip(&strides).zip(&sizes) {
+                assign[p] = scalars[p][(code / s) % n];
+            }
+            c.is_satisfied(&assign)
+        })
+        .collect();
+    Check::Table {
+        depths: ps.iter().map(|&p| depth[p]).collect(),
+        strides,
+        table,
+    }
+}
 
 /// What the backtracking needs to know about one group.
 struct Problem<'a> {
@@ -21,7 +94,7 @@ struct Problem<'a> {
     /// Candidate value indices per depth (after unary filtering).
     candidates: Vec<Vec<u32>>,
     /// Constraints to check at each depth.
-    checks: Vec<Vec<&'a Constraint>>,
+    checks: Vec<Vec<Check<'a>>>,
     /// Run-time values per global parameter and value index.
     scalars: &'a [Vec<Scalar>],
     n_params: usize,
@@ -75,6 +148,7 @@ pub(crate) fn enumerate_group(
     constraints: &[&Constraint],
     scalars: &[Vec<Scalar>],
     domain_sizes: &[u32],
+    table_cells: usize,
 ) -> Group {
     let n_params = scalars.len();
     // Unary constraints filter domains up front.
@@ -150,10 +224,10 @@ pub(crate) fn enumerate_group(
         depth[p] = d;
     }
     let depth_of = |p: usize| depth[p];
-    let mut checks: Vec<Vec<&Constraint>> = vec![Vec::new(); params.len()];
+    let mut checks: Vec<Vec<Check>> = (0..params.len()).map(|_| Vec::new()).collect();
     for c in &multi {
         let d = c.params().iter().map(|&p| depth_of(p)).max().unwrap_or(0);
-        checks[d].push(c);
+        checks[d].push(tabulate(c, scalars, &depth, table_cells));
     }
     let ordered_candidates: Vec<Vec<u32>> = order_local
         .iter()
@@ -236,10 +310,10 @@ impl Problem<'_> {
         let checks = &self.checks[depth];
         for &v in &self.candidates[depth] {
             assign[p] = values[v as usize];
-            if !checks.iter().all(|c| c.is_satisfied(assign)) {
+            idx[depth] = v;
+            if !checks.iter().all(|c| c.holds(idx, assign)) {
                 continue;
             }
-            idx[depth] = v;
             if depth + 1 == stop {
                 out.extend_from_slice(&idx[..stop]);
             } else {

@@ -109,7 +109,18 @@ impl SearchSpace {
     pub fn with_constraints(
         params: Vec<Parameter>,
         constraints: Vec<Constraint>,
+        interner: Interner,
+    ) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::build(params, constraints, interner, build::TABLE_CELLS)
+    }
+
+    /// [`with_constraints`](Self::with_constraints) with a chosen limit for tabulating
+    /// constraints (0 evaluates every constraint as an expression during the search).
+    pub(crate) fn build(
+        params: Vec<Parameter>,
+        constraints: Vec<Constraint>,
         mut interner: Interner,
+        table_cells: usize,
     ) -> Result<SearchSpace, SpaceError> {
         let started = Instant::now();
         check_unique_names(&params)?;
@@ -143,7 +154,7 @@ impl SearchSpace {
         let mut group_constraints = Vec::with_capacity(partition.len());
         for (members, cs) in &partition {
             let cs: Vec<&Constraint> = cs.iter().map(|&i| &constraints[i]).collect();
-            let group = build::enumerate_group(members, &cs, &scalars, &sizes);
+            let group = build::enumerate_group(members, &cs, &scalars, &sizes, table_cells);
             if group.len() == 0 {
                 let (culprit, rejected) = cs
                     .iter()

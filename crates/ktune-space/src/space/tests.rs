@@ -94,6 +94,11 @@ impl Problem {
     fn space(&self) -> Result<SearchSpace, SpaceError> {
         SearchSpace::with_constraints(self.params(), self.constraints(), Interner::default())
     }
+
+    /// The same space built without tabulated constraints (every check a closure call).
+    fn space_untabulated(&self) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::build(self.params(), self.constraints(), Interner::default(), 0)
+    }
 }
 
 fn problem() -> impl Strategy<Value = Problem> {
@@ -189,6 +194,8 @@ proptest! {
             Err(e) => prop_assert!(false, "unexpected error {e}"),
             Ok(space) => {
                 prop_assert_eq!(space.size(), feasible.len() as u64);
+                let plain = p.space_untabulated().unwrap();
+                prop_assert_eq!(plain.iter().collect::<Vec<_>>(), space.iter().collect::<Vec<_>>());
                 let listed: Vec<Configuration> = space.iter().collect();
                 prop_assert_eq!(set(listed.clone()), set(feasible.clone()));
                 for (r, c) in listed.iter().enumerate() {
@@ -485,4 +492,82 @@ fn from_configurations_keeps_exactly_the_listed_ones() {
     assert!(space.contains(&[2, 1]));
     assert!(!space.contains(&[1, 1]));
     assert_eq!(space.describe(&[2, 1]), "a=3, b=y");
+}
+
+/// Random constraint expressions over `p0..p{n-1}` (integer parameters).
+fn expression(n: usize) -> impl Strategy<Value = String> {
+    let var = (0..n).prop_map(|i| format!("p{i}"));
+    let term = prop_oneof![var.clone(), (-3i64..8).prop_map(|c| c.to_string())];
+    let arith = (
+        term.clone(),
+        prop::sample::select(vec!["+", "-", "*", "//", "%"]),
+        term,
+    )
+        .prop_map(|(a, op, b)| format!("({a} {op} {b})"));
+    let cmp = (
+        arith.clone(),
+        prop::sample::select(vec!["<", "<=", "==", "!=", ">", ">="]),
+        arith.clone(),
+    )
+        .prop_map(|(a, op, b)| format!("{a} {op} {b}"));
+    let chained = (-5i64..5, var.clone(), 0i64..12)
+        .prop_map(|(lo, v, hi)| format!("{lo} <= {v} * 2 <= {hi}"));
+    let member = (var, prop::collection::vec(-2i64..10, 1..4)).prop_map(|(v, l)| {
+        format!(
+            "{v} in [{}]",
+            l.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        )
+    });
+    let atom = prop_oneof![4 => cmp, 1 => chained, 1 => member];
+    (
+        atom.clone(),
+        prop::sample::select(vec!["and", "or", ""]),
+        atom,
+    )
+        .prop_map(|(a, op, b)| {
+            if op.is_empty() {
+                a
+            } else {
+                format!("({a}) {op} not ({b})")
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn expression_constraints_equal_the_brute_force_filter(
+        (domains, exprs) in (1usize..=4).prop_flat_map(|n| (
+            prop::collection::vec(prop::collection::btree_set(-4i64..10, 1..=4), n),
+            prop::collection::vec(expression(n), 0..=3),
+        ))
+    ) {
+        let p = Problem { domains: domains.into_iter().map(|d| d.into_iter().collect()).collect(), relations: vec![] };
+        let params = p.params();
+        let brute: Vec<Configuration> = p
+            .cartesian()
+            .into_iter()
+            .filter(|c| {
+                let mut interner = Interner::default();
+                let symbols = constraint_symbols(&params);
+                let values: Vec<Scalar> = c.iter().enumerate().map(|(i, &v)| Scalar::Int(p.domains[i][v as usize])).collect();
+                exprs.iter().all(|e| Constraint::compile(e, &symbols, &mut interner).unwrap().is_satisfied(&values))
+            })
+            .collect();
+        match SearchSpace::new(params.clone(), &exprs) {
+            Err(SpaceError::EmptySpace { .. }) => prop_assert!(brute.is_empty()),
+            Err(e) => prop_assert!(false, "{e}"),
+            Ok(space) => {
+                prop_assert_eq!(set(space.iter().collect()), set(brute));
+                let (compiled, interner) = {
+                    let mut interner = Interner::default();
+                    let symbols = constraint_symbols(&params);
+                    (exprs.iter().map(|e| Constraint::compile(e, &symbols, &mut interner).unwrap()).collect::<Vec<_>>(), interner)
+                };
+                let plain = SearchSpace::build(params, compiled, interner, 0).unwrap();
+                prop_assert_eq!(plain.iter().collect::<Vec<_>>(), space.iter().collect::<Vec<_>>());
+            }
+        }
+    }
 }

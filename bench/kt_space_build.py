@@ -1,0 +1,44 @@
+"""Time Kernel Tuner 1.5's search-space construction on the T1 specs (the peer for
+`cargo bench -p ktune-space --bench build` and `ktune space`).
+
+    ~/.venvs/kt/bin/python bench/kt_space_build.py ../shared/data/t1/gemm.json
+
+Runs in a fresh process per spec: the first construction, then the best of 5 repeats, the
+feasible size, and the process's peak RSS.
+"""
+import json
+import resource
+import sys
+import time
+
+from kernel_tuner.searchspace import Searchspace
+
+
+def load(path):
+    with open(path) as f:
+        spec = json.load(f)["ConfigurationSpace"]
+    tune_params = {}
+    for p in spec["TuningParameters"]:
+        values = p["Values"]
+        tune_params[p["Name"]] = eval(values) if isinstance(values, str) else values
+    restrictions = [c["Expression"] for c in spec.get("Conditions", [])]
+    return tune_params, restrictions
+
+
+def main(path):
+    tune_params, restrictions = load(path)
+    t0 = time.perf_counter()
+    space = Searchspace(tune_params, restrictions, 1024)
+    first = time.perf_counter() - t0
+    best = first
+    for _ in range(5):
+        t0 = time.perf_counter()
+        Searchspace(tune_params, restrictions, 1024)
+        best = min(best, time.perf_counter() - t0)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{path}: size {space.size}, first {first * 1e3:.1f} ms, best of 5 {best * 1e3:.1f} ms, peak RSS {peak:.1f} MiB")
+
+
+if __name__ == "__main__":
+    for p in sys.argv[1:]:
+        main(p)
