@@ -167,14 +167,13 @@ pub(crate) fn enumerate_group(
                 .collect()
         })
         .collect();
-    let radix: Vec<u32> = params.iter().map(|&p| domain_sizes[p]).collect();
     let multi: Vec<&Constraint> = constraints
         .iter()
         .copied()
         .filter(|c| c.params().len() > 1)
         .collect();
     if params.len() == 1 && constraints.is_empty() {
-        return Group::free(params[0], radix[0]);
+        return Group::free(params[0], domain_sizes[params[0]]);
     }
 
     // Fail-first order: prefer the parameter that completes the most constraints, then the one
@@ -241,15 +240,11 @@ pub(crate) fn enumerate_group(
         n_params,
     };
 
-    let rows_in_order = problem.enumerate();
-    // Rows come out in assignment order; store them in ascending parameter order.
-    let k = params.len();
-    let mut data = Vec::with_capacity(rows_in_order.len());
-    let perm: Vec<usize> = params.iter().map(|&p| depth_of(p)).collect();
-    for row in rows_in_order.chunks_exact(k) {
-        data.extend(perm.iter().map(|&d| row[d]));
-    }
-    Group::enumerated(params.to_vec(), radix, data)
+    // Candidates are ascending and subtrees are concatenated in order, so the rows come out
+    // sorted lexicographically in assignment order: store them in that order as they are.
+    let rows = problem.enumerate();
+    let radix = problem.order.iter().map(|&p| domain_sizes[p]).collect();
+    Group::from_sorted(problem.order, radix, rows)
 }
 
 impl Problem<'_> {

@@ -6,7 +6,8 @@ use rustc_hash::FxHashMap;
 /// The feasible tuples of one group of parameters.
 #[derive(Clone, Debug)]
 pub(crate) struct Group {
-    /// Global parameter indices, ascending.
+    /// Global parameter indices, in the group's storage order (the order the search assigned
+    /// them; rows are lexicographic in it).
     pub params: Vec<usize>,
     /// Domain size of each of `params`.
     pub radix: Vec<u32>,
@@ -36,6 +37,35 @@ impl Group {
             params: vec![param],
             radix: vec![size],
             rows: Rows::Free,
+        }
+    }
+
+    /// Builds an enumerated group from rows that are already sorted lexicographically and
+    /// distinct (as backtracking produces them): only the index is built.
+    pub fn from_sorted(params: Vec<usize>, radix: Vec<u32>, data: Vec<u32>) -> Group {
+        let k = params.len();
+        debug_assert!(
+            data.chunks_exact(k)
+                .zip(data.chunks_exact(k).skip(1))
+                .all(|(a, b)| a < b)
+        );
+        let index = if packable(&radix) {
+            let mut map = FxHashMap::with_capacity_and_hasher(data.len() / k, Default::default());
+            for (rank, row) in data.chunks_exact(k).enumerate() {
+                map.insert(pack(&radix, row), rank as u32);
+            }
+            RowIndex::Packed(map)
+        } else {
+            let mut map = FxHashMap::with_capacity_and_hasher(data.len() / k, Default::default());
+            for (rank, row) in data.chunks_exact(k).enumerate() {
+                map.insert(row.to_vec().into_boxed_slice(), rank as u32);
+            }
+            RowIndex::Wide(map)
+        };
+        Group {
+            params,
+            radix,
+            rows: Rows::Enumerated { data, index },
         }
     }
 
