@@ -109,9 +109,9 @@ pub enum SpaceError {
         location: Option<Box<Location>>,
     },
     /// A constraint (or a value expression) does not lex, parse or type-check.
-    #[error("{}{}\n{}", context, fmt_location(location), error.render(expression))]
+    #[error("{}", fmt_expr(context, location, expression, error))]
     Expr {
-        /// Which constraint, e.g. `constraint 3`.
+        /// Which expression, e.g. `constraint 3`.
         context: String,
         /// Where in the file, when known.
         location: Option<Box<Location>>,
@@ -197,6 +197,27 @@ impl SpaceError {
             },
             None => self,
         }
+    }
+}
+
+/// `context: message`, then either the file location (which shows the line) or the
+/// expression with a caret, then the help.
+fn fmt_expr(
+    context: &str,
+    location: &Option<Box<Location>>,
+    expression: &str,
+    error: &ExprError,
+) -> String {
+    match location {
+        Some(l) => {
+            let help = error
+                .help
+                .as_ref()
+                .map(|h| format!("\nhelp: {h}"))
+                .unwrap_or_default();
+            format!("{context}: {}\n{l}{help}", error.message)
+        }
+        None => format!("{context}: {}", error.render(expression)),
     }
 }
 

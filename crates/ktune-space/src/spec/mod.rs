@@ -105,13 +105,7 @@ impl ConstraintSource {
 
     /// The file location of the byte range `span` of the expression.
     pub fn location(&self, span: std::ops::Range<usize>) -> Option<Location> {
-        let o = self.origin.as_ref()?;
-        let span = if o.exact {
-            o.start + span.start..o.start + span.end
-        } else {
-            o.start..o.start + 1
-        };
-        Some(Location::from_span(o.file.as_ref(), &o.text, span))
+        self.origin.as_ref().map(|o| o.locate(span))
     }
 }
 
@@ -201,7 +195,7 @@ impl SpaceSpec {
             let compiled =
                 Constraint::compile(&c.text, &symbols, &mut interner).map_err(|error| {
                     SpaceError::Expr {
-                        context: format!("error in {}: {}", c.context, error.message),
+                        context: format!("error in {}", c.context),
                         location: c.location(error.span.clone()).map(Box::new),
                         expression: c.text.clone(),
                         error: Box::new(error),
@@ -214,6 +208,16 @@ impl SpaceSpec {
 }
 
 impl Origin {
+    /// The file location of the byte range `span` of the expression.
+    fn locate(&self, span: std::ops::Range<usize>) -> Location {
+        let span = if self.exact {
+            self.start + span.start..self.start + span.end
+        } else {
+            self.start..self.start + 1
+        };
+        Location::from_span(self.file.as_ref(), &self.text, span)
+    }
+
     /// The origin of a string literal whose quoted form starts at byte `quote` of `text`;
     /// exact when the raw text between the quotes equals the value.
     fn of_literal(file: &Arc<str>, text: &Arc<str>, quote: usize, value: &str) -> Origin {
@@ -309,10 +313,7 @@ pub(crate) fn make_param(
         RawValues::List(v) => v,
         RawValues::Expr(e) => crate::expr::eval_list(&e)
             .map_err(|error| SpaceError::Expr {
-                context: format!(
-                    "error in the values of parameter `{name}`: {}",
-                    error.message
-                ),
+                context: format!("error in the values of parameter `{name}`"),
                 location: None,
                 expression: e.clone(),
                 error: Box::new(error),

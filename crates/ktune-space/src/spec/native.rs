@@ -107,6 +107,8 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
         }
     }
     let spec: TomlSpec = toml::from_str(text).map_err(syntax)?;
+    let file_arc: Arc<str> = Arc::from(file);
+    let text_arc: Arc<str> = Arc::from(text);
     if spec.parameter.is_empty() {
         return Err(SpaceError::Spec {
             message: format!(
@@ -115,8 +117,6 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
             location: None,
         });
     }
-    let file_arc: Arc<str> = Arc::from(file);
-    let text_arc: Arc<str> = Arc::from(text);
     let mut warnings = Vec::new();
     let mut parameters: Vec<crate::param::Parameter> = Vec::new();
     for p in spec.parameter {
@@ -196,10 +196,26 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
             log: p.log,
             default: p.default.as_ref().and_then(toml_value),
         };
-        let param = make_param(raw, &mut warnings).map_err(|e| match e {
-            // A value expression error already shows the expression with its caret.
-            e @ SpaceError::Expr { .. } => e.at(at()),
-            e => e.at(at()),
+        let param = make_param(raw, &mut warnings).map_err(|e| match (e, &values_span) {
+            // An error inside a `values` expression points at its token in the file.
+            (
+                SpaceError::Expr {
+                    context,
+                    location: None,
+                    expression,
+                    error,
+                },
+                Some(span),
+            ) => {
+                let origin = Origin::of_literal(&file_arc, &text_arc, span.start, &expression);
+                SpaceError::Expr {
+                    context,
+                    location: Some(Box::new(origin.locate(error.span.clone()))),
+                    expression,
+                    error,
+                }
+            }
+            (e, _) => e.at(at()),
         })?;
         parameters.push(param);
     }

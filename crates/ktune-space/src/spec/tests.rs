@@ -288,3 +288,12 @@ fn closest_suggests_near_names_only() {
     );
     assert_eq!(closest("zzz", ["block_size_x", "tile"]), None);
 }
+
+#[test]
+fn an_error_in_a_values_expression_points_into_the_string() {
+    let e = err("[[parameter]]\nname = \"x\"\nvalues = \"[2**i for i in rnge(4)]\"\n");
+    assert!(e.contains("error in the values of parameter `x`"), "{e}");
+    assert!(e.contains("--> ktune.toml:3:26"), "{e}");
+    assert!(e.contains(&format!("{}^^^^", " ".repeat(25))), "{e}");
+    assert_eq!(e.matches("not supported").count(), 1, "{e}");
+}
