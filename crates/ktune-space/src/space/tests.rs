@@ -571,3 +571,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn division_by_zero_makes_a_configuration_infeasible() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("x", [4, 6]).unwrap(),
+            Parameter::integer("y", [0, 2, 3]).unwrap(),
+            Parameter::categorical("mode", ["a", "b"]).unwrap(),
+        ],
+        &["x % y == 0", "x / y >= 2 or mode in ['b']"],
+    )
+    .unwrap();
+    // y = 0 is never feasible; (4,2), (6,2), (6,3) divide; x / y >= 2 holds for all three.
+    assert_eq!(space.size(), 3 * 2);
+    assert!(space.iter().all(|c| c[1] != 0));
+}
