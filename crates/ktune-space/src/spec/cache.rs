@@ -2,14 +2,42 @@
 //! `tune_params_keys`) and `cache` (one record per measured configuration). A brute-forced
 //! cache lists exactly the configurations that satisfy the kernel's constraints, so those
 //! records are the feasible set.
+//!
+//! Kernel Tuner appends one record per line while it tunes and closes the braces at the end,
+//! so a run that was cut off leaves a file without its closing braces, often with a trailing
+//! comma or half a record. [`read_cache`] repairs such a file (dropping the incomplete last
+//! record) and says so in a warning.
 
 use std::io::Read;
+use std::path::Path;
 
 use serde_json::Value as Json;
 
 use super::t1::json_value;
-use super::{RawParam, RawValues, SpaceSpec, SpecFormat, json_error, make_param};
+use super::{RawParam, RawValues, SpaceSpec, json_error, make_param};
 use crate::error::SpaceError;
+use crate::param::Parameter;
+use crate::space::Configuration;
+
+/// The contents of a Kernel Tuner cache file.
+#[derive(Clone, Debug)]
+pub struct CacheData {
+    /// `kernel_name`, when present.
+    pub kernel_name: Option<String>,
+    /// `device_name`, when present.
+    pub device_name: Option<String>,
+    /// `objective`, when present (the key Kernel Tuner optimised).
+    pub objective: Option<String>,
+    /// The parameters, from `tune_params` in `tune_params_keys` order.
+    pub parameters: Vec<Parameter>,
+    /// The recorded configurations, in file order (records whose values are outside
+    /// `tune_params` are skipped with a warning).
+    pub configurations: Vec<Configuration>,
+    /// The record of each configuration (same order): `time`, `compile_time`, ...
+    pub records: Vec<serde_json::Map<String, Json>>,
+    /// Repairs and skipped records.
+    pub warnings: Vec<String>,
+}
 
 /// Decompresses a gzip file into text.
 pub(crate) fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
@@ -18,8 +46,50 @@ pub(crate) fn gunzip(bytes: &[u8]) -> std::io::Result<String> {
     Ok(text)
 }
 
-pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
-    let root: Json = serde_json::from_str(text).map_err(|e| json_error(file, text, &e))?;
+/// Reads a cache file, `.json` or `.json.gz`.
+pub fn read_cache_file(path: &Path) -> Result<CacheData, SpaceError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| SpaceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        gunzip(&bytes).map_err(|e| SpaceError::Syntax {
+            file: file.clone(),
+            format: "gzip",
+            message: e.to_string(),
+        })?
+    } else {
+        String::from_utf8(bytes).map_err(|e| SpaceError::Syntax {
+            file: file.clone(),
+            format: "JSON",
+            message: format!("not UTF-8 text: {e}"),
+        })?
+    };
+    read_cache(&text, &file)
+}
+
+/// Reads a cache file's text, repairing a file that was cut off while being written.
+pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
+    let mut warnings = Vec::new();
+    let root: Json = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) if e.is_eof() || e.is_syntax() => match repair(text) {
+            Some((v, dropped)) => {
+                warnings.push(format!(
+                    "`{file}` was cut off while being written; repaired by closing it{}",
+                    if dropped > 0 {
+                        format!(" after dropping {dropped} bytes of an incomplete record")
+                    } else {
+                        String::new()
+                    }
+                ));
+                v
+            }
+            None => return Err(json_error(file, text, &e)),
+        },
+        Err(e) => return Err(json_error(file, text, &e)),
+    };
     let spec_error = |message: String| SpaceError::Spec {
         message: format!("{file}: {message}"),
         location: None,
@@ -27,7 +97,9 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
     let tune_params = root
         .get("tune_params")
         .and_then(Json::as_object)
-        .ok_or_else(|| spec_error("missing `tune_params` object".into()))?;
+        .ok_or_else(|| {
+            spec_error("missing `tune_params` object: not a Kernel Tuner cache file".into())
+        })?;
     let order: Vec<String> = match root.get("tune_params_keys").and_then(Json::as_array) {
         Some(keys) => keys
             .iter()
@@ -36,7 +108,6 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
             .collect(),
         None => tune_params.keys().cloned().collect(),
     };
-    let mut warnings = Vec::new();
     let mut parameters = Vec::with_capacity(order.len());
     for name in &order {
         let values = tune_params
@@ -45,7 +116,13 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
             .ok_or_else(|| spec_error(format!("`tune_params.{name}` must be a list of values")))?;
         let values = values
             .iter()
-            .map(|v| json_value(v).ok_or_else(|| spec_error(format!("`tune_params.{name}` has a value `{v}` that is not a number, string or boolean"))))
+            .map(|v| {
+                json_value(v).ok_or_else(|| {
+                    spec_error(format!(
+                        "`tune_params.{name}` has a value `{v}` that is not a number, string or boolean"
+                    ))
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let raw = RawParam {
             name: name.clone(),
@@ -57,44 +134,121 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
         };
         parameters.push(make_param(raw, &mut warnings)?);
     }
-    let configurations = match root.get("cache").and_then(Json::as_object) {
-        None => None,
-        Some(cache) => {
-            let mut configs = Vec::with_capacity(cache.len());
-            let mut skipped = 0usize;
-            'records: for record in cache.values() {
-                let mut config = Vec::with_capacity(parameters.len());
-                for p in &parameters {
-                    let Some(i) = record
-                        .get(p.name())
-                        .and_then(json_value)
-                        .and_then(|v| p.index_of(&v))
-                    else {
-                        skipped += 1;
-                        continue 'records;
-                    };
-                    config.push(i as u32);
-                }
-                configs.push(config);
+    let mut configurations = Vec::new();
+    let mut records = Vec::new();
+    if let Some(cache) = root.get("cache").and_then(Json::as_object) {
+        let mut skipped = 0usize;
+        'records: for record in cache.values() {
+            let Some(record) = record.as_object() else {
+                skipped += 1;
+                continue;
+            };
+            let mut config = Vec::with_capacity(parameters.len());
+            for p in &parameters {
+                let Some(i) = record
+                    .get(p.name())
+                    .and_then(json_value)
+                    .and_then(|v| p.index_of(&v))
+                else {
+                    skipped += 1;
+                    continue 'records;
+                };
+                config.push(i as u32);
             }
-            if skipped > 0 {
-                warnings.push(format!(
-                    "{skipped} cache records have parameter values outside `tune_params`; skipped"
-                ));
-            }
-            (!configs.is_empty()).then_some(configs)
+            configurations.push(config);
+            records.push(record.clone());
         }
-    };
-    let name = root
-        .get("kernel_name")
-        .and_then(Json::as_str)
-        .map(str::to_string);
-    Ok(SpaceSpec {
-        name,
-        format: SpecFormat::Cache,
+        if skipped > 0 {
+            warnings.push(format!(
+                "{skipped} cache records are not objects or have parameter values outside `tune_params`; skipped"
+            ));
+        }
+    }
+    let string = |key: &str| root.get(key).and_then(Json::as_str).map(str::to_string);
+    Ok(CacheData {
+        kernel_name: string("kernel_name"),
+        device_name: string("device_name"),
+        objective: string("objective"),
         parameters,
-        constraints: Vec::new(),
         configurations,
+        records,
         warnings,
     })
+}
+
+/// Closes a cut-off cache file: drops an incomplete last record (one record per line), a
+/// trailing comma, and adds the missing braces. Returns the value and how many bytes were
+/// dropped.
+fn repair(text: &str) -> Option<(Json, usize)> {
+    let mut end = text.trim_end().len();
+    // Cut back line by line (at most a few records) until the rest closes cleanly.
+    for _ in 0..8 {
+        let head = text[..end].trim_end().trim_end_matches(',');
+        for closing in ["}}", "}\n}", "}", "]}}"] {
+            let candidate = format!("{head}{closing}");
+            if let Ok(v) = serde_json::from_str::<Json>(&candidate)
+                && v.get("tune_params").is_some()
+            {
+                return Some((v, text.trim_end().len() - end));
+            }
+        }
+        end = text[..end].trim_end().rfind('\n')?;
+    }
+    None
+}
+
+pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
+    Ok(SpaceSpec::from_cache_data(read_cache(text, file)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WHOLE: &str = "{\n\"tune_params_keys\": [\"x\"],\n\"tune_params\": {\"x\": [1, 2, 4]},\n\"objective\": \"time\",\n\"cache\": {\n\"1\": {\"x\": 1, \"time\": 3.5},\n\"2\": {\"x\": 2, \"time\": \"RuntimeFailedConfig\"},\n\"4\": {\"x\": 4, \"time\": 1.5}}\n}\n";
+
+    #[test]
+    fn reads_a_whole_cache() {
+        let d = read_cache(WHOLE, "c.json").unwrap();
+        assert_eq!(d.configurations, vec![vec![0], vec![1], vec![2]]);
+        assert_eq!(d.records[2]["time"], 1.5);
+        assert_eq!(d.objective.as_deref(), Some("time"));
+        assert!(d.warnings.is_empty());
+    }
+
+    #[test]
+    fn repairs_a_cut_off_cache() {
+        // Cut after a complete record with its trailing comma, and in the middle of a record.
+        let cut_after_comma = &WHOLE[..WHOLE.find("\n\"4\"").unwrap()];
+        let d = read_cache(cut_after_comma, "c.json").unwrap();
+        assert_eq!(d.configurations.len(), 2);
+        assert!(d.warnings[0].contains("cut off"), "{:?}", d.warnings);
+        let cut_mid_record = &WHOLE[..WHOLE.find("\"time\": 1.5").unwrap()];
+        let d = read_cache(cut_mid_record, "c.json").unwrap();
+        assert_eq!(d.configurations.len(), 2);
+        assert!(d.warnings[0].contains("dropping"), "{:?}", d.warnings);
+        // Only the final braces missing.
+        let d = read_cache(
+            WHOLE
+                .trim_end()
+                .trim_end_matches('}')
+                .trim_end_matches('\n')
+                .trim_end_matches('}'),
+            "c.json",
+        )
+        .unwrap();
+        assert_eq!(d.configurations.len(), 3);
+    }
+
+    #[test]
+    fn hopeless_files_are_errors_with_a_line() {
+        let e = read_cache("{\n\"tune_params\": [1,,2]\n}", "c.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2"), "{e}");
+        let e = read_cache("{\"cache\": {}}", "c.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing `tune_params`"), "{e}");
+    }
 }

@@ -32,6 +32,7 @@
 //! ```
 
 mod cache;
+pub use cache::{CacheData, read_cache, read_cache_file};
 mod native;
 mod t1;
 
@@ -122,13 +123,8 @@ impl SpaceSpec {
         let file = path.display().to_string();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if name.ends_with(".gz") {
-            let bytes = std::fs::read(path).map_err(io)?;
-            let text = cache::gunzip(&bytes).map_err(|e| SpaceError::Syntax {
-                file: file.clone(),
-                format: "gzip",
-                message: e.to_string(),
-            })?;
-            return SpaceSpec::from_cache_str(&text, &file);
+            let data = read_cache_file(path)?;
+            return Ok(SpaceSpec::from_cache_data(data));
         }
         let text = std::fs::read_to_string(path).map_err(io)?;
         if name.ends_with(".toml") {
@@ -170,6 +166,18 @@ impl SpaceSpec {
     /// Reads a Kernel Tuner cache file (already decompressed).
     pub fn from_cache_str(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
         cache::parse(text, file)
+    }
+
+    /// The spec of a cache file already read.
+    pub fn from_cache_data(data: CacheData) -> SpaceSpec {
+        SpaceSpec {
+            name: data.kernel_name,
+            format: SpecFormat::Cache,
+            parameters: data.parameters,
+            constraints: Vec::new(),
+            configurations: (!data.configurations.is_empty()).then_some(data.configurations),
+            warnings: data.warnings,
+        }
     }
 
     /// Compiles the constraints and builds the search space. For a cache file the space is

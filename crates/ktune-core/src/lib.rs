@@ -1,0 +1,83 @@
+//! The tuning loop and its extension points.
+//!
+//! One loop: a [`Strategy`] proposes configurations of a
+//! [`SearchSpace`](ktune_space::SearchSpace), a [`Runner`] evaluates them, and the [`Tuner`]
+//! records every [`Outcome`] in order and tells the strategy, until the [`Budget`] ends. A
+//! configuration is never evaluated twice; failures (compile, runtime, timeout, wrong output,
+//! invalid) are data, never errors that end the run.
+//!
+//! # Example
+//! ```
+//! use ktune_core::{Budget, Direction, Metric, Outcome, Runner, Strategy, Tuner, Rng, History, Observation, Timings};
+//! use ktune_space::{Configuration, Parameter, SearchSpace};
+//! use rand::SeedableRng;
+//!
+//! /// Evaluates `(x - 3)^2` in one simulated millisecond.
+//! struct Quadratic(Vec<Metric>);
+//! impl Runner for Quadratic {
+//!     fn name(&self) -> &str { "quadratic" }
+//!     fn metrics(&self) -> &[Metric] { &self.0 }
+//!     fn evaluate(&mut self, space: &SearchSpace, configs: &[Configuration]) -> Result<Vec<Outcome>, ktune_core::CoreError> {
+//!         Ok(configs.iter().map(|c| {
+//!             let x = space.values(c)[0].as_f64().unwrap();
+//!             Outcome::ok(vec![(x - 3.0).powi(2)], Timings { benchmark: 0.001, ..Timings::default() })
+//!         }).collect())
+//!     }
+//! }
+//!
+//! /// Walks the space in rank order.
+//! struct InOrder(u64);
+//! impl Strategy for InOrder {
+//!     fn name(&self) -> &str { "in-order" }
+//!     fn ask(&mut self, space: &SearchSpace, _: &History, n: usize, _: &mut Rng) -> Vec<Configuration> {
+//!         let out: Vec<_> = (self.0..space.size()).take(n).map(|r| space.configuration(r)).collect();
+//!         self.0 += out.len() as u64;
+//!         out
+//!     }
+//!     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+//! }
+//!
+//! let space = SearchSpace::new(vec![Parameter::integer_range("x", 0, 9, 1)?], &[] as &[&str])?;
+//! let mut runner = Quadratic(vec![Metric::new("error", Direction::Minimize)]);
+//! let budget = Budget { max_evaluations: Some(5), ..Budget::default() };
+//! let run = Tuner::new(&space, &mut runner, budget).run(&mut InOrder(0), &mut Rng::seed_from_u64(1))?;
+//! assert_eq!(run.records.len(), 5);
+//! assert_eq!(space.describe(&run.best().unwrap().config), "x=3");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![deny(missing_docs)]
+
+mod outcome;
+mod runner;
+mod strategy;
+mod tuner;
+
+pub use outcome::{Direction, FailureKind, Metric, Outcome, Timings};
+pub use runner::Runner;
+pub use strategy::{History, Observation, Rng, Strategy};
+pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
+
+/// Errors that end a tuning run (a runner that cannot run at all, a strategy misconfigured).
+/// A configuration that fails is not an error: it is an [`Outcome::Failed`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CoreError {
+    /// The runner cannot evaluate anything (missing compiler or driver, unreadable cache, ...).
+    #[error("runner `{runner}`: {message}")]
+    Runner {
+        /// The runner's name.
+        runner: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A runner returned a different number of outcomes than configurations it was given.
+    #[error("runner `{runner}` returned {got} outcomes for {expected} configurations")]
+    OutcomeCount {
+        /// The runner's name.
+        runner: String,
+        /// Configurations given.
+        expected: usize,
+        /// Outcomes returned.
+        got: usize,
+    },
+}

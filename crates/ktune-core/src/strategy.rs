@@ -1,0 +1,139 @@
+//! The strategy extension point, and the history it can read.
+
+use ktune_space::{Configuration, SearchSpace};
+use rustc_hash::FxHashMap;
+
+use crate::FailureKind;
+
+/// The random number generator every strategy is given: seeded by the caller, portable and
+/// reproducible across platforms.
+pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
+
+/// What a strategy is told about one evaluated configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// The configuration.
+    pub config: Configuration,
+    /// The objective in minimisation form (negated when it is maximised), or `None` when the
+    /// configuration failed.
+    pub value: Option<f64>,
+    /// Why it failed, when it did.
+    pub failure: Option<FailureKind>,
+}
+
+/// Every configuration evaluated so far, in order, with O(1) look-up.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    observations: Vec<Observation>,
+    index: FxHashMap<Configuration, usize>,
+    best: Option<usize>,
+}
+
+impl History {
+    /// An empty history.
+    pub fn new() -> History {
+        History::default()
+    }
+
+    /// Adds an observation (ignored if the configuration is already present).
+    pub fn push(&mut self, observation: Observation) {
+        if self.index.contains_key(&observation.config) {
+            return;
+        }
+        let i = self.observations.len();
+        if let Some(v) = observation.value
+            && self.best().and_then(|b| b.value).is_none_or(|b| v < b)
+        {
+            self.best = Some(i);
+        }
+        self.index.insert(observation.config.clone(), i);
+        self.observations.push(observation);
+    }
+
+    /// Number of evaluated configurations.
+    pub fn len(&self) -> usize {
+        self.observations.len()
+    }
+
+    /// Whether nothing has been evaluated.
+    pub fn is_empty(&self) -> bool {
+        self.observations.is_empty()
+    }
+
+    /// Whether `config` has been evaluated.
+    pub fn contains(&self, config: &[u32]) -> bool {
+        self.index.contains_key(config)
+    }
+
+    /// The observation of `config`, if evaluated.
+    pub fn get(&self, config: &[u32]) -> Option<&Observation> {
+        self.index.get(config).map(|&i| &self.observations[i])
+    }
+
+    /// All observations, in evaluation order.
+    pub fn observations(&self) -> &[Observation] {
+        &self.observations
+    }
+
+    /// The best successful observation so far (the first one reaching the smallest value).
+    pub fn best(&self) -> Option<&Observation> {
+        self.best.map(|i| &self.observations[i])
+    }
+}
+
+/// An optimisation strategy as an ask/tell state machine. It only proposes configurations and
+/// learns from what it is told; the [`Tuner`](crate::Tuner) owns the loop, the budget and
+/// the memoisation.
+///
+/// Contract:
+/// - `ask` returns up to `n` configurations; fewer (or none) means it has nothing more to
+///   propose. Constraint-aware strategies propose only configurations in the space; any
+///   configuration outside it is recorded as an [`Invalid`](FailureKind::Invalid) failure and
+///   costs an evaluation.
+/// - A proposal that was already evaluated costs nothing: its stored observation is told
+///   again.
+/// - All randomness comes from the `rng` passed in, so a run is reproducible from its seed.
+pub trait Strategy {
+    /// The name used in reports and on the command line.
+    fn name(&self) -> &str;
+
+    /// Up to `n` configurations to evaluate next.
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration>;
+
+    /// The observations of configurations it proposed, in evaluation order.
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(c: u32, v: Option<f64>) -> Observation {
+        Observation {
+            config: vec![c],
+            value: v,
+            failure: v.is_none().then_some(FailureKind::Runtime),
+        }
+    }
+
+    #[test]
+    fn history_tracks_the_first_best_and_ignores_repeats() {
+        let mut h = History::new();
+        h.push(obs(0, Some(3.0)));
+        h.push(obs(1, None));
+        h.push(obs(2, Some(1.0)));
+        h.push(obs(3, Some(1.0)));
+        h.push(obs(2, Some(0.0)));
+        assert_eq!(h.len(), 4);
+        assert_eq!(h.best().unwrap().config, vec![2]);
+        assert!(h.contains(&[1]));
+        assert_eq!(h.get(&[1]).unwrap().failure, Some(FailureKind::Runtime));
+        assert!(!h.contains(&[7]));
+    }
+}

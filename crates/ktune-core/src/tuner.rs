@@ -1,0 +1,522 @@
+//! The driver: ask, evaluate, record, tell, until the budget ends.
+
+use std::time::Instant;
+
+use ktune_space::{Configuration, SearchSpace};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    CoreError, FailureKind, History, Observation, Outcome, Rng, Runner, Strategy, Timings,
+};
+
+/// When to stop. Every limit that is set applies; with none set, the run ends when the space
+/// (or the strategy) is exhausted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// The most distinct configurations to evaluate (failures and invalid proposals count).
+    pub max_evaluations: Option<usize>,
+    /// The most seconds on the tuning clock: evaluation time as the runner reports it
+    /// (compile + benchmark + verification + framework) plus the strategy's own measured time.
+    /// In simulation this is the simulated time.
+    pub max_seconds: Option<f64>,
+    /// Stop as soon as the objective reaches this value (in the objective's own units and
+    /// direction: at most it for a minimised objective, at least it for a maximised one).
+    pub target: Option<f64>,
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// `max_evaluations` was reached.
+    Evaluations,
+    /// `max_seconds` was reached.
+    Time,
+    /// The target value was reached.
+    Target,
+    /// Every configuration of the space has been evaluated.
+    SpaceExhausted,
+    /// The strategy proposed nothing new.
+    StrategyExhausted,
+}
+
+/// One evaluated configuration, as recorded.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The configuration (value indices).
+    pub config: Configuration,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The tuning clock, in seconds, when this evaluation finished.
+    pub clock: f64,
+}
+
+/// Everything a run did, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TuningRun {
+    /// The evaluations, in the order they were made.
+    pub records: Vec<Record>,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// The tuning clock at the end, in seconds.
+    pub clock: f64,
+    /// How much of the clock the strategy itself used (measured wall time of ask and tell).
+    pub strategy_seconds: f64,
+    /// The objective's direction.
+    pub direction: crate::Direction,
+}
+
+impl TuningRun {
+    /// The best successful record (the first to reach the best objective value).
+    pub fn best(&self) -> Option<&Record> {
+        let mut best: Option<&Record> = None;
+        for r in &self.records {
+            if let Some(v) = r.outcome.objective()
+                && best
+                    .and_then(|b| b.outcome.objective())
+                    .is_none_or(|b| self.direction.better(v, b))
+            {
+                best = Some(r);
+            }
+        }
+        best
+    }
+
+    /// The objective of each record in order, `None` for failures (the values of a trace).
+    pub fn objective_values(&self) -> Vec<Option<f64>> {
+        self.records.iter().map(|r| r.outcome.objective()).collect()
+    }
+}
+
+/// Called with every record as it is made.
+type RecordHook<'a> = Box<dyn FnMut(&Record) + 'a>;
+
+/// Drives one tuning run. Free of any particular runner or strategy.
+pub struct Tuner<'a> {
+    space: &'a SearchSpace,
+    runner: &'a mut dyn Runner,
+    budget: Budget,
+    batch: usize,
+    on_record: Option<RecordHook<'a>>,
+    replay: Vec<Record>,
+}
+
+/// How many rounds in a row a strategy may propose only evaluated configurations before the
+/// run ends as exhausted (a strategy stuck in a converged population).
+const STALE_ROUNDS: usize = 1000;
+
+impl<'a> Tuner<'a> {
+    /// A tuner for `space`, evaluating with `runner`, within `budget`, one configuration per
+    /// round.
+    pub fn new(space: &'a SearchSpace, runner: &'a mut dyn Runner, budget: Budget) -> Tuner<'a> {
+        Tuner {
+            space,
+            runner,
+            budget,
+            batch: 1,
+            on_record: None,
+            replay: Vec::new(),
+        }
+    }
+
+    /// How many configurations to ask for per round (runners that compile in parallel want
+    /// more than one).
+    pub fn batch_size(mut self, n: usize) -> Tuner<'a> {
+        self.batch = n.max(1);
+        self
+    }
+
+    /// Called after every evaluation is recorded (progress display, storage).
+    pub fn on_record(mut self, f: impl FnMut(&Record) + 'a) -> Tuner<'a> {
+        self.on_record = Some(Box::new(f));
+        self
+    }
+
+    /// Records from an earlier run to replay first: they are told to the strategy and count
+    /// against the budget, but are not evaluated again (resume).
+    pub fn replay(mut self, records: Vec<Record>) -> Tuner<'a> {
+        self.replay = records;
+        self
+    }
+
+    /// Runs the strategy until the budget ends.
+    pub fn run(
+        mut self,
+        strategy: &mut dyn Strategy,
+        rng: &mut Rng,
+    ) -> Result<TuningRun, CoreError> {
+        let metrics = self.runner.metrics();
+        let direction = metrics
+            .first()
+            .map_or(crate::Direction::Minimize, |m| m.direction);
+        let mut history = History::new();
+        let mut records: Vec<Record> = Vec::new();
+        let mut clock = 0.0f64;
+        let mut strategy_seconds = 0.0f64;
+        let observe = |config: &Configuration, outcome: &Outcome| Observation {
+            config: config.clone(),
+            value: outcome.objective().map(|v| direction.to_min(v)),
+            failure: outcome.failure(),
+        };
+        let reached = |v: f64, target: Option<f64>| target.is_some_and(|t| !direction.better(t, v));
+
+        // Resume: earlier records are facts; tell them and carry on from there.
+        let replay = std::mem::take(&mut self.replay);
+        if !replay.is_empty() {
+            let mut told = Vec::with_capacity(replay.len());
+            for r in replay {
+                if history.contains(&r.config) {
+                    continue;
+                }
+                clock = clock.max(r.clock);
+                let o = observe(&r.config, &r.outcome);
+                history.push(o.clone());
+                told.push(o);
+                records.push(r);
+            }
+            let t = Instant::now();
+            strategy.tell(self.space, &told);
+            strategy_seconds += t.elapsed().as_secs_f64();
+        }
+
+        let mut stale = 0usize;
+        let valid_evaluated = |history: &History| {
+            history
+                .observations()
+                .iter()
+                .filter(|o| o.failure != Some(FailureKind::Invalid))
+                .count() as u64
+        };
+        let stop = loop {
+            if let Some(best) = records
+                .iter()
+                .filter_map(|r| r.outcome.objective())
+                .reduce(|a, b| if direction.better(b, a) { b } else { a })
+                && reached(best, self.budget.target)
+            {
+                break StopReason::Target;
+            }
+            if self
+                .budget
+                .max_evaluations
+                .is_some_and(|m| records.len() >= m)
+            {
+                break StopReason::Evaluations;
+            }
+            if self.budget.max_seconds.is_some_and(|m| clock >= m) {
+                break StopReason::Time;
+            }
+            if valid_evaluated(&history) >= self.space.size() {
+                break StopReason::SpaceExhausted;
+            }
+            let remaining = self
+                .budget
+                .max_evaluations
+                .map_or(usize::MAX, |m| m - records.len());
+            let want = self.batch.min(remaining);
+
+            let t = Instant::now();
+            let proposals = strategy.ask(self.space, &history, want, rng);
+            let ask_seconds = t.elapsed().as_secs_f64();
+            strategy_seconds += ask_seconds;
+            clock += ask_seconds;
+            if proposals.is_empty() {
+                break StopReason::StrategyExhausted;
+            }
+
+            // Memoise: already-evaluated proposals are told again at no cost; new ones are
+            // evaluated once each, within the remaining budget.
+            let mut again = Vec::new();
+            let mut fresh: Vec<Configuration> = Vec::new();
+            for c in proposals {
+                if let Some(o) = history.get(&c) {
+                    again.push(o.clone());
+                } else if !fresh.contains(&c) && fresh.len() < remaining {
+                    fresh.push(c);
+                }
+            }
+            if fresh.is_empty() {
+                stale += 1;
+                let t = Instant::now();
+                strategy.tell(self.space, &again);
+                let s = t.elapsed().as_secs_f64();
+                strategy_seconds += s;
+                clock += s;
+                if stale >= STALE_ROUNDS {
+                    break StopReason::StrategyExhausted;
+                }
+                continue;
+            }
+            stale = 0;
+
+            // Configurations outside the space are never run: they fail as invalid.
+            let (valid, invalid): (Vec<usize>, Vec<usize>) =
+                (0..fresh.len()).partition(|&i| self.space.contains(&fresh[i]));
+            let mut outcomes: Vec<Option<Outcome>> = vec![None; fresh.len()];
+            for &i in &invalid {
+                outcomes[i] = Some(Outcome::failed(
+                    FailureKind::Invalid,
+                    "violates the search space's constraints",
+                    Timings::default(),
+                ));
+            }
+            if !valid.is_empty() {
+                let batch: Vec<Configuration> = valid.iter().map(|&i| fresh[i].clone()).collect();
+                let results = self.runner.evaluate(self.space, &batch)?;
+                if results.len() != batch.len() {
+                    return Err(CoreError::OutcomeCount {
+                        runner: self.runner.name().to_string(),
+                        expected: batch.len(),
+                        got: results.len(),
+                    });
+                }
+                for (&i, o) in valid.iter().zip(results) {
+                    outcomes[i] = Some(o);
+                }
+            }
+
+            let mut told = again;
+            for (config, outcome) in fresh.into_iter().zip(outcomes.into_iter().flatten()) {
+                clock += outcome.timings().total();
+                let o = observe(&config, &outcome);
+                history.push(o.clone());
+                told.push(o);
+                let record = Record {
+                    config,
+                    outcome,
+                    clock,
+                };
+                if let Some(f) = &mut self.on_record {
+                    f(&record);
+                }
+                records.push(record);
+            }
+            let t = Instant::now();
+            strategy.tell(self.space, &told);
+            let s = t.elapsed().as_secs_f64();
+            strategy_seconds += s;
+            clock += s;
+        };
+        Ok(TuningRun {
+            records,
+            stop,
+            clock,
+            strategy_seconds,
+            direction,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::{Direction, Metric};
+    use ktune_space::Parameter;
+
+    /// Objective = value of x; fails for x == 2; each evaluation takes 1 s.
+    struct Linear {
+        metrics: Vec<Metric>,
+        evaluated: Vec<Configuration>,
+    }
+
+    impl Linear {
+        fn new(direction: Direction) -> Linear {
+            Linear {
+                metrics: vec![Metric::new("x", direction)],
+                evaluated: Vec::new(),
+            }
+        }
+    }
+
+    impl Runner for Linear {
+        fn name(&self) -> &str {
+            "linear"
+        }
+        fn metrics(&self) -> &[Metric] {
+            &self.metrics
+        }
+        fn evaluate(
+            &mut self,
+            space: &SearchSpace,
+            configs: &[Configuration],
+        ) -> Result<Vec<Outcome>, CoreError> {
+            self.evaluated.extend(configs.iter().cloned());
+            let t = Timings {
+                benchmark: 1.0,
+                ..Timings::default()
+            };
+            Ok(configs
+                .iter()
+                .map(|c| {
+                    let x = space.values(c)[0].as_f64().unwrap_or(0.0);
+                    if x == 2.0 {
+                        Outcome::failed(FailureKind::Runtime, "crash", t)
+                    } else {
+                        Outcome::ok(vec![x], t)
+                    }
+                })
+                .collect())
+        }
+    }
+
+    /// Proposes a fixed script of configurations (by x value), `n` at a time.
+    struct Script {
+        plan: Vec<Vec<u32>>,
+        told: Vec<Observation>,
+    }
+
+    impl Strategy for Script {
+        fn name(&self) -> &str {
+            "script"
+        }
+        fn ask(
+            &mut self,
+            _: &SearchSpace,
+            _: &History,
+            n: usize,
+            _: &mut Rng,
+        ) -> Vec<Configuration> {
+            let k = n.min(self.plan.len());
+            self.plan.drain(..k).collect()
+        }
+        fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
+            self.told.extend_from_slice(observations);
+        }
+    }
+
+    fn space() -> SearchSpace {
+        SearchSpace::new(
+            vec![Parameter::integer_range("x", 0, 9, 1).unwrap()],
+            &["x != 7"],
+        )
+        .unwrap()
+    }
+
+    fn tune(
+        plan: &[u32],
+        budget: Budget,
+        batch: usize,
+        direction: Direction,
+    ) -> (TuningRun, Script, Vec<Configuration>) {
+        let space = space();
+        let mut runner = Linear::new(direction);
+        let mut strategy = Script {
+            plan: plan.iter().map(|&x| vec![x]).collect(),
+            told: Vec::new(),
+        };
+        let run = Tuner::new(&space, &mut runner, budget)
+            .batch_size(batch)
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
+        (run, strategy, runner.evaluated)
+    }
+
+    #[test]
+    fn memoises_and_stops_at_the_evaluation_budget() {
+        let budget = Budget {
+            max_evaluations: Some(4),
+            ..Budget::default()
+        };
+        let (run, strategy, evaluated) =
+            tune(&[5, 5, 3, 5, 2, 8, 9], budget, 1, Direction::Minimize);
+        assert_eq!(evaluated, vec![vec![5], vec![3], vec![2], vec![8]]);
+        assert_eq!(run.stop, StopReason::Evaluations);
+        assert_eq!(
+            run.objective_values(),
+            vec![Some(5.0), Some(3.0), None, Some(8.0)]
+        );
+        // Repeats were told again from memory.
+        assert_eq!(strategy.told.len(), 6);
+        assert_eq!(run.best().unwrap().config, vec![3]);
+        // Four evaluations of 1 s each, plus the strategy's own time.
+        let c = run.records[3].clock;
+        assert!(
+            (4.0..=4.0 + run.strategy_seconds + 1e-9).contains(&c),
+            "{c}"
+        );
+        assert!(run.records.windows(2).all(|w| w[0].clock < w[1].clock));
+    }
+
+    #[test]
+    fn batches_are_trimmed_to_the_budget_and_deduplicated() {
+        let budget = Budget {
+            max_evaluations: Some(3),
+            ..Budget::default()
+        };
+        let (run, _, evaluated) = tune(&[1, 1, 4, 6, 8], budget, 4, Direction::Minimize);
+        assert_eq!(evaluated, vec![vec![1], vec![4], vec![6]]);
+        assert_eq!(run.records.len(), 3);
+    }
+
+    #[test]
+    fn invalid_proposals_cost_an_evaluation_and_are_never_run() {
+        let (run, strategy, evaluated) = tune(&[7, 1], Budget::default(), 1, Direction::Minimize);
+        assert_eq!(evaluated, vec![vec![1]]);
+        assert_eq!(run.records[0].outcome.failure(), Some(FailureKind::Invalid));
+        assert_eq!(strategy.told[0].failure, Some(FailureKind::Invalid));
+        assert_eq!(run.stop, StopReason::StrategyExhausted);
+    }
+
+    #[test]
+    fn stops_at_the_target_in_either_direction() {
+        let budget = Budget {
+            target: Some(3.0),
+            ..Budget::default()
+        };
+        let (run, _, _) = tune(&[6, 4, 3, 1, 0], budget.clone(), 1, Direction::Minimize);
+        assert_eq!((run.stop, run.records.len()), (StopReason::Target, 3));
+        let (run, _, _) = tune(&[1, 4, 5], budget, 1, Direction::Maximize);
+        assert_eq!((run.stop, run.records.len()), (StopReason::Target, 2));
+        assert_eq!(run.best().unwrap().config, vec![4]);
+    }
+
+    #[test]
+    fn stops_on_the_clock() {
+        let budget = Budget {
+            max_seconds: Some(2.5),
+            ..Budget::default()
+        };
+        let (run, _, _) = tune(&[1, 3, 4, 5, 6], budget, 1, Direction::Minimize);
+        assert_eq!((run.stop, run.records.len()), (StopReason::Time, 3));
+        assert!(run.clock >= 3.0);
+    }
+
+    #[test]
+    fn stops_when_the_space_is_exhausted() {
+        let all: Vec<u32> = (0..10).filter(|&x| x != 7).collect();
+        let (run, _, _) = tune(&all, Budget::default(), 3, Direction::Minimize);
+        assert_eq!(
+            (run.stop, run.records.len()),
+            (StopReason::SpaceExhausted, 9)
+        );
+    }
+
+    #[test]
+    fn replayed_records_are_told_not_evaluated() {
+        let space = space();
+        let mut runner = Linear::new(Direction::Minimize);
+        let earlier = vec![Record {
+            config: vec![4],
+            outcome: Outcome::ok(vec![4.0], Timings::default()),
+            clock: 10.0,
+        }];
+        let mut strategy = Script {
+            plan: vec![vec![4], vec![2]],
+            told: Vec::new(),
+        };
+        let budget = Budget {
+            max_evaluations: Some(2),
+            ..Budget::default()
+        };
+        let run = Tuner::new(&space, &mut runner, budget)
+            .replay(earlier)
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
+        assert_eq!(runner.evaluated, vec![vec![2]]);
+        assert_eq!(run.records.len(), 2);
+        assert!(run.clock >= 11.0);
+        assert_eq!(strategy.told[0].value, Some(4.0));
+    }
+}

@@ -1,0 +1,278 @@
+//! Simulation mode: evaluate configurations by looking them up in a brute-forced Kernel Tuner
+//! cache file.
+//!
+//! The search space is exactly the configurations recorded in the cache (they are the ones
+//! that satisfy the kernel's known constraints), over the parameter domains of `tune_params`.
+//! Each evaluation returns the recorded objective (`time` by default, or any other recorded
+//! key such as `GFLOP/s`), or a failure for non-numeric entries (`CompilationFailedConfig`,
+//! `RuntimeFailedConfig`, ...), and costs its recorded compile, benchmark, verification and
+//! framework time on the tuning clock.
+
+use std::path::Path;
+
+use ktune_core::{CoreError, Direction, FailureKind, Metric, Outcome, Runner, Timings};
+use ktune_space::spec::{CacheData, read_cache_file};
+use ktune_space::{Configuration, SearchSpace, SpaceError};
+use serde_json::Value as Json;
+
+/// Errors opening a simulation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SimulationError {
+    /// The cache file cannot be read or is not a cache file.
+    #[error(transparent)]
+    Cache(#[from] SpaceError),
+    /// The cache records no configuration.
+    #[error("`{file}` records no configurations")]
+    Empty {
+        /// The file.
+        file: String,
+    },
+    /// No record has the requested objective.
+    #[error("`{file}` has no objective `{objective}`; its records have: {available}")]
+    NoObjective {
+        /// The file.
+        file: String,
+        /// The key asked for.
+        objective: String,
+        /// The numeric keys the records do have.
+        available: String,
+    },
+    /// Every configuration failed: there is nothing to optimise.
+    #[error("every configuration in `{file}` failed; there is no valid `{objective}` value")]
+    NoValidValue {
+        /// The file.
+        file: String,
+        /// The objective.
+        objective: String,
+    },
+}
+
+/// A brute-forced space, ready to replay.
+#[derive(Debug)]
+pub struct Simulation {
+    name: String,
+    space: SearchSpace,
+    /// The outcome of every configuration, by rank.
+    outcomes: Vec<Outcome>,
+    metrics: Vec<Metric>,
+    warnings: Vec<String>,
+    device: Option<String>,
+}
+
+impl Simulation {
+    /// Opens a cache file (`.json` or `.json.gz`; a file cut off while being written is
+    /// repaired with a warning). `objective` defaults to `time`; `direction` defaults to what
+    /// the objective's name suggests (rates such as `GFLOP/s` are maximised).
+    pub fn open(
+        path: &Path,
+        objective: Option<&str>,
+        direction: Option<Direction>,
+    ) -> Result<Simulation, SimulationError> {
+        let data = read_cache_file(path)?;
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .map(|n| {
+                n.trim_end_matches(".gz")
+                    .trim_end_matches(".json")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Simulation::from_cache(
+            data,
+            &name,
+            &path.display().to_string(),
+            objective,
+            direction,
+        )
+    }
+
+    /// Builds a simulation from cache contents already read; `name` names the space in
+    /// traces (the file stem).
+    pub fn from_cache(
+        data: CacheData,
+        name: &str,
+        file: &str,
+        objective: Option<&str>,
+        direction: Option<Direction>,
+    ) -> Result<Simulation, SimulationError> {
+        let objective = objective.unwrap_or("time").to_string();
+        if data.configurations.is_empty() {
+            return Err(SimulationError::Empty {
+                file: file.to_string(),
+            });
+        }
+        if !data.records.iter().any(|r| r.contains_key(&objective)) {
+            let mut keys: Vec<&str> = data
+                .records
+                .iter()
+                .flat_map(|r| {
+                    r.iter()
+                        .filter(|(_, v)| v.is_number())
+                        .map(|(k, _)| k.as_str())
+                })
+                .filter(|k| data.parameters.iter().all(|p| p.name() != *k))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            return Err(SimulationError::NoObjective {
+                file: file.to_string(),
+                objective,
+                available: keys.join(", "),
+            });
+        }
+        let space = SearchSpace::from_configurations(data.parameters, &data.configurations)?;
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; space.size() as usize];
+        for (config, record) in data.configurations.iter().zip(&data.records) {
+            if let Some(rank) = space.rank(config) {
+                outcomes[rank as usize].get_or_insert_with(|| outcome_of(record, &objective));
+            }
+        }
+        let outcomes: Vec<Outcome> = outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(unreachable_outcome))
+            .collect();
+        if outcomes.iter().all(|o| o.objective().is_none()) {
+            return Err(SimulationError::NoValidValue {
+                file: file.to_string(),
+                objective,
+            });
+        }
+        let direction = direction.unwrap_or_else(|| Direction::guess(&objective));
+        Ok(Simulation {
+            name: name.to_string(),
+            space,
+            outcomes,
+            metrics: vec![Metric::new(objective, direction)],
+            warnings: data.warnings,
+            device: data.device_name,
+        })
+    }
+
+    /// The space's name (the cache file's stem).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device the cache was recorded on, when it says.
+    pub fn device(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
+
+    /// The search space: exactly the recorded configurations.
+    pub fn space(&self) -> &SearchSpace {
+        &self.space
+    }
+
+    /// The objective.
+    pub fn objective(&self) -> &Metric {
+        &self.metrics[0]
+    }
+
+    /// The objective value of every configuration, by rank (`None` where it failed), in the
+    /// objective's own units.
+    pub fn objective_values(&self) -> Vec<Option<f64>> {
+        self.outcomes.iter().map(Outcome::objective).collect()
+    }
+
+    /// The recorded outcome of `config`.
+    pub fn outcome(&self, config: &[u32]) -> Option<&Outcome> {
+        self.space.rank(config).map(|r| &self.outcomes[r as usize])
+    }
+
+    /// Warnings from reading the cache (repairs, skipped records).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// A runner that replays this simulation (cheap; many may replay one simulation at once).
+    pub fn runner(&self) -> SimulationRunner<'_> {
+        SimulationRunner { simulation: self }
+    }
+}
+
+/// Every rank gets a record by construction (the space is built from the records).
+fn unreachable_outcome() -> Outcome {
+    Outcome::failed(
+        FailureKind::Runtime,
+        "no record for this configuration",
+        Timings::default(),
+    )
+}
+
+/// The outcome a cache record describes. Kernel Tuner records times in milliseconds.
+fn outcome_of(record: &serde_json::Map<String, Json>, objective: &str) -> Outcome {
+    let ms = |key: &str| record.get(key).and_then(Json::as_f64).unwrap_or(0.0) / 1000.0;
+    let timings = Timings {
+        compile: ms("compile_time"),
+        benchmark: ms("benchmark_time"),
+        verification: ms("verification_time"),
+        framework: ms("framework_time"),
+    };
+    match record.get(objective) {
+        Some(Json::Number(n)) => match n.as_f64().filter(|v| v.is_finite()) {
+            Some(v) => Outcome::ok(vec![v], timings),
+            None => Outcome::failed(
+                FailureKind::Runtime,
+                format!("`{objective}` is not finite"),
+                timings,
+            ),
+        },
+        Some(Json::String(s)) => {
+            let kind = match s.as_str() {
+                "CompilationFailedConfig" => FailureKind::Compile,
+                "InvalidConfig" => FailureKind::Invalid,
+                _ => FailureKind::Runtime,
+            };
+            Outcome::failed(kind, s.clone(), timings)
+        }
+        Some(other) => Outcome::failed(
+            FailureKind::Runtime,
+            format!("`{objective}` is {other}"),
+            timings,
+        ),
+        None => Outcome::failed(
+            FailureKind::Runtime,
+            format!("no `{objective}` recorded"),
+            timings,
+        ),
+    }
+}
+
+/// Replays a [`Simulation`].
+#[derive(Clone, Copy, Debug)]
+pub struct SimulationRunner<'a> {
+    simulation: &'a Simulation,
+}
+
+impl Runner for SimulationRunner<'_> {
+    fn name(&self) -> &str {
+        "simulate"
+    }
+
+    fn metrics(&self) -> &[Metric] {
+        &self.simulation.metrics
+    }
+
+    fn evaluate(
+        &mut self,
+        _space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        Ok(configs
+            .iter()
+            .map(|c| match self.simulation.outcome(c) {
+                Some(o) => o.clone(),
+                None => Outcome::failed(
+                    FailureKind::Invalid,
+                    "not a configuration of the cache",
+                    Timings::default(),
+                ),
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests;

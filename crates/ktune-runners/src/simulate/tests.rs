@@ -1,0 +1,130 @@
+use std::path::PathBuf;
+
+use ktune_core::{Budget, Rng, StopReason, Tuner};
+use rand::SeedableRng;
+
+use super::*;
+
+fn shared(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/spaces")
+        .join(rel)
+}
+
+const SMALL: &str = r#"{
+"tune_params_keys": ["x", "y"],
+"tune_params": {"x": [1, 2, 4], "y": [0, 1]},
+"objective": "time",
+"cache": {
+"1,0": {"x": 1, "y": 0, "time": 3.0, "GFLOP/s": 10.0, "compile_time": 500.0, "benchmark_time": 100.0, "framework_time": 10.0},
+"2,0": {"x": 2, "y": 0, "time": "CompilationFailedConfig", "compile_time": 200.0},
+"4,0": {"x": 4, "y": 0, "time": 1.0, "GFLOP/s": 30.0, "compile_time": 500.0, "benchmark_time": 100.0},
+"4,1": {"x": 4, "y": 1, "time": "RuntimeFailedConfig", "compile_time": 400.0}}
+}"#;
+
+fn small(objective: Option<&str>) -> Result<Simulation, SimulationError> {
+    let data = ktune_space::spec::read_cache(SMALL, "small.json").unwrap();
+    Simulation::from_cache(data, "small", "small.json", objective, None)
+}
+
+#[test]
+fn replays_values_failures_and_timings() {
+    let sim = small(None).unwrap();
+    assert_eq!(sim.space().size(), 4);
+    let mut values = sim.objective_values();
+    values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    assert_eq!(values, vec![None, None, Some(1.0), Some(3.0)]);
+    let c = sim
+        .space()
+        .configuration_of(&[ktune_space::Value::Int(2), ktune_space::Value::Int(0)])
+        .unwrap();
+    let o = sim.outcome(&c).unwrap();
+    assert_eq!(o.failure(), Some(FailureKind::Compile));
+    assert!((o.timings().total() - 0.2).abs() < 1e-12);
+    let c = sim
+        .space()
+        .configuration_of(&[ktune_space::Value::Int(1), ktune_space::Value::Int(0)])
+        .unwrap();
+    assert!((sim.outcome(&c).unwrap().timings().total() - 0.61).abs() < 1e-12);
+    // (x=2, y=1) is not in the cache: outside the space.
+    assert!(!sim.space().contains(&[1, 1]));
+}
+
+#[test]
+fn other_objectives_and_their_direction() {
+    let sim = small(Some("GFLOP/s")).unwrap();
+    assert_eq!(sim.objective().direction, Direction::Maximize);
+    let mut runner = sim.runner();
+    let mut strategy = in_order::InOrder;
+    let run = Tuner::new(sim.space(), &mut runner, Budget::default())
+        .run(&mut strategy, &mut Rng::seed_from_u64(0))
+        .unwrap();
+    assert_eq!(run.stop, StopReason::SpaceExhausted);
+    assert_eq!(run.best().unwrap().outcome.objective(), Some(30.0));
+    // The simulated clock is the sum of the recorded times (plus negligible strategy time).
+    assert!(
+        (run.clock - (0.61 + 0.2 + 0.6 + 0.4)).abs() < 0.01,
+        "{}",
+        run.clock
+    );
+}
+
+#[test]
+fn a_missing_objective_lists_what_is_there() {
+    let e = small(Some("energy")).unwrap_err().to_string();
+    assert!(
+        e.contains("no objective `energy`") && e.contains("GFLOP/s") && e.contains("time"),
+        "{e}"
+    );
+    assert!(!e.contains("x,"), "parameters are not objectives: {e}");
+}
+
+#[test]
+fn a_missing_file_is_a_clear_error() {
+    let e = Simulation::open(Path::new("/nonexistent/space.json.gz"), None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot read") && e.contains("/nonexistent/space.json.gz"),
+        "{e}"
+    );
+}
+
+#[test]
+fn real_caches_replay_with_their_failures() {
+    let sim = Simulation::open(&shared("convolution_A100.json.gz"), None, None).unwrap();
+    assert_eq!(sim.name(), "convolution_A100");
+    assert_eq!(sim.space().size(), 4362);
+    let values = sim.objective_values();
+    assert_eq!(values.iter().filter(|v| v.is_none()).count(), 155 + 6);
+    assert_eq!(sim.objective().direction, Direction::Minimize);
+}
+
+/// A strategy that walks the space in rank order (kept here so this crate's tests do not
+/// depend on the strategies crate).
+mod in_order {
+    use ktune_core::{History, Observation, Rng, Strategy};
+    use ktune_space::{Configuration, SearchSpace};
+
+    pub struct InOrder;
+
+    impl Strategy for InOrder {
+        fn name(&self) -> &str {
+            "in-order"
+        }
+        fn ask(
+            &mut self,
+            space: &SearchSpace,
+            history: &History,
+            n: usize,
+            _: &mut Rng,
+        ) -> Vec<Configuration> {
+            space
+                .iter()
+                .filter(|c| !history.contains(c))
+                .take(n)
+                .collect()
+        }
+        fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+    }
+}
