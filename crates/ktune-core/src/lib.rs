@@ -50,6 +50,7 @@
 mod outcome;
 mod runner;
 mod strategy;
+pub mod t4;
 mod tuner;
 
 pub use outcome::{Direction, FailureKind, Metric, Outcome, Timings};

@@ -1,0 +1,324 @@
+//! T4, the auto-tuning community's results format (`results-schema.json` 1.0.0 in Kernel
+//! Tuner's repository): one entry per evaluated configuration with its parameter values,
+//! timings, validity and measurements. Times are in milliseconds (`metadata.timeunit`), as
+//! Kernel Tuner writes them.
+//!
+//! Export writes the schema's keys (`compilation_time`) and Kernel Tuner's (`compilation`,
+//! `benchmark`), so either kind of reader finds them; import accepts both. Kernel Tuner 1.5
+//! marks failed configurations `"invalidity": "correct"` and records the failure as a string
+//! measurement (`"RuntimeFailedConfig"`), so import trusts a non-numeric objective over the
+//! `invalidity` field.
+
+use ktune_space::SearchSpace;
+use serde_json::{Value as Json, json};
+
+use crate::{FailureKind, Metric, Outcome, Record, Timings};
+
+/// The T4 results schema version written.
+pub const T4_VERSION: &str = "1.0.0";
+
+/// Errors reading a T4 file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum T4Error {
+    /// The document does not have the T4 shape.
+    #[error("not a T4 results document: {0}")]
+    Shape(String),
+    /// A result's configuration is not in the search space.
+    #[error("result {index}: configuration {configuration} is not in the search space")]
+    UnknownConfiguration {
+        /// Index in `results`.
+        index: usize,
+        /// The configuration as written.
+        configuration: String,
+    },
+}
+
+fn invalidity(outcome: &Outcome) -> &'static str {
+    match outcome.failure() {
+        None => "correct",
+        Some(FailureKind::Compile) => "compile",
+        Some(FailureKind::Runtime) => "runtime",
+        Some(FailureKind::Timeout) => "timeout",
+        Some(FailureKind::WrongOutput) => "correctness",
+        Some(FailureKind::Invalid) => "constraints",
+    }
+}
+
+/// Exports records as a T4 results document.
+pub fn export(space: &SearchSpace, objective: &Metric, records: &[Record]) -> Json {
+    let results: Vec<Json> = records
+        .iter()
+        .map(|r| {
+            let configuration: serde_json::Map<String, Json> = space
+                .params()
+                .iter()
+                .zip(space.values(&r.config))
+                .map(|(p, v)| (p.name().to_string(), v.to_json()))
+                .collect();
+            let t = r.outcome.timings();
+            let ms = |s: f64| s * 1000.0;
+            let value = match &r.outcome {
+                Outcome::Ok { values, .. } => json!(values.first().copied().unwrap_or(f64::NAN)),
+                Outcome::Failed { kind, reason, .. } => json!(format!("{}: {reason}", kind.name())),
+            };
+            let unit = if objective.name.starts_with("time") { "ms" } else { "" };
+            json!({
+                "configuration": configuration,
+                "times": {
+                    "compilation_time": ms(t.compile),
+                    "compilation": ms(t.compile),
+                    "benchmark": ms(t.benchmark),
+                    "framework": ms(t.framework),
+                    "search_algorithm": 0.0,
+                    "validation": ms(t.verification),
+                    "runtimes": [],
+                },
+                "invalidity": invalidity(&r.outcome),
+                "correctness": if r.outcome.failure() == Some(FailureKind::WrongOutput) { 0 } else { 1 },
+                "measurements": [{"name": objective.name, "value": value, "unit": unit}],
+                "objectives": [objective.name],
+                "ktune_clock_seconds": r.clock,
+            })
+        })
+        .collect();
+    json!({
+        "schema_version": T4_VERSION,
+        "results": results,
+        "metadata": {"timeunit": "milliseconds"},
+    })
+}
+
+/// Imports a T4 results document into records of `space` (for resuming or comparing with
+/// another tool). The objective is the first of each result's `objectives`, or `objective`.
+pub fn import(space: &SearchSpace, objective: &str, doc: &Json) -> Result<Vec<Record>, T4Error> {
+    let results = doc
+        .get("results")
+        .and_then(Json::as_array)
+        .ok_or_else(|| T4Error::Shape("no `results` array".into()))?;
+    let mut clock = 0.0;
+    results
+        .iter()
+        .enumerate()
+        .map(|(index, r)| {
+            let conf = r
+                .get("configuration")
+                .and_then(Json::as_object)
+                .ok_or_else(|| {
+                    T4Error::Shape(format!("result {index} has no `configuration` object"))
+                })?;
+            let values: Option<Vec<ktune_space::Value>> = space
+                .params()
+                .iter()
+                .map(|p| conf.get(p.name()).and_then(json_value))
+                .collect();
+            let config = values
+                .and_then(|v| space.configuration_of(&v))
+                .filter(|c| space.contains(c))
+                .ok_or_else(|| T4Error::UnknownConfiguration {
+                    index,
+                    configuration: Json::Object(conf.clone()).to_string(),
+                })?;
+            let times = r.get("times");
+            let ms = |keys: &[&str]| {
+                keys.iter()
+                    .find_map(|k| times.and_then(|t| t.get(*k)).and_then(Json::as_f64))
+                    .unwrap_or(0.0)
+                    / 1000.0
+            };
+            let timings = Timings {
+                compile: ms(&["compilation_time", "compilation"]),
+                benchmark: ms(&["benchmark"]),
+                verification: ms(&["validation"]),
+                framework: ms(&["framework"]),
+            };
+            let name = r
+                .get("objectives")
+                .and_then(Json::as_array)
+                .and_then(|o| o.first())
+                .and_then(Json::as_str)
+                .unwrap_or(objective);
+            let measured = r
+                .get("measurements")
+                .and_then(Json::as_array)
+                .and_then(|ms| {
+                    ms.iter()
+                        .find(|m| m.get("name").and_then(Json::as_str) == Some(name))
+                })
+                .and_then(|m| m.get("value"));
+            let stated = r
+                .get("invalidity")
+                .and_then(Json::as_str)
+                .unwrap_or("correct");
+            let outcome = match (measured.and_then(Json::as_f64), stated) {
+                (Some(v), "correct") => Outcome::ok(vec![v], timings),
+                _ => {
+                    let reason = match measured {
+                        Some(Json::String(s)) => s.clone(),
+                        _ => stated.to_string(),
+                    };
+                    let kind = match (stated, reason.as_str()) {
+                        ("compile", _) | (_, "CompilationFailedConfig") => FailureKind::Compile,
+                        ("timeout", _) => FailureKind::Timeout,
+                        ("correctness", _) => FailureKind::WrongOutput,
+                        ("constraints", _) | (_, "InvalidConfig") => FailureKind::Invalid,
+                        _ => FailureKind::Runtime,
+                    };
+                    Outcome::failed(kind, reason, timings)
+                }
+            };
+            clock = r
+                .get("ktune_clock_seconds")
+                .and_then(Json::as_f64)
+                .unwrap_or(clock + timings.total());
+            Ok(Record {
+                config,
+                outcome,
+                clock,
+            })
+        })
+        .collect()
+}
+
+fn json_value(v: &Json) -> Option<ktune_space::Value> {
+    use ktune_space::Value;
+    match v {
+        Json::Number(n) => n
+            .as_i64()
+            .map(Value::Int)
+            .or_else(|| n.as_f64().map(Value::Real)),
+        Json::Bool(b) => Some(Value::Bool(*b)),
+        Json::String(s) => Some(Value::Str(s.clone())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Direction;
+    use ktune_space::{Parameter, SearchSpace};
+
+    fn space() -> SearchSpace {
+        SearchSpace::new(
+            vec![
+                Parameter::integer("bx", [16, 32]).unwrap(),
+                Parameter::categorical("mode", ["a", "b"]).unwrap(),
+            ],
+            &[] as &[&str],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn export_then_import_gives_the_same_records() {
+        let space = space();
+        let t = Timings {
+            compile: 0.5,
+            benchmark: 0.25,
+            verification: 0.0,
+            framework: 0.125,
+        };
+        let records = vec![
+            Record {
+                config: vec![0, 1],
+                outcome: Outcome::ok(vec![1.5], t),
+                clock: 0.875,
+            },
+            Record {
+                config: vec![1, 0],
+                outcome: Outcome::failed(FailureKind::Compile, "nvcc: error", t),
+                clock: 1.75,
+            },
+            Record {
+                config: vec![1, 1],
+                outcome: Outcome::failed(FailureKind::WrongOutput, "max error 0.1", t),
+                clock: 2.625,
+            },
+        ];
+        let metric = Metric::new("time", Direction::Minimize);
+        let doc = export(&space, &metric, &records);
+        assert_eq!(doc["schema_version"], "1.0.0");
+        assert_eq!(doc["results"][0]["configuration"]["mode"], "b");
+        assert_eq!(doc["results"][0]["times"]["compilation_time"], 500.0);
+        assert_eq!(doc["results"][1]["invalidity"], "compile");
+        assert_eq!(doc["results"][2]["correctness"], 0);
+        let back = import(&space, "time", &doc).unwrap();
+        assert_eq!(back.len(), 3);
+        for (a, b) in records.iter().zip(&back) {
+            assert_eq!(a.config, b.config);
+            assert_eq!(a.clock, b.clock);
+            assert_eq!(a.outcome.objective(), b.outcome.objective());
+            assert_eq!(a.outcome.failure(), b.outcome.failure());
+            assert_eq!(a.outcome.timings(), b.outcome.timings());
+        }
+    }
+
+    #[test]
+    fn imports_kernel_tuner_1_5_output() {
+        // Written by Kernel Tuner 1.5's own get_t4_results (tests/data/gen_t4_golden.py).
+        let text = include_str!("../tests/data/kt_convolution_A100.t4.json");
+        let doc: Json = serde_json::from_str(text).unwrap();
+        let spec = ktune_space::spec::SpaceSpec::from_toml_str(
+            r#"
+[[parameter]]
+name = "block_size_x"
+range = { start = 16, stop = 256, step = 16 }
+[[parameter]]
+name = "block_size_y"
+values = [1, 2, 4, 8, 16]
+[[parameter]]
+name = "tile_size_x"
+values = [1, 2, 3, 4]
+[[parameter]]
+name = "tile_size_y"
+values = [1, 2, 3, 4]
+[[parameter]]
+name = "read_only"
+values = [0, 1]
+[[parameter]]
+name = "use_padding"
+values = [0, 1]
+[[parameter]]
+name = "use_shmem"
+values = [0, 1]
+[[parameter]]
+name = "use_cmem"
+values = [1]
+[[parameter]]
+name = "filter_height"
+values = [15]
+[[parameter]]
+name = "filter_width"
+values = [15]
+"#,
+            "conv.toml",
+        )
+        .unwrap();
+        let space = spec.build().unwrap();
+        let records = import(&space, "time", &doc).unwrap();
+        assert_eq!(records.len(), 7);
+        assert!(records[..5].iter().all(|r| r.outcome.objective().is_some()));
+        // Kernel Tuner says "correct" for these, but their time is "RuntimeFailedConfig".
+        assert!(
+            records[5..]
+                .iter()
+                .all(|r| r.outcome.failure() == Some(FailureKind::Runtime))
+        );
+        assert!((records[0].outcome.objective().unwrap() - 3.8753279224038124).abs() < 1e-12);
+        assert!((records[0].outcome.timings().compile - 0.9185990339610726).abs() < 1e-12);
+    }
+
+    #[test]
+    fn unknown_configurations_and_bad_shapes_are_errors() {
+        let space = space();
+        let e = import(
+            &space,
+            "time",
+            &json!({"results": [{"configuration": {"bx": 64, "mode": "a"}}]}),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("\"bx\":64"), "{e}");
+        assert!(import(&space, "time", &json!({"x": 1})).is_err());
+    }
+}
