@@ -1,6 +1,7 @@
 //! `ktune`: the auto-tuner's command-line tool. Library errors are typed; this is the one
 //! place where they become friendly messages.
 
+mod bench;
 mod space;
 
 use std::process::ExitCode;
@@ -21,12 +22,16 @@ enum Command {
     /// Build a search space from a spec and describe it: parameters, constraints, sizes,
     /// groups, build time and memory.
     Space(space::SpaceArgs),
+    /// Compare strategies on brute-forced spaces in simulation: runs strategies x spaces x
+    /// seeds, writes traces, the score table and convergence plots.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Space(args) => space::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

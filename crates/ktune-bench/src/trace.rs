@@ -1,0 +1,272 @@
+//! Traces: one optimisation run per line of a JSON Lines file.
+//!
+//! ```text
+//! {"tool": "ktune-0.1.0", "strategy": "ga", "space": "gemm_A100", "seed": 3,
+//!  "values": [1.92, null, 1.71], "wall_seconds": 4.2, "meta": {...}}
+//! ```
+//!
+//! `values` are the raw objective values of the distinct configurations evaluated, in order,
+//! `null` for one that failed. Other tools write the same format (the Kernel Tuner harness
+//! through Python's `json`), so reading is lenient: unknown fields are ignored, a missing or
+//! `null` `wall_seconds` reads as NaN, the non-standard tokens `NaN`, `Infinity` and
+//! `-Infinity` that Python writes read as `null` (a failed value in `values`), and the seed may be
+//! any integer that fits in 64 bits (one above `i64::MAX` wraps around) or a float with an
+//! integral value.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use crate::BenchError;
+
+/// One optimisation run of one strategy on one space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// The tool and its version, e.g. `ktune-0.1.0` or `kernel_tuner-1.5.0`.
+    pub tool: String,
+    /// The strategy's name.
+    pub strategy: String,
+    /// The space's name (the file stem of its cache file).
+    pub space: String,
+    /// The run's seed; runs are told apart by it (a seed written twice: the last line counts).
+    #[serde(deserialize_with = "de_seed")]
+    pub seed: i64,
+    /// Raw objective values of the distinct configurations evaluated, in order; `None` for a
+    /// configuration that failed.
+    pub values: Vec<Option<f64>>,
+    /// Wall-clock seconds of the whole run (NaN when unknown; written as `null`).
+    #[serde(default = "nan", deserialize_with = "de_f64_or_null")]
+    pub wall_seconds: f64,
+    /// Anything else the tool wants to record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<serde_json::Value>,
+}
+
+fn nan() -> f64 {
+    f64::NAN
+}
+
+fn de_f64_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+fn de_seed<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    struct SeedVisitor;
+    impl Visitor<'_> for SeedVisitor {
+        type Value = i64;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an integer seed")
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<i64, E> {
+            Ok(v)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<i64, E> {
+            Ok(v as i64) // wraps above i64::MAX: still one seed per value
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<i64, E> {
+            if v.fract() == 0.0 && v >= i64::MIN as f64 && v < i64::MAX as f64 {
+                Ok(v as i64)
+            } else {
+                Err(E::custom(format_args!("seed {v} is not a 64-bit integer")))
+            }
+        }
+    }
+    d.deserialize_any(SeedVisitor)
+}
+
+/// Replaces the tokens `NaN`, `Infinity` and `-Infinity` outside strings (Python's `json`
+/// writes them; JSON has no such values) by `null`.
+fn python_to_json(line: &str) -> Cow<'_, str> {
+    if !line.contains("NaN") && !line.contains("Infinity") {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    let mut in_string = false;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            match c {
+                '\\' => {
+                    let mut it = rest.chars();
+                    out.push(it.next().unwrap_or('\\'));
+                    if let Some(e) = it.next() {
+                        out.push(e);
+                    }
+                    rest = it.as_str();
+                    continue;
+                }
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(token) = ["NaN", "Infinity", "-Infinity"]
+            .into_iter()
+            .find(|t| rest.starts_with(t))
+        {
+            out.push_str("null");
+            rest = &rest[token.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    Cow::Owned(out)
+}
+
+/// Reads every trace of a JSON Lines file (blank lines are skipped).
+///
+/// # Errors
+/// [`BenchError::Io`] when the file cannot be read, [`BenchError::Parse`] naming the file, line
+/// and column of the first line that is not a valid trace.
+pub fn read_traces(path: &Path) -> Result<Vec<Trace>, BenchError> {
+    let file = File::open(path).map_err(|e| BenchError::io(path, e))?;
+    let mut traces = Vec::new();
+    for (i, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| BenchError::io(path, e))?;
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let trace = serde_json::from_str(&python_to_json(text)).map_err(|e| {
+            let full = e.to_string();
+            let message = full
+                .rsplit_once(" at line ")
+                .map_or(full.as_str(), |(m, _)| m)
+                .to_string();
+            BenchError::Parse {
+                path: path.to_path_buf(),
+                line: i + 1,
+                column: e.column(),
+                message,
+            }
+        })?;
+        traces.push(trace);
+    }
+    Ok(traces)
+}
+
+/// Writes traces as JSON Lines, one per line, replacing the file and creating its parent
+/// folders. Non-finite numbers are written as `null`.
+///
+/// # Errors
+/// [`BenchError::Io`] when a folder or the file cannot be written.
+pub fn write_traces(path: &Path, traces: &[Trace]) -> Result<(), BenchError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| BenchError::io(parent, e))?;
+    }
+    let file = File::create(path).map_err(|e| BenchError::io(path, e))?;
+    let mut w = BufWriter::new(file);
+    for t in traces {
+        serde_json::to_writer(&mut w, t).map_err(|e| BenchError::io(path, e.into()))?;
+        w.write_all(b"\n").map_err(|e| BenchError::io(path, e))?;
+    }
+    w.flush().map_err(|e| BenchError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(seed: i64) -> Trace {
+        Trace {
+            tool: "ktune-0.1.0".into(),
+            strategy: "ga".into(),
+            space: "gemm".into(),
+            seed,
+            values: vec![Some(1.5), None, Some(0.25)],
+            wall_seconds: 2.5,
+            meta: None,
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/traces.jsonl");
+        let mut with_meta = trace(-3);
+        with_meta.meta = Some(serde_json::json!({"evals": 3, "note": "x"}));
+        let mut no_wall = trace(i64::MAX);
+        no_wall.wall_seconds = f64::NAN;
+        write_traces(&path, &[trace(1), with_meta.clone(), no_wall]).unwrap();
+        let back = read_traces(&path).unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back[0], trace(1));
+        assert_eq!(back[1], with_meta);
+        assert!(back[2].wall_seconds.is_nan());
+        assert_eq!(back[2].seed, i64::MAX);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("\"meta\":null"));
+    }
+
+    #[test]
+    fn lenient_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kt.jsonl");
+        let lines = [
+            r#"{"tool": "kernel_tuner-1.5.0", "strategy": "pso", "space": "s", "seed": 18446744073709551615, "values": [1, null, NaN, Infinity], "wall_seconds": NaN, "meta": {"ms": NaN, "s": "NaN \"Infinity\""}, "extra": [1]}"#,
+            "",
+            r#"{"tool": "t", "strategy": "x", "space": "s", "seed": 4.0, "values": []}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let t = read_traces(&path).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].seed, -1);
+        assert_eq!(t[0].values, vec![Some(1.0), None, None, None]);
+        assert!(t[0].wall_seconds.is_nan());
+        let meta = t[0].meta.as_ref().unwrap();
+        assert!(meta["ms"].is_null());
+        assert_eq!(meta["s"], "NaN \"Infinity\"");
+        assert_eq!(t[1].seed, 4);
+        assert!(t[1].wall_seconds.is_nan());
+    }
+
+    #[test]
+    fn malformed_line_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.jsonl");
+        let good = serde_json::to_string(&trace(0)).unwrap();
+        std::fs::write(
+            &path,
+            format!("{good}\n\n{good}\n{{\"tool\": \"x\", \"values\": [1,\n"),
+        )
+        .unwrap();
+        let e = read_traces(&path).unwrap_err();
+        assert!(matches!(e, BenchError::Parse { line: 4, .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("bad.jsonl:4:"), "{msg}");
+
+        std::fs::write(&path, format!("{good}\n{{\"tool\": \"x\", \"strategy\": \"y\", \"space\": \"z\", \"seed\": 1.5, \"values\": []}}\n")).unwrap();
+        let msg = read_traces(&path).unwrap_err().to_string();
+        assert!(
+            msg.contains("bad.jsonl:2:") && msg.contains("seed 1.5"),
+            "{msg}"
+        );
+
+        std::fs::write(&path, format!("{good}\n{{\"tool\": \"x\"}}\n")).unwrap();
+        let msg = read_traces(&path).unwrap_err().to_string();
+        assert!(
+            msg.contains(":2:") && msg.contains("missing field"),
+            "{msg}"
+        );
+
+        let missing = dir.path().join("nope.jsonl");
+        let msg = read_traces(&missing).unwrap_err().to_string();
+        assert!(msg.contains("nope.jsonl"), "{msg}");
+    }
+
+    #[test]
+    fn python_tokens_only_outside_strings() {
+        assert_eq!(python_to_json(r#"{"a": 1}"#), r#"{"a": 1}"#);
+        assert_eq!(
+            python_to_json(r#"{"NaN": [NaN, -Infinity, Infinity], "b": "x\"NaN"}"#),
+            r#"{"NaN": [null, null, null], "b": "x\"NaN"}"#
+        );
+        assert_eq!(python_to_json("[\"é\\\\\", NaN]"), "[\"é\\\\\", null]");
+    }
+}

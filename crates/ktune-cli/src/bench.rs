@@ -1,0 +1,262 @@
+//! `ktune bench`: strategies x spaces x seeds in simulation, traces, score table and plots;
+//! `ktune bench score`: score trace files written by any tool.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use ktune_bench::{
+    Direction as BenchDirection, SpaceStats, Trace, plot_convergence, read_traces, score_traces,
+    write_traces,
+};
+use ktune_core::{Budget, Direction, Rng, Tuner};
+use ktune_runners::Simulation;
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+/// Arguments of `ktune bench`.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(clap::Subcommand)]
+enum BenchCommand {
+    /// Score existing trace files (JSON Lines, from ktune or any other tool) against
+    /// brute-forced spaces: `ktune bench score traces.jsonl ... spaces/*.json.gz`.
+    Score(ScoreArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Brute-forced Kernel Tuner cache files (`.json` or `.json.gz`) to replay.
+    #[arg(required = true)]
+    spaces: Vec<PathBuf>,
+    /// Strategies to compare, comma-separated (see `--list`).
+    #[arg(long, short, value_delimiter = ',', default_value = "random")]
+    strategies: Vec<String>,
+    /// Number of seeds (runs) per strategy and space; seeds are 0..N.
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    /// Evaluations per run; default: each space's n_max from the score definition, and at
+    /// least 220 (capped at the space size).
+    #[arg(long)]
+    budget: Option<usize>,
+    /// The recorded key to optimise.
+    #[arg(long, default_value = "time")]
+    objective: String,
+    /// Maximise the objective instead of minimising it (default: rates such as GFLOP/s are
+    /// maximised, everything else minimised).
+    #[arg(long)]
+    maximize: bool,
+    /// Where to write traces.jsonl, scores.md and plots/.
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// Skip the convergence plots.
+    #[arg(long)]
+    no_plots: bool,
+}
+
+#[derive(clap::Args)]
+struct ScoreArgs {
+    /// Trace files (`.jsonl`) and the cache files of their spaces (`.json`, `.json.gz`), in any
+    /// order.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The recorded key the traces optimised.
+    #[arg(long, default_value = "time")]
+    objective: String,
+    /// The objective is maximised.
+    #[arg(long)]
+    maximize: bool,
+    /// Also write the table here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write convergence plots into this directory.
+    #[arg(long)]
+    plots: Option<PathBuf>,
+}
+
+pub fn run(args: &BenchArgs) -> Result<()> {
+    match &args.command {
+        Some(BenchCommand::Score(s)) => score(s),
+        None => bench(&args.run),
+    }
+}
+
+/// Opens each space and its statistics, in parallel.
+fn open_spaces(
+    paths: &[PathBuf],
+    objective: &str,
+    maximize: bool,
+) -> Result<Vec<(Simulation, SpaceStats)>> {
+    let direction = maximize.then_some(Direction::Maximize);
+    paths
+        .par_iter()
+        .map(|p| {
+            let sim = Simulation::open(p, Some(objective), direction)
+                .with_context(|| format!("cannot use `{}` as a space", p.display()))?;
+            for w in sim.warnings() {
+                eprintln!("warning: {w}");
+            }
+            let dir = match sim.objective().direction {
+                Direction::Minimize => BenchDirection::Minimize,
+                Direction::Maximize => BenchDirection::Maximize,
+            };
+            let stats = SpaceStats::new(sim.name(), &sim.objective_values(), dir)?;
+            Ok((sim, stats))
+        })
+        .collect()
+}
+
+fn bench(args: &RunArgs) -> Result<()> {
+    if args.seeds == 0 {
+        bail!("--seeds must be at least 1: a score needs at least one run per strategy and space");
+    }
+    if args.budget == Some(0) {
+        bail!("--budget must be at least 1 evaluation");
+    }
+    // Check every strategy name before any work starts.
+    for s in &args.strategies {
+        ktune_strategies::create(s)?;
+    }
+    let started = Instant::now();
+    let spaces = open_spaces(&args.spaces, &args.objective, args.maximize)?;
+    let mut names: Vec<&str> = spaces.iter().map(|(s, _)| s.name()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!(
+            "two spaces are both called `{}`; traces name spaces by file stem, so give them distinct names",
+            w[0]
+        );
+    }
+    eprintln!(
+        "ktune bench: {} strategies x {} spaces x {} seeds (read the spaces in {:.1} s)",
+        args.strategies.len(),
+        spaces.len(),
+        args.seeds,
+        started.elapsed().as_secs_f64()
+    );
+    for (sim, stats) in &spaces {
+        eprintln!(
+            "  {:<24} {:>6} configurations, {:>5} valid, n_max {:>4}, budget {}",
+            sim.name(),
+            stats.n_total(),
+            stats.n_valid(),
+            stats.n_max(),
+            args.budget.unwrap_or(stats.budget()).min(stats.n_total())
+        );
+    }
+    let tasks: Vec<(usize, &str, u64)> = (0..spaces.len())
+        .flat_map(|s| {
+            args.strategies
+                .iter()
+                .flat_map(move |st| (0..args.seeds).map(move |seed| (s, st.as_str(), seed)))
+        })
+        .collect();
+    let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
+    let traces: Vec<Trace> = tasks
+        .par_iter()
+        .map(|&(s, strategy_name, seed)| -> Result<Trace> {
+            let (sim, stats) = &spaces[s];
+            let budget = args.budget.unwrap_or(stats.budget()).min(stats.n_total());
+            let mut strategy = ktune_strategies::create(strategy_name)?;
+            let mut runner = sim.runner();
+            let t = Instant::now();
+            let run = Tuner::new(
+                sim.space(),
+                &mut runner,
+                Budget {
+                    max_evaluations: Some(budget),
+                    ..Budget::default()
+                },
+            )
+            .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
+            Ok(Trace {
+                tool: tool.clone(),
+                strategy: strategy_name.to_string(),
+                space: sim.name().to_string(),
+                seed: seed as i64,
+                values: run.objective_values(),
+                wall_seconds: t.elapsed().as_secs_f64(),
+                meta: Some(serde_json::json!({
+                    "simulated_seconds": run.clock,
+                    "strategy_seconds": run.strategy_seconds,
+                    "stop": run.stop,
+                })),
+            })
+        })
+        .collect::<Result<_>>()?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let traces_path = args.out.join("traces.jsonl");
+    write_traces(&traces_path, &traces)?;
+    let stats: Vec<SpaceStats> = spaces.into_iter().map(|(_, s)| s).collect();
+    report(
+        &traces,
+        &stats,
+        Some(&args.out.join("scores.md")),
+        (!args.no_plots).then(|| args.out.join("plots")).as_deref(),
+    )?;
+    eprintln!("traces: {}", traces_path.display());
+    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn score(args: &ScoreArgs) -> Result<()> {
+    let (trace_files, space_files): (Vec<&PathBuf>, Vec<&PathBuf>) = args
+        .files
+        .iter()
+        .partition(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    if trace_files.is_empty() {
+        bail!("no trace files given (JSON Lines files ending in `.jsonl`)");
+    }
+    if space_files.is_empty() {
+        bail!(
+            "no spaces given: add the brute-forced cache files (`.json` / `.json.gz`) the traces were run on"
+        );
+    }
+    let mut traces = Vec::new();
+    for f in trace_files {
+        traces.extend(read_traces(f)?);
+    }
+    let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
+    let stats: Vec<SpaceStats> = open_spaces(&spaces, &args.objective, args.maximize)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    report(&traces, &stats, args.out.as_deref(), args.plots.as_deref())
+}
+
+/// Prints the score table, writes it (and the plots) where asked.
+fn report(
+    traces: &[Trace],
+    stats: &[SpaceStats],
+    table_path: Option<&Path>,
+    plots: Option<&Path>,
+) -> Result<()> {
+    let table = score_traces(traces, stats)?;
+    let markdown = table.to_markdown();
+    println!("{markdown}");
+    if let Some(p) = table_path {
+        std::fs::write(p, &markdown).with_context(|| format!("cannot write `{}`", p.display()))?;
+        eprintln!("scores: {}", p.display());
+    }
+    if let Some(dir) = plots {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create `{}`", dir.display()))?;
+        let written: Vec<PathBuf> = stats
+            .par_iter()
+            .map(|s| {
+                let own: Vec<&Trace> = traces.iter().filter(|t| t.space == s.name()).collect();
+                plot_convergence(s, &own, dir).map(|(png, _)| png)
+            })
+            .collect::<Result<_, _>>()?;
+        eprintln!("plots: {} PNG + SVG in {}", written.len(), dir.display());
+    }
+    Ok(())
+}

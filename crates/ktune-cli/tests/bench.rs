@@ -1,0 +1,117 @@
+//! `ktune bench` end to end on real brute-forced spaces, and its errors.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+fn ktune() -> Command {
+    Command::cargo_bin("ktune").unwrap()
+}
+
+fn space(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../../../shared/data/spaces/{name}.json.gz"))
+}
+
+#[test]
+fn runs_strategies_and_writes_traces_scores_and_plots() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "--strategies",
+            "random,brute_force",
+            "--seeds",
+            "3",
+            "--budget",
+            "50",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_A100"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let table = String::from_utf8(result.stdout).unwrap();
+    assert!(
+        table.contains("random") && table.contains("brute_force"),
+        "{table}"
+    );
+    assert!(
+        table.contains("convolution_A100") && table.contains("dedispersion_A100"),
+        "{table}"
+    );
+
+    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = traces
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2 * 2 * 3);
+    for t in &lines {
+        assert_eq!(t["values"].as_array().unwrap().len(), 50);
+        assert!(t["tool"].as_str().unwrap().starts_with("ktune-"));
+    }
+    assert!(out.path().join("scores.md").exists());
+    for s in ["convolution_A100", "dedispersion_A100"] {
+        assert!(out.path().join(format!("plots/{s}.png")).exists(), "{s}");
+        assert!(out.path().join(format!("plots/{s}.svg")).exists(), "{s}");
+    }
+
+    // Scoring the traces again gives the same table.
+    let rescored = ktune()
+        .args(["bench", "score"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    assert!(
+        rescored.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rescored.stderr)
+    );
+    assert_eq!(String::from_utf8(rescored.stdout).unwrap(), table);
+}
+
+fn fails_with(args: &[&str], extra: &[PathBuf], needle: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args(args)
+        .arg("--out")
+        .arg(out.path())
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(!result.status.success());
+    let stderr = String::from_utf8(result.stderr).unwrap();
+    assert!(stderr.contains(needle), "expected `{needle}` in:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let conv = space("convolution_A100");
+    fails_with(
+        &["bench", "--seeds", "0"],
+        std::slice::from_ref(&conv),
+        "--seeds must be at least 1",
+    );
+    fails_with(
+        &["bench", "--strategies", "random,genetic"],
+        std::slice::from_ref(&conv),
+        "unknown strategy `genetic`; available: random, brute_force",
+    );
+    fails_with(
+        &["bench"],
+        &[PathBuf::from("/nonexistent/space.json.gz")],
+        "cannot read `/nonexistent/space.json.gz`",
+    );
+    fails_with(
+        &["bench", "--objective", "energy"],
+        &[conv],
+        "no objective `energy`",
+    );
+}
