@@ -24,6 +24,8 @@ pub struct ScoreRow {
     found_optimum: f64,
     #[serde(skip)]
     walls: Vec<f64>,
+    /// Wall seconds per evaluation of each run.
+    per_evaluation: Vec<f64>,
 }
 
 impl ScoreRow {
@@ -156,6 +158,12 @@ pub fn score_traces(traces: &[Trace], spaces: &[SpaceStats]) -> Result<ScoreTabl
                 wall_median: median(&walls),
                 evaluations_mean: mean(&lens),
                 found_optimum: mean(&found),
+                per_evaluation: walls
+                    .iter()
+                    .zip(&lens)
+                    .filter(|(_, n)| **n > 0.0)
+                    .map(|(w, n)| w / n)
+                    .collect(),
                 walls,
             }
         })
@@ -195,6 +203,9 @@ pub struct SummaryRow {
     pub mae220: f64,
     /// Median wall seconds over all its runs on all spaces.
     pub median_wall_seconds: f64,
+    /// Median over all its runs of wall seconds per evaluation, in milliseconds (in simulation
+    /// almost all of it is the strategy's own time).
+    pub median_ms_per_evaluation: f64,
     /// The fewest runs on one space.
     pub min_runs: usize,
     /// The most runs on one space.
@@ -242,6 +253,13 @@ impl ScoreTable {
                     mean_score: mean(&scores),
                     mae220: mean(&maes),
                     median_wall_seconds: median(&walls),
+                    median_ms_per_evaluation: 1e3
+                        * median(
+                            &rows
+                                .iter()
+                                .flat_map(|r| r.per_evaluation.iter().copied())
+                                .collect::<Vec<_>>(),
+                        ),
                     min_runs: rows.iter().map(|r| r.runs).min().unwrap_or(0),
                     max_runs: rows.iter().map(|r| r.runs).max().unwrap_or(0),
                 }
@@ -264,10 +282,10 @@ impl ScoreTable {
             md,
             "### Summary\n\nPerformance score: 0 = random search, 1 = optimum at once; unweighted \
              mean over spaces. MAE@220: mean over n = 40, 60, ..., 220 of |best(n) - opt| / |opt| \
-             (lower is better). Wall: median seconds per run.\n"
+             (lower is better). Wall: median seconds per run, and median milliseconds per evaluation.\n"
         );
-        md.push_str("| tool/strategy | score | MAE@220 | median wall s | runs/space | spaces |\n");
-        md.push_str("|---|---:|---:|---:|---:|---:|\n");
+        md.push_str("| tool/strategy | score | MAE@220 | median wall s | wall ms/eval | runs/space | spaces |\n");
+        md.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
         for s in self.summary() {
             let runs = if s.min_runs == s.max_runs {
                 s.min_runs.to_string()
@@ -276,12 +294,13 @@ impl ScoreTable {
             };
             let _ = writeln!(
                 md,
-                "| {}/{} | {} | {} | {} | {} | {}/{} |",
+                "| {}/{} | {} | {} | {} | {} | {} | {}/{} |",
                 s.tool,
                 s.strategy,
                 fmt(s.mean_score, 3),
                 fmt(s.mae220, 3),
                 fmt(s.median_wall_seconds, 2),
+                fmt(s.median_ms_per_evaluation, 3),
                 runs,
                 s.spaces,
                 n_spaces

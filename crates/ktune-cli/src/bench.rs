@@ -120,10 +120,12 @@ fn bench(args: &RunArgs) -> Result<()> {
     if args.budget == Some(0) {
         bail!("--budget must be at least 1 evaluation");
     }
-    // Check every strategy name before any work starts.
-    for s in &args.strategies {
-        ktune_strategies::create(s)?;
-    }
+    // Check every strategy and its options before any work starts.
+    let strategies: Vec<(String, String)> = args
+        .strategies
+        .iter()
+        .map(|s| strategy(s).map(|(canonical, _)| (canonical, s.clone())))
+        .collect::<Result<_>>()?;
     let started = Instant::now();
     let spaces = open_spaces(&args.spaces, &args.objective, args.maximize)?;
     let mut names: Vec<&str> = spaces.iter().map(|(s, _)| s.name()).collect();
@@ -151,20 +153,20 @@ fn bench(args: &RunArgs) -> Result<()> {
             args.budget.unwrap_or(stats.budget()).min(stats.n_total())
         );
     }
-    let tasks: Vec<(usize, &str, u64)> = (0..spaces.len())
+    let tasks: Vec<(usize, &(String, String), u64)> = (0..spaces.len())
         .flat_map(|s| {
-            args.strategies
+            strategies
                 .iter()
-                .flat_map(move |st| (0..args.seeds).map(move |seed| (s, st.as_str(), seed)))
+                .flat_map(move |st| (0..args.seeds).map(move |seed| (s, st, seed)))
         })
         .collect();
     let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
     let traces: Vec<Trace> = tasks
         .par_iter()
-        .map(|&(s, strategy_name, seed)| -> Result<Trace> {
+        .map(|&(s, (strategy_name, spec), seed)| -> Result<Trace> {
             let (sim, stats) = &spaces[s];
             let budget = args.budget.unwrap_or(stats.budget()).min(stats.n_total());
-            let mut strategy = ktune_strategies::create(strategy_name)?;
+            let (_, mut strategy) = self::strategy(spec)?;
             let mut runner = sim.runner();
             let t = Instant::now();
             let run = Tuner::new(
@@ -205,6 +207,26 @@ fn bench(args: &RunArgs) -> Result<()> {
     eprintln!("traces: {}", traces_path.display());
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// A strategy from its command-line form (`name` or `name:key=value:...`) or from the
+/// `[strategy]` table of a `ktune.toml` (an argument ending in `.toml`).
+fn strategy(spec: &str) -> Result<(String, Box<dyn ktune_core::Strategy + Send>)> {
+    if spec.ends_with(".toml") {
+        let text =
+            std::fs::read_to_string(spec).with_context(|| format!("cannot read `{spec}`"))?;
+        let doc: toml::Table =
+            toml::from_str(&text).with_context(|| format!("`{spec}` is not valid TOML"))?;
+        let table = doc
+            .get("strategy")
+            .and_then(toml::Value::as_table)
+            .with_context(|| format!("`{spec}` has no [strategy] table"))?;
+        let json = serde_json::to_value(table)?;
+        let map = json.as_object().cloned().unwrap_or_default();
+        return ktune_strategies::create_from_table(&map)
+            .with_context(|| format!("in the [strategy] table of `{spec}`"));
+    }
+    Ok(ktune_strategies::create_spec(spec)?)
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {

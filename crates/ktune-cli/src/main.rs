@@ -25,6 +25,8 @@ enum Command {
     /// Compare strategies on brute-forced spaces in simulation: runs strategies x spaces x
     /// seeds, writes traces, the score table and convergence plots.
     Bench(bench::BenchArgs),
+    /// List the optimisation strategies and their options (with defaults).
+    Strategies,
 }
 
 fn main() -> ExitCode {
@@ -32,6 +34,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Space(args) => space::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Strategies => {
+            print!("{}", ktune_strategies::markdown());
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

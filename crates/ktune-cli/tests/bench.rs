@@ -102,7 +102,7 @@ fn bad_input_is_a_clear_error() {
     fails_with(
         &["bench", "--strategies", "random,genetic"],
         std::slice::from_ref(&conv),
-        "unknown strategy `genetic`; available: random, brute_force",
+        "unknown strategy `genetic`; available: random, brute_force, simulated_annealing",
     );
     fails_with(
         &["bench"],

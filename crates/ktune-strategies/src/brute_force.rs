@@ -41,3 +41,21 @@ impl Strategy for BruteForce {
 
     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
 }
+
+fn create(options: &crate::Options) -> Result<Box<dyn Strategy + Send>, crate::StrategyError> {
+    crate::parse::<NoOptions>("brute_force", options)?;
+    Ok(Box::new(BruteForce::new()))
+}
+
+/// Brute force takes no options.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOptions {}
+
+pub(crate) const ENTRY: crate::Entry = crate::Entry {
+    name: "brute_force",
+    aliases: &["brute-force"],
+    about: "Every configuration of the space once, in rank order.",
+    options: &[],
+    create,
+};

@@ -1,14 +1,20 @@
 //! Tests every registered strategy must pass (Kernel Tuner's `strategy_map` tests, Optuna's
-//! parametrised sampler tests): valid proposals only, never a repeat, the budget respected,
-//! deterministic per seed.
+//! parametrised sampler tests): valid proposals only when constraint-aware, never a repeat,
+//! the budget respected, deterministic per seed, different seeds differ, better than random
+//! search on a smooth landscape.
 
-use ktune_core::{Budget, CoreError, Direction, Metric, Outcome, Rng, Runner, Timings, Tuner};
+use std::collections::BTreeSet;
+
+use ktune_core::{
+    Budget, CoreError, Direction, FailureKind, Metric, Outcome, Rng, Runner, Timings, Tuner,
+    TuningRun,
+};
 use ktune_space::{Configuration, Parameter, SearchSpace};
 use rand::SeedableRng;
 
-use super::{STRATEGIES, create};
+use super::{Options, REGISTRY, create, create_spec};
 
-/// A smooth landscape with a band of failing configurations.
+/// A smooth bowl with its minimum at (11, 4), and a diagonal band of failing configurations.
 struct Bowl(Vec<Metric>);
 
 impl Runner for Bowl {
@@ -29,14 +35,10 @@ impl Runner for Bowl {
                 let v = space.values(c);
                 let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
                 if (x + y) as i64 % 7 == 3 {
-                    Outcome::failed(
-                        ktune_core::FailureKind::Runtime,
-                        "fails",
-                        Timings::default(),
-                    )
+                    Outcome::failed(FailureKind::Runtime, "fails", Timings::default())
                 } else {
                     Outcome::ok(
-                        vec![(x - 11.0).powi(2) + (y - 4.0).powi(2)],
+                        vec![(x - 11.0).powi(2) + (y - 4.0).powi(2) + 1.0],
                         Timings::default(),
                     )
                 }
@@ -45,66 +47,169 @@ impl Runner for Bowl {
     }
 }
 
-/// Mostly infeasible: 40x40 Cartesian, about a sixth feasible.
+/// Mostly infeasible: 40x40 Cartesian, about a sixth feasible, plus a free parameter.
 fn sparse_space() -> SearchSpace {
     SearchSpace::new(
         vec![
             Parameter::integer_range("x", 0, 39, 1).unwrap(),
             Parameter::integer_range("y", 0, 39, 1).unwrap(),
+            Parameter::integer("z", [1, 2]).unwrap(),
         ],
         &["(x * y) % 6 == 0", "x + y <= 40"],
     )
     .unwrap()
 }
 
-fn run(name: &str, seed: u64, budget: usize) -> Vec<Configuration> {
+fn run_spec(spec: &str, seed: u64, budget: usize) -> TuningRun {
     let space = sparse_space();
     let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
-    let mut strategy = create(name).unwrap();
+    let (_, mut strategy) = create_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let budget = Budget {
         max_evaluations: Some(budget),
         ..Budget::default()
     };
     Tuner::new(&space, &mut runner, budget)
         .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
-        .unwrap()
-        .records
-        .into_iter()
-        .map(|r| {
+        .unwrap_or_else(|e| panic!("{spec}: {e}"))
+}
+
+fn configs(run: &TuningRun) -> Vec<Configuration> {
+    run.records.iter().map(|r| r.config.clone()).collect()
+}
+
+fn check(spec: &str, aware: bool) {
+    let space = sparse_space();
+    assert!(
+        space.size() < 40 * 40 * 2 / 3,
+        "the test space should be mostly infeasible"
+    );
+    let run = run_spec(spec, 1, 60);
+    let a = configs(&run);
+    assert_eq!(a.len(), 60, "{spec} stopped early: {:?}", run.stop);
+    assert_eq!(
+        a.iter().collect::<BTreeSet<_>>().len(),
+        a.len(),
+        "{spec} repeated a configuration"
+    );
+    if aware {
+        for r in &run.records {
             assert!(
                 space.contains(&r.config),
-                "{name} proposed an invalid configuration"
+                "{spec} proposed an invalid configuration"
             );
-            assert_ne!(r.outcome.failure(), Some(ktune_core::FailureKind::Invalid));
-            r.config
-        })
-        .collect()
+            assert_ne!(r.outcome.failure(), Some(FailureKind::Invalid), "{spec}");
+        }
+    }
+    assert_eq!(
+        a,
+        configs(&run_spec(spec, 1, 60)),
+        "{spec} is not deterministic"
+    );
+    if spec != "brute_force" {
+        assert_ne!(
+            a,
+            configs(&run_spec(spec, 2, 60)),
+            "{spec} ignores its seed"
+        );
+    }
+    // A budget larger than the space: no repeats, and the run ends.
+    let long = configs(&run_spec(spec, 3, space.size() as usize + 50));
+    assert_eq!(
+        long.iter().collect::<BTreeSet<_>>().len(),
+        long.len(),
+        "{spec}"
+    );
 }
 
 #[test]
 fn every_strategy_is_valid_unique_within_budget_and_deterministic() {
-    let size = sparse_space().size() as usize;
-    assert!(
-        size < 40 * 40 / 3,
-        "the test space should be mostly infeasible: {size}"
-    );
-    for (name, _) in STRATEGIES {
-        let a = run(name, 1, 60);
-        assert_eq!(a.len(), 60, "{name}");
-        let unique: std::collections::BTreeSet<_> = a.iter().collect();
-        assert_eq!(unique.len(), a.len(), "{name} repeated a configuration");
-        assert_eq!(a, run(name, 1, 60), "{name} is not deterministic");
-        // Asked for more than the space holds: it stops when the space is exhausted.
-        assert_eq!(run(name, 2, size + 50).len(), size, "{name}");
+    for e in REGISTRY {
+        check(e.name, true);
+        if e.options.iter().any(|o| o.name == "constraint_aware") {
+            check(&format!("{}:constraint_aware=false", e.name), false);
+        }
     }
-    assert_ne!(run("random", 1, 60), run("random", 2, 60));
 }
 
 #[test]
-fn unknown_names_list_the_known_ones() {
-    let e = create("simulated_anealing").err().unwrap().to_string();
+fn random_and_brute_force_cover_the_space_exactly() {
+    let size = sparse_space().size() as usize;
+    for name in ["random", "brute_force"] {
+        assert_eq!(configs(&run_spec(name, 2, size + 50)).len(), size, "{name}");
+    }
+}
+
+/// Mean over seeds of the best value found in `budget` evaluations.
+fn mean_best(spec: &str, budget: usize) -> f64 {
+    let seeds = 0..16u64;
+    let n = seeds.clone().count() as f64;
+    seeds
+        .map(|s| {
+            run_spec(spec, s, budget)
+                .best()
+                .and_then(|r| r.outcome.objective())
+                .unwrap_or(f64::INFINITY)
+        })
+        .sum::<f64>()
+        / n
+}
+
+#[test]
+fn optimisers_beat_random_search_on_a_smooth_landscape() {
+    // 150 of about 570 valid configurations: enough for population methods (DE starts with
+    // 16 x 3 = 48 members) to get past their initial sample.
+    let random = mean_best("random", 150);
+    for e in REGISTRY
+        .iter()
+        .filter(|e| !matches!(e.name, "random" | "brute_force"))
+    {
+        let ours = mean_best(e.name, 150);
+        assert!(
+            ours < random,
+            "{}: mean best {ours} is not better than random's {random}",
+            e.name
+        );
+    }
+}
+
+#[test]
+fn unknown_names_and_options_are_errors() {
+    let e = create("simulated_anealing", &Options::new())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(
         e.contains("unknown strategy `simulated_anealing`") && e.contains("random, brute_force"),
         "{e}"
+    );
+    for entry in REGISTRY {
+        let e = create_spec(&format!("{}:no_such_option=1", entry.name))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("no_such_option"), "{}: {e}", entry.name);
+        // Every documented option is accepted with its documented default.
+        for o in entry.options {
+            let spec = format!("{}:{}={}", entry.name, o.name, o.default.trim_matches('"'));
+            assert!(
+                create_spec(&spec).is_ok(),
+                "{spec}: {:?}",
+                create_spec(&spec).err()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_strategy_docs_are_up_to_date() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/strategies.md");
+    let generated = super::markdown();
+    if std::env::var_os("KTUNE_BLESS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        on_disk == generated,
+        "docs/strategies.md is out of date: run `KTUNE_BLESS=1 cargo test -p ktune-strategies the_strategy_docs` and commit it"
     );
 }

@@ -47,3 +47,21 @@ impl Strategy for RandomSampling {
 
     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
 }
+
+fn create(options: &crate::Options) -> Result<Box<dyn Strategy + Send>, crate::StrategyError> {
+    crate::parse::<NoOptions>("random", options)?;
+    Ok(Box::new(RandomSampling::new()))
+}
+
+/// Random sampling takes no options (its randomness comes from the seed).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOptions {}
+
+pub(crate) const ENTRY: crate::Entry = crate::Entry {
+    name: "random",
+    aliases: &["random_sample"],
+    about: "Uniform random sampling without replacement: the baseline of the performance score.",
+    options: &[],
+    create,
+};

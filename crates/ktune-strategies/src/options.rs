@@ -1,0 +1,147 @@
+//! Strategy hyperparameters: one serde struct per strategy, filled from a key/value map that
+//! comes from `ktune.toml` (`[strategy]` table), the command line (`name:key=value`) or code.
+//! Unknown keys and out-of-range values are errors that name the strategy and the option.
+
+use serde::de::DeserializeOwned;
+
+/// Option values by name, as they come from TOML, JSON or the command line.
+pub type Options = serde_json::Map<String, serde_json::Value>;
+
+/// The documentation of one option: what the registry prints and `docs/strategies.md` holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionDoc {
+    /// The key.
+    pub name: &'static str,
+    /// The default, as it would be written in `ktune.toml`.
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+/// A strategy could not be created.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StrategyError {
+    /// No strategy has this name.
+    #[error("unknown strategy `{name}`; available: {available}")]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The names that exist.
+        available: String,
+    },
+    /// An option is unknown or has the wrong type.
+    #[error("strategy `{strategy}`: {message}")]
+    Option {
+        /// The strategy.
+        strategy: String,
+        /// What is wrong (serde's message names the key and the expected ones).
+        message: String,
+    },
+    /// An option value is out of its range.
+    #[error("strategy `{strategy}`: option `{option}` {message}")]
+    Invalid {
+        /// The strategy.
+        strategy: String,
+        /// The option.
+        option: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Fills a strategy's options struct (which has `#[serde(default, deny_unknown_fields)]`)
+/// from the map.
+pub fn parse<T: DeserializeOwned>(strategy: &str, options: &Options) -> Result<T, StrategyError> {
+    serde_json::from_value(serde_json::Value::Object(options.clone())).map_err(|e| {
+        StrategyError::Option {
+            strategy: strategy.to_string(),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// Checks `lo <= value <= hi` for option `option` of `strategy`.
+pub fn check_range<T: PartialOrd + std::fmt::Display>(
+    strategy: &str,
+    option: &str,
+    value: T,
+    lo: T,
+    hi: T,
+) -> Result<(), StrategyError> {
+    if value < lo || value > hi {
+        return Err(StrategyError::Invalid {
+            strategy: strategy.to_string(),
+            option: option.to_string(),
+            message: format!("must be between {lo} and {hi}, not {value}"),
+        });
+    }
+    Ok(())
+}
+
+/// Parses `name` or `name:key=value:key=value` (the command-line form) into a name and
+/// options. Values are read as JSON when they parse (numbers, booleans), else as strings.
+pub fn parse_spec(spec: &str) -> (String, Options) {
+    let mut parts = spec.split(':');
+    let name = parts.next().unwrap_or("").trim().to_string();
+    let mut options = Options::new();
+    for kv in parts {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, "true"));
+        let v = v.trim();
+        let value =
+            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        options.insert(k.trim().to_string(), value);
+    }
+    (name, options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    #[serde(default, deny_unknown_fields)]
+    struct Opts {
+        popsize: usize,
+        method: String,
+    }
+
+    impl Default for Opts {
+        fn default() -> Self {
+            Opts {
+                popsize: 20,
+                method: "best1bin".into(),
+            }
+        }
+    }
+
+    #[test]
+    fn parses_command_line_specs_and_options() {
+        let (name, o) = parse_spec("de:popsize=8:method=rand1bin");
+        assert_eq!(name, "de");
+        let opts: Opts = parse("de", &o).unwrap();
+        assert_eq!(
+            opts,
+            Opts {
+                popsize: 8,
+                method: "rand1bin".into()
+            }
+        );
+        let (_, o) = parse_spec("de");
+        assert_eq!(parse::<Opts>("de", &o).unwrap(), Opts::default());
+        let (_, o) = parse_spec("de:popsise=8");
+        let e = parse::<Opts>("de", &o).unwrap_err().to_string();
+        assert!(
+            e.contains("strategy `de`") && e.contains("popsise") && e.contains("popsize"),
+            "{e}"
+        );
+        let (_, o) = parse_spec("de:popsize=many");
+        assert!(parse::<Opts>("de", &o).is_err());
+        assert!(
+            check_range("de", "F", 2.5, 0.0, 2.0)
+                .unwrap_err()
+                .to_string()
+                .contains("option `F` must be between 0 and 2, not 2.5")
+        );
+    }
+}
