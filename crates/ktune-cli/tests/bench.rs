@@ -115,3 +115,61 @@ fn bad_input_is_a_clear_error() {
         "no objective `energy`",
     );
 }
+
+#[test]
+fn strategy_options_come_from_the_command_line_or_a_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ga.toml");
+    std::fs::write(
+        &spec,
+        "[strategy]\nname = \"ga\"\npopsize = 10\nmethod = \"uniform\"\n",
+    )
+    .unwrap();
+    let out = ktune()
+        .args([
+            "bench",
+            "--seeds",
+            "2",
+            "--budget",
+            "30",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .arg("--strategies")
+        .arg(format!("pso:popsize=8:w=0.4,{}", spec.display()))
+        .arg(space("convolution_A4000"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("pso:popsize=8:w=0.4"), "{table}");
+    assert!(
+        table.contains("genetic_algorithm:method=uniform:popsize=10"),
+        "{table}"
+    );
+
+    std::fs::write(&spec, "[strategy]\nname = \"ga\"\npopsise = 10\n").unwrap();
+    let out = ktune()
+        .args(["bench", "--seeds", "1", "--out"])
+        .arg(dir.path().join("out"))
+        .arg("--strategies")
+        .arg(&spec)
+        .arg(space("convolution_A4000"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("popsise") && err.contains("ga.toml"), "{err}");
+
+    let out = ktune().arg("strategies").output().unwrap();
+    let doc = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        doc.contains("## `diff_evo`") && doc.contains("`constraint_aware`"),
+        "{doc}"
+    );
+}
