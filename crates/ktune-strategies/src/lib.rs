@@ -17,6 +17,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod bayes_opt;
 mod brute_force;
 mod differential_evolution;
 mod firefly;
@@ -28,6 +29,10 @@ mod pso;
 mod random;
 mod simulated_annealing;
 
+pub use bayes_opt::{
+    Acquisition, BayesianOptimization, BoOptions, Method, acquisition_score, contextual_variance,
+    discounted_score,
+};
 pub use brute_force::BruteForce;
 pub use options::{OptionDoc, Options, StrategyError, check_range, parse, parse_spec};
 pub use random::RandomSampling;
@@ -60,6 +65,7 @@ pub const REGISTRY: &[Entry] = &[
     pso::ENTRY,
     firefly::ENTRY,
     genetic_algorithm::ENTRY,
+    bayes_opt::ENTRY,
 ];
 
 /// The registry entry called `name` (or one of its aliases).

@@ -1,0 +1,583 @@
+//! Incremental exact Gaussian process over a fixed, discrete candidate set.
+//!
+//! # Update rule
+//!
+//! Let `L` be the lower Cholesky factor of `K(X, X) + noise·I` over the `n` observed
+//! points, `V = L⁻¹ K(X, C)` (`n × m`, over all `m` candidates), `z_y = L⁻¹ (y - c·1)` and
+//! `z_1 = L⁻¹ 1`, where `c` is a fixed shift (the first observed value) that keeps the
+//! accumulators at the scale of the *spread* of `y` rather than its offset. With
+//! `y_norm = (y - ȳ·1) / s = ((y - c·1) - (ȳ - c)·1) / s`, the normalised posterior at
+//! candidate `j` is
+//!
+//! ```text
+//! μ_norm(j) = V_jᵀ L⁻¹ y_norm = (a_j - (ȳ - c)·b_j) / s,   a = Vᵀ z_y,  b = Vᵀ z_1
+//! σ²_norm(j) = k(0) - V_jᵀ V_j = k(0) - r_j
+//! ```
+//!
+//! so `mean_j = ȳ + a_j - (ȳ - c)·b_j` and `variance_j = s²·max(k(0) - r_j, 0)`, exactly,
+//! for whatever `ȳ` and `s` are after the latest observation.
+//!
+//! Observing candidate `p` appends one row to `L`: `l = L⁻¹ k(X, x_p)`, which is column
+//! `p` of `V` (no solve needed), and `l_nn = √(k(x_p, x_p) + noise - lᵀl)`. The new row
+//! of `V` is `v = (k(x_p, C) - Σ_i l_i V_i) / l_nn`, the new entries of `z_y` and `z_1`
+//! are `((y_p - c) - lᵀz_y) / l_nn` and `(1 - lᵀz_1) / l_nn`, and `a`, `b`, `r` are
+//! updated with the new row only: `O(n·m)` time per observation, one streaming pass
+//! over `V`.
+
+use std::fmt;
+
+use rayon::prelude::*;
+
+use crate::error::ModelError;
+use crate::kernel::{Kernel, Prepared};
+use crate::stats::{PIVOT_THRESHOLD, jitter_sequence, normalisation};
+
+/// Candidates are processed in chunks of this many (the chunk of the new row stays in L1).
+const CHUNK: usize = 1024;
+/// Below this many candidates, everything runs on the calling thread.
+const PARALLEL_MIN: usize = 4 * CHUNK;
+
+/// Incremental exact GP over a fixed candidate set.
+///
+/// Posterior semantics are those of [`DenseGp`](crate::DenseGp) (scikit-learn's
+/// `GaussianProcessRegressor(kernel, alpha=noise, normalize_y=True)` with fixed
+/// hyperparameters) fitted to the observations so far, evaluated at every candidate;
+/// each [`observe`](CandidateGp::observe) costs `O(n·m)` and the memory is `O(n·m)`.
+///
+/// With no observations the posterior is the prior: mean 0, variance `output_scale`.
+///
+/// # Example
+///
+/// ```
+/// use ktune_model::{CandidateGp, Kernel, KernelKind};
+///
+/// // Five candidates on a line (dimension 1).
+/// let candidates = vec![0.0, 0.25, 0.5, 0.75, 1.0];
+/// let kernel = Kernel::new(KernelKind::Matern52, 0.5);
+/// let mut gp = CandidateGp::new(kernel, candidates, 1)?;
+///
+/// gp.observe(0, 10.0)?;
+/// gp.observe(4, 14.0)?;
+/// assert_eq!(gp.len(), 2);
+///
+/// // Interpolates the observations (noise is 1e-10)...
+/// assert!((gp.mean(0) - 10.0).abs() < 1e-6);
+/// assert!(gp.variance(4) < 1e-6);
+/// // ...and is uncertain in between.
+/// let (means, vars) = (gp.means(), gp.variances());
+/// assert!(means[2] > 10.0 && means[2] < 14.0);
+/// assert!(vars[2] > vars[0]);
+///
+/// // Observing a candidate twice is an error.
+/// assert!(gp.observe(0, 11.0).is_err());
+/// # Ok::<(), ktune_model::ModelError>(())
+/// ```
+#[derive(Clone)]
+pub struct CandidateGp {
+    kernel: Kernel,
+    prep: Prepared,
+    dims: usize,
+    m: usize,
+    /// Candidate coordinates, row-major `m × dims`.
+    cands: Vec<f64>,
+    observed: Vec<bool>,
+    obs: Vec<usize>,
+    ys: Vec<f64>,
+    /// Shift `c` (the first observed value).
+    shift: f64,
+    /// Rows of `V = L⁻¹ K(X, C)`, one per observation, each of length `m`.
+    rows: Vec<Vec<f64>>,
+    z_y: Vec<f64>,
+    z_1: Vec<f64>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    r: Vec<f64>,
+    /// `Σ ln l_ii`.
+    log_diag: f64,
+    y_mean: f64,
+    y_std: f64,
+    jitter_events: usize,
+    /// Scratch for `l`.
+    l: Vec<f64>,
+}
+
+impl fmt::Debug for CandidateGp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CandidateGp")
+            .field("kernel", &self.kernel)
+            .field("candidates", &self.m)
+            .field("dims", &self.dims)
+            .field("observed", &self.obs.len())
+            .field("y_mean", &self.y_mean)
+            .field("y_std", &self.y_std)
+            .field("jitter_events", &self.jitter_events)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CandidateGp {
+    /// A GP with no observations over `candidates`: `m` points of dimension `dims`,
+    /// row-major (`m·dims` values).
+    ///
+    /// Errors: `dims == 0`, a length that is not a multiple of `dims`, non-finite
+    /// coordinates, or hyperparameters that are invalid for `dims`.
+    pub fn new(
+        kernel: Kernel,
+        candidates: Vec<f64>,
+        dims: usize,
+    ) -> Result<CandidateGp, ModelError> {
+        if dims == 0 {
+            return Err(ModelError::DimensionMismatch {
+                what: "candidate dimension (must be at least 1)".into(),
+                expected: 1,
+                got: 0,
+            });
+        }
+        if !candidates.len().is_multiple_of(dims) {
+            return Err(ModelError::LengthMismatch {
+                what: format!(
+                    "{} candidate coordinates is not a multiple of dims = {dims}",
+                    candidates.len()
+                ),
+            });
+        }
+        if let Some(i) = candidates.iter().position(|v| !v.is_finite()) {
+            return Err(ModelError::NonFinite {
+                what: format!("coordinate {} of candidate {}", i % dims, i / dims),
+                value: candidates[i],
+            });
+        }
+        kernel.validate(dims)?;
+        let m = candidates.len() / dims;
+        Ok(CandidateGp {
+            prep: kernel.prepare(dims),
+            kernel,
+            dims,
+            m,
+            cands: candidates,
+            observed: vec![false; m],
+            obs: Vec::new(),
+            ys: Vec::new(),
+            shift: 0.0,
+            rows: Vec::new(),
+            z_y: Vec::new(),
+            z_1: Vec::new(),
+            a: vec![0.0; m],
+            b: vec![0.0; m],
+            r: vec![0.0; m],
+            log_diag: 0.0,
+            y_mean: 0.0,
+            y_std: 1.0,
+            jitter_events: 0,
+            l: Vec::new(),
+        })
+    }
+
+    /// Adds an observation at candidate `index` with value `y`: extends the Cholesky
+    /// factor by one row and updates every candidate's posterior, in `O(n·m)`.
+    ///
+    /// If the new pivot is not safely positive (a duplicate or near-duplicate point),
+    /// jitter `max(noise, 1e-10·k(0))·10^k`, `k = 0..=8`, is added to this observation's
+    /// diagonal entry, and [`jitter_events`](CandidateGp::jitter_events) is incremented.
+    ///
+    /// Errors (the model is left unchanged): index out of range, candidate already
+    /// observed, non-finite `y`, or a pivot that stays non-positive with the largest jitter.
+    pub fn observe(&mut self, index: usize, y: f64) -> Result<(), ModelError> {
+        if index >= self.m {
+            return Err(ModelError::IndexOutOfRange { index, len: self.m });
+        }
+        if self.observed[index] {
+            return Err(ModelError::AlreadyObserved { index });
+        }
+        if !y.is_finite() {
+            return Err(ModelError::NonFinite {
+                what: format!("observed value at candidate {index}"),
+                value: y,
+            });
+        }
+        let n = self.obs.len();
+        let noise = self.kernel.hyper.noise;
+        let shift = if n == 0 { y } else { self.shift };
+        let x_new = &self.cands[index * self.dims..(index + 1) * self.dims];
+
+        // l = L⁻¹ k(X, x_new) is column `index` of V.
+        self.l.clear();
+        self.l.extend(self.rows.iter().map(|row| row[index]));
+        let l = &self.l;
+        let diag = self.prep.eval(x_new, x_new) + noise;
+        let pivot = diag - l.iter().map(|v| v * v).sum::<f64>();
+        let threshold = PIVOT_THRESHOLD * diag;
+        let mut jittered = false;
+        let pivot = if pivot > threshold {
+            pivot
+        } else {
+            let mut last = (pivot, 0.0);
+            let found = pivot.is_finite()
+                && jitter_sequence(noise, self.kernel.prior_variance()).any(|j| {
+                    last = (pivot + j, j);
+                    last.0 > threshold
+                });
+            if !found {
+                return Err(ModelError::NotPositiveDefinite {
+                    row: n,
+                    pivot: last.0,
+                    max_jitter: last.1,
+                });
+            }
+            jittered = true;
+            last.0
+        };
+        let l_nn = pivot.sqrt();
+        let dot = |z: &[f64]| l.iter().zip(z).map(|(a, b)| a * b).sum::<f64>();
+        let zy_new = ((y - shift) - dot(&self.z_y)) / l_nn;
+        let z1_new = (1.0 - dot(&self.z_1)) / l_nn;
+
+        // One pass over V: the new row, and the accumulators.
+        let mut w = vec![0.0; self.m];
+        let ctx = UpdateCtx {
+            prep: &self.prep,
+            cands: &self.cands,
+            dims: self.dims,
+            x_new,
+            rows: &self.rows,
+            l,
+            l_nn,
+            zy_new,
+            z1_new,
+        };
+        if self.m >= PARALLEL_MIN {
+            w.par_chunks_mut(CHUNK)
+                .zip(self.a.par_chunks_mut(CHUNK))
+                .zip(self.b.par_chunks_mut(CHUNK))
+                .zip(self.r.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, (((w, a), b), r))| ctx.update(c * CHUNK, w, a, b, r));
+        } else {
+            w.chunks_mut(CHUNK)
+                .zip(self.a.chunks_mut(CHUNK))
+                .zip(self.b.chunks_mut(CHUNK))
+                .zip(self.r.chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, (((w, a), b), r))| ctx.update(c * CHUNK, w, a, b, r));
+        }
+
+        self.rows.push(w);
+        self.z_y.push(zy_new);
+        self.z_1.push(z1_new);
+        self.log_diag += l_nn.ln();
+        self.shift = shift;
+        self.observed[index] = true;
+        self.obs.push(index);
+        self.ys.push(y);
+        (self.y_mean, self.y_std) = normalisation(&self.ys);
+        if jittered {
+            self.jitter_events += 1;
+        }
+        Ok(())
+    }
+
+    /// Number of observations so far.
+    pub fn len(&self) -> usize {
+        self.obs.len()
+    }
+
+    /// True when nothing has been observed yet.
+    pub fn is_empty(&self) -> bool {
+        self.obs.is_empty()
+    }
+
+    /// Number of candidates `m`.
+    pub fn num_candidates(&self) -> usize {
+        self.m
+    }
+
+    /// Dimension of the candidates.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The current kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Candidate indices observed so far, in order.
+    pub fn observed_indices(&self) -> &[usize] {
+        &self.obs
+    }
+
+    /// Observed values, in the order of [`observed_indices`](CandidateGp::observed_indices).
+    pub fn observed_values(&self) -> &[f64] {
+        &self.ys
+    }
+
+    /// Whether candidate `j` has been observed (false when out of range).
+    pub fn is_observed(&self, j: usize) -> bool {
+        self.observed.get(j).copied().unwrap_or(false)
+    }
+
+    /// Posterior mean at candidate `j`, in `y` units (NaN if `j` is out of range).
+    pub fn mean(&self, j: usize) -> f64 {
+        match (self.a.get(j), self.b.get(j)) {
+            (Some(&a), Some(&b)) => self.y_mean + a - (self.y_mean - self.shift) * b,
+            _ => f64::NAN,
+        }
+    }
+
+    /// Posterior variance at candidate `j`, in `y` units, `>= 0` (NaN if out of range).
+    pub fn variance(&self, j: usize) -> f64 {
+        match self.r.get(j) {
+            Some(&r) => self.y_std * self.y_std * (self.kernel.prior_variance() - r).max(0.0),
+            None => f64::NAN,
+        }
+    }
+
+    /// Posterior means at all candidates (in parallel when there are many).
+    pub fn means(&self) -> Vec<f64> {
+        let (ym, dy) = (self.y_mean, self.y_mean - self.shift);
+        let f = |(&a, &b): (&f64, &f64)| ym + a - dy * b;
+        if self.m >= PARALLEL_MIN {
+            self.a.par_iter().zip(&self.b).map(f).collect()
+        } else {
+            self.a.iter().zip(&self.b).map(f).collect()
+        }
+    }
+
+    /// Posterior variances at all candidates (in parallel when there are many).
+    pub fn variances(&self) -> Vec<f64> {
+        let (s2, k0) = (self.y_std * self.y_std, self.kernel.prior_variance());
+        let f = |&r: &f64| s2 * (k0 - r).max(0.0);
+        if self.m >= PARALLEL_MIN {
+            self.r.par_iter().map(f).collect()
+        } else {
+            self.r.iter().map(f).collect()
+        }
+    }
+
+    /// Log marginal likelihood of the normalised observations, as
+    /// [`DenseGp::log_marginal_likelihood`](crate::DenseGp::log_marginal_likelihood)
+    /// reports it (0 with no observations). `O(n)`.
+    pub fn log_marginal_likelihood(&self) -> f64 {
+        let n = self.obs.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let dy = self.y_mean - self.shift;
+        let fit: f64 = self
+            .z_y
+            .iter()
+            .zip(&self.z_1)
+            .map(|(zy, z1)| {
+                let t = (zy - dy * z1) / self.y_std;
+                t * t
+            })
+            .sum();
+        -0.5 * fit - self.log_diag - 0.5 * n as f64 * (2.0 * std::f64::consts::PI).ln()
+    }
+
+    /// How many observations needed extra jitter on their diagonal entry, in the current
+    /// factorisation (reset and recounted by [`rebuild`](CandidateGp::rebuild)).
+    pub fn jitter_events(&self) -> usize {
+        self.jitter_events
+    }
+
+    /// Recomputes everything from scratch with a new kernel (e.g. fitted
+    /// hyperparameters), replaying the observations in order; `O(n²·m)`.
+    ///
+    /// On error the model is left unchanged.
+    pub fn rebuild(&mut self, kernel: Kernel) -> Result<(), ModelError> {
+        let mut fresh = CandidateGp::new(kernel, self.cands.clone(), self.dims)?;
+        for (&j, &y) in self.obs.iter().zip(&self.ys) {
+            fresh.observe(j, y)?;
+        }
+        *self = fresh;
+        Ok(())
+    }
+}
+
+/// Everything the per-chunk update reads.
+struct UpdateCtx<'a> {
+    prep: &'a Prepared,
+    cands: &'a [f64],
+    dims: usize,
+    x_new: &'a [f64],
+    rows: &'a [Vec<f64>],
+    l: &'a [f64],
+    l_nn: f64,
+    zy_new: f64,
+    z1_new: f64,
+}
+
+impl UpdateCtx<'_> {
+    /// Computes the new row of `V` for candidates `j0..j0 + w.len()` into `w` and adds
+    /// its contributions to `a`, `b`, `r` (all four slices have the chunk's length).
+    fn update(&self, j0: usize, w: &mut [f64], a: &mut [f64], b: &mut [f64], r: &mut [f64]) {
+        let len = w.len();
+        let pts = &self.cands[j0 * self.dims..(j0 + len) * self.dims];
+        for (wj, x) in w.iter_mut().zip(pts.chunks_exact(self.dims)) {
+            *wj = self.prep.eval(self.x_new, x);
+        }
+        let seg = |i: usize| &self.rows[i][j0..j0 + len];
+        let mut quads = self.l.chunks_exact(4);
+        let mut i = 0;
+        for q in quads.by_ref() {
+            let (r0, r1, r2, r3) = (seg(i), seg(i + 1), seg(i + 2), seg(i + 3));
+            for ((((wj, v0), v1), v2), v3) in w.iter_mut().zip(r0).zip(r1).zip(r2).zip(r3) {
+                *wj -= (q[0] * v0 + q[1] * v1) + (q[2] * v2 + q[3] * v3);
+            }
+            i += 4;
+        }
+        for &li in quads.remainder() {
+            for (wj, v) in w.iter_mut().zip(seg(i)) {
+                *wj -= li * v;
+            }
+            i += 1;
+        }
+        for (((wj, aj), bj), rj) in w.iter_mut().zip(a).zip(b).zip(r) {
+            *wj /= self.l_nn;
+            *aj += *wj * self.zy_new;
+            *bj += *wj * self.z1_new;
+            *rj += *wj * *wj;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DenseGp;
+    use crate::kernel::KernelKind;
+
+    #[test]
+    fn prior_before_observations() {
+        let mut k = Kernel::new(KernelKind::Rbf, 1.0);
+        k.hyper.output_scale = 2.5;
+        let gp = CandidateGp::new(k, vec![0.0, 1.0, 2.0], 1).unwrap();
+        assert!(gp.is_empty());
+        assert_eq!(gp.means(), vec![0.0; 3]);
+        assert_eq!(gp.variances(), vec![2.5; 3]);
+        assert_eq!(gp.log_marginal_likelihood(), 0.0);
+    }
+
+    #[test]
+    fn matches_dense_small() {
+        let cands: Vec<f64> = (0..7)
+            .flat_map(|i| [i as f64 * 0.3, (i * i) as f64 * 0.05])
+            .collect();
+        let kernel = Kernel::new(KernelKind::Matern32, 0.7);
+        let mut gp = CandidateGp::new(kernel.clone(), cands.clone(), 2).unwrap();
+        let pts: Vec<Vec<f64>> = cands.chunks(2).map(<[f64]>::to_vec).collect();
+        let order = [3, 0, 6, 1];
+        let ys = [1003.0, 998.5, 1001.25, 1000.0];
+        for (t, (&j, &y)) in order.iter().zip(&ys).enumerate() {
+            gp.observe(j, y).unwrap();
+            let xs: Vec<Vec<f64>> = order[..=t].iter().map(|&j| pts[j].clone()).collect();
+            let dense = DenseGp::fit(&kernel, &xs, &ys[..=t]).unwrap();
+            for (j, (m, v)) in dense.predict(&pts).into_iter().enumerate() {
+                assert!((gp.mean(j) - m).abs() < 1e-9 * m.abs(), "{t} {j}");
+                assert!((gp.variance(j) - v).abs() < 1e-9, "{t} {j}");
+            }
+            let (a, b) = (
+                gp.log_marginal_likelihood(),
+                dense.log_marginal_likelihood(),
+            );
+            assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} {b}");
+        }
+    }
+
+    #[test]
+    fn bad_input() {
+        let k = Kernel::new(KernelKind::Matern52, 1.0);
+        assert!(CandidateGp::new(k.clone(), vec![0.0; 5], 2).is_err());
+        assert!(CandidateGp::new(k.clone(), vec![0.0; 4], 0).is_err());
+        assert!(CandidateGp::new(k.clone(), vec![0.0, f64::NAN], 1).is_err());
+        let mut bad = k.clone();
+        bad.hyper.lengthscales = vec![1.0, 1.0, 1.0];
+        assert!(CandidateGp::new(bad.clone(), vec![0.0; 4], 2).is_err());
+        let mut gp = CandidateGp::new(k.clone(), vec![0.0, 1.0, 2.0], 1).unwrap();
+        assert_eq!(
+            gp.observe(3, 1.0),
+            Err(ModelError::IndexOutOfRange { index: 3, len: 3 })
+        );
+        assert!(matches!(
+            gp.observe(0, f64::NAN),
+            Err(ModelError::NonFinite { .. })
+        ));
+        gp.observe(0, 1.0).unwrap();
+        assert_eq!(
+            gp.observe(0, 2.0),
+            Err(ModelError::AlreadyObserved { index: 0 })
+        );
+        assert_eq!(gp.len(), 1);
+        assert!(gp.mean(3).is_nan() && gp.variance(3).is_nan());
+        // A failed rebuild leaves the model untouched.
+        assert!(gp.rebuild(bad).is_err());
+        assert_eq!(gp.len(), 1);
+        assert_eq!(gp.kernel(), &k);
+    }
+
+    #[test]
+    fn exact_duplicates_trigger_jitter() {
+        let mut k = Kernel::new(KernelKind::Rbf, 1.0);
+        k.hyper.noise = 0.0;
+        // Candidates 0, 1 and 2 coincide; 3 is 1e-9 away.
+        let cands = vec![0.5, 0.5, 0.5, 0.5 + 1e-9, 2.0];
+        let mut gp = CandidateGp::new(k, cands, 1).unwrap();
+        gp.observe(0, 1.0).unwrap();
+        assert_eq!(gp.jitter_events(), 0);
+        gp.observe(1, 1.2).unwrap();
+        gp.observe(2, 0.9).unwrap();
+        gp.observe(3, 1.1).unwrap();
+        gp.observe(4, 3.0).unwrap();
+        assert!(gp.jitter_events() >= 3, "{}", gp.jitter_events());
+        for (m, v) in gp.means().into_iter().zip(gp.variances()) {
+            assert!(m.is_finite() && v.is_finite() && v >= 0.0);
+            assert!(m > 0.0 && m < 4.0, "{m}");
+        }
+        assert!(gp.log_marginal_likelihood().is_finite());
+    }
+
+    #[test]
+    fn rebuild_matches_fresh() {
+        let cands: Vec<f64> = (0..20).map(|i| (i as f64 * 0.37).sin()).collect();
+        let mut gp = CandidateGp::new(Kernel::new(KernelKind::Rbf, 0.3), cands.clone(), 1).unwrap();
+        for (j, y) in [(2, 1.0), (5, -2.0), (11, 0.5)] {
+            gp.observe(j, y).unwrap();
+        }
+        let k2 = Kernel::new(KernelKind::Matern52, 0.8);
+        gp.rebuild(k2.clone()).unwrap();
+        let mut fresh = CandidateGp::new(k2, cands, 1).unwrap();
+        for (j, y) in [(2, 1.0), (5, -2.0), (11, 0.5)] {
+            fresh.observe(j, y).unwrap();
+        }
+        assert_eq!(gp.means(), fresh.means());
+        assert_eq!(gp.variances(), fresh.variances());
+        assert_eq!(gp.observed_indices(), &[2, 5, 11]);
+    }
+
+    #[test]
+    fn parallel_path_matches_serial_formula() {
+        // m above PARALLEL_MIN exercises the rayon path; compare against DenseGp.
+        let m = PARALLEL_MIN + 37;
+        let cands: Vec<f64> = (0..m * 2)
+            .map(|i| ((i as f64) * 0.618_033_988_7).fract())
+            .collect();
+        let kernel = Kernel::new(KernelKind::Matern52, 0.4);
+        let mut gp = CandidateGp::new(kernel.clone(), cands.clone(), 2).unwrap();
+        let order = [5usize, 1000, 4000, 77, m - 1];
+        let ys = [3.0, 1.0, 2.0, 5.0, 4.5];
+        for (&j, &y) in order.iter().zip(&ys) {
+            gp.observe(j, y).unwrap();
+        }
+        let pts: Vec<Vec<f64>> = cands.chunks(2).map(<[f64]>::to_vec).collect();
+        let xs: Vec<Vec<f64>> = order.iter().map(|&j| pts[j].clone()).collect();
+        let dense = DenseGp::fit(&kernel, &xs, &ys).unwrap();
+        let (means, vars) = (gp.means(), gp.variances());
+        for (j, (mu, var)) in dense.predict(&pts).into_iter().enumerate() {
+            assert!((means[j] - mu).abs() < 1e-9 * mu.abs().max(1.0));
+            assert!((vars[j] - var).abs() < 1e-9);
+            assert_eq!(means[j], gp.mean(j));
+            assert_eq!(vars[j], gp.variance(j));
+        }
+    }
+}

@@ -1,0 +1,207 @@
+use std::collections::BTreeSet;
+
+use ktune_core::{
+    Budget, CoreError, Direction, FailureKind, Metric, Outcome, Runner, Timings, Tuner,
+};
+use ktune_space::Parameter;
+use rand::SeedableRng;
+
+use super::*;
+
+#[test]
+fn contextual_variance_matches_hand_computed_values() {
+    // λ = (σ̄² / (μs / f⁺)) / σ̄²_s = (0.5 / (10 / 5)) / 2 = 0.125
+    assert!((contextual_variance(0.5, 10.0, 5.0, 2.0) - 0.125).abs() < 1e-15);
+    // No improvement yet: μs / f⁺ = 1, so λ = σ̄² / σ̄²_s.
+    assert!((contextual_variance(0.3, 4.0, 4.0, 0.6) - 0.5).abs() < 1e-15);
+    // Negative values (a maximised objective): improvement is f⁺ / μs = -8 / -4 = 2.
+    assert!((contextual_variance(1.0, -4.0, -8.0, 1.0) - 0.5).abs() < 1e-15);
+}
+
+#[test]
+fn discounted_scores_match_hand_computed_values() {
+    // 3·0.75² + 2·0.75 + 1
+    assert!((discounted_score(&[3.0, 2.0, 1.0], 0.75) - 4.1875).abs() < 1e-15);
+    // 0.65 (multi): 5·0.65 + 7
+    assert!((discounted_score(&[5.0, 7.0], 0.65) - 10.25).abs() < 1e-15);
+    assert_eq!(discounted_score(&[], 0.75), 0.0);
+}
+
+#[test]
+fn acquisition_functions_match_hand_computed_values() {
+    // EI at μ = f⁺, σ = 1, λ = 0: σ φ(0) = 0.3989422804014327 (negated: smaller is better).
+    assert!(
+        (acquisition_score(Acquisition::Ei, 1.0, 1.0, 1.0, 0.0) + 0.398_942_280_401_432_7).abs()
+            < 1e-12
+    );
+    // PI is scored as Φ(-(f⁺ - λ - μ)/(σ + 1e-9)) (Kernel Tuner's guard against σ = 0).
+    assert!(
+        (acquisition_score(Acquisition::Poi, 2.0, 1.0, 1.0, 0.0) - 0.841_344_746_068_542_9).abs()
+            < 1e-9
+    );
+    // LCB: μ - λσ.
+    assert_eq!(acquisition_score(Acquisition::Lcb, 2.0, 0.5, 0.0, 2.0), 1.0);
+    // A lower mean is a better EI score at equal σ.
+    assert!(
+        acquisition_score(Acquisition::Ei, 0.5, 1.0, 1.0, 0.01)
+            < acquisition_score(Acquisition::Ei, 1.5, 1.0, 1.0, 0.01)
+    );
+}
+
+/// A smooth function of three parameters with a failing stripe.
+struct Landscape(Vec<Metric>);
+
+impl Runner for Landscape {
+    fn name(&self) -> &str {
+        "landscape"
+    }
+    fn metrics(&self) -> &[Metric] {
+        &self.0
+    }
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        Ok(configs
+            .iter()
+            .map(|c| {
+                let v = space.values(c);
+                let (x, y, z) = (
+                    v[0].as_f64().unwrap(),
+                    v[1].as_f64().unwrap(),
+                    v[2].as_f64().unwrap(),
+                );
+                if (x as i64) % 5 == 4 {
+                    Outcome::failed(FailureKind::Runtime, "stripe", Timings::default())
+                } else {
+                    Outcome::ok(
+                        vec![(x - 13.0).powi(2) + 0.5 * (y - 6.0).powi(2) + z + 2.0],
+                        Timings::default(),
+                    )
+                }
+            })
+            .collect())
+    }
+}
+
+fn space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::integer_range("x", 0, 24, 1).unwrap(),
+            Parameter::integer_range("y", 0, 15, 1).unwrap(),
+            Parameter::integer("z", [0, 1]).unwrap(),
+            Parameter::integer("fixed", [7]).unwrap(),
+        ],
+        &["x + y <= 30"],
+    )
+    .unwrap()
+}
+
+fn run(spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
+    let space = space();
+    let mut runner = Landscape(vec![Metric::new("f", Direction::Minimize)]);
+    let (_, mut s) = crate::create_spec(spec).unwrap();
+    Tuner::new(
+        &space,
+        &mut runner,
+        Budget {
+            max_evaluations: Some(budget),
+            ..Budget::default()
+        },
+    )
+    .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+    .unwrap()
+}
+
+#[test]
+fn never_proposes_an_evaluated_or_invalid_configuration_and_is_deterministic() {
+    let space = space();
+    for spec in [
+        "bayes_opt",
+        "bayes_opt:method=multi",
+        "bayes_opt:method=ei:exploration=0.01",
+        "bayes_opt:method=lcb:kernel=rbf",
+    ] {
+        let a = run(spec, 3, 80);
+        assert_eq!(a.records.len(), 80, "{spec}");
+        let configs: Vec<_> = a.records.iter().map(|r| r.config.clone()).collect();
+        assert!(configs.iter().all(|c| space.contains(c)), "{spec}");
+        assert_eq!(
+            configs.iter().collect::<BTreeSet<_>>().len(),
+            configs.len(),
+            "{spec} repeated"
+        );
+        let b = run(spec, 3, 80);
+        assert_eq!(
+            configs,
+            b.records
+                .iter()
+                .map(|r| r.config.clone())
+                .collect::<Vec<_>>(),
+            "{spec}"
+        );
+    }
+}
+
+#[test]
+fn the_initial_sample_replaces_failures_until_it_is_complete() {
+    // The first 20 valid observations come before any model-guided proposal: count the
+    // failures among the first evaluations and check 20 valid ones precede the 21st valid.
+    let r = run("bayes_opt:initial_samples=20", 5, 60);
+    let failures_in_initial = r
+        .records
+        .iter()
+        .scan(0usize, |valid, rec| {
+            if *valid >= 20 {
+                return None;
+            }
+            if rec.outcome.objective().is_some() {
+                *valid += 1;
+            }
+            Some(rec.outcome.failure().is_some())
+        })
+        .filter(|f| *f)
+        .count();
+    assert!(
+        failures_in_initial > 0,
+        "the stripe should hit the initial sample"
+    );
+    let valid = r
+        .records
+        .iter()
+        .filter(|r| r.outcome.objective().is_some())
+        .count();
+    assert!(valid >= 20);
+}
+
+#[test]
+fn finds_the_optimum_of_a_smooth_landscape_quickly() {
+    // Optimum (13, 6, 0) = 2.0; 400 valid configurations.
+    let mut found = 0;
+    for seed in 0..5 {
+        let r = run("bayes_opt", seed, 60);
+        if r.best().and_then(|b| b.outcome.objective()) == Some(2.0) {
+            found += 1;
+        }
+    }
+    assert!(
+        found >= 4,
+        "found the optimum in {found} of 5 runs within 60 evaluations"
+    );
+}
+
+#[test]
+fn options_are_validated() {
+    for bad in [
+        "bayes_opt:method=thompson",
+        "bayes_opt:exploration=much",
+        "bayes_opt:kernel=linear",
+        "bayes_opt:discount_factor=1.5",
+        "bayes_opt:initial_samples=0",
+        "bayes_opt:initial_sampling=sobol",
+    ] {
+        assert!(crate::create_spec(bad).is_err(), "{bad}");
+    }
+    assert!(crate::create_spec("bayes_opt:exploration=0.01:lengthscale=2").is_ok());
+}
