@@ -10,13 +10,15 @@
 //! ([`ktune_model::CandidateGp`]).
 //!
 //! The search starts with a maximin Latin hypercube sample of 20 valid configurations (failed
-//! ones are replaced by random valid configurations until the sample is complete). Then, per
-//! round, the acquisition functions in order (EI, PI, LCB by default) each propose one
-//! configuration; `advanced_multi` (the default) judges them by discounted observation scores
+//! ones are replaced by random valid configurations until the sample is complete). Then the
+//! acquisition functions (EI, PI, LCB by default) take turns; `advanced_multi` (the default)
+//! proposes one configuration per evaluation, round-robin, each on the posterior updated with
+//! every observation so far (the paper's "one acquisition function per function evaluation";
+//! the incremental update makes this cheap), and judges the functions by discounted observation scores
 //! (discount 0.75, failed observations counted as the median of the valid ones), drops one that
 //! is repeatedly more than 10% worse than the mean and promotes one that is repeatedly 10%
-//! better; `multi` (discount 0.65) drops functions that keep proposing the same configuration
-//! as another. The exploration factor is the contextual variance of section III-F,
+//! better; `multi` (discount 0.65) lets every function propose from the same posterior each
+//! round and drops functions that keep proposing the same configuration as another. The exploration factor is the contextual variance of section III-F,
 //! `λ = (σ̄² / (μ_s / f⁺)) / σ̄²_s`, or a constant.
 //!
 //! For spaces larger than `candidate_limit` (default 10^6) the acquisition is evaluated each
@@ -246,6 +248,8 @@ struct State {
     var_s: f64,
     /// Acquisition functions still in use (indices into `acquisition_order`).
     active: Vec<usize>,
+    /// Advanced multi: the position of the next function in the round-robin over `active`.
+    cursor: usize,
     /// Observations credited to each acquisition function.
     af_obs: Vec<Vec<f64>>,
     worse: Vec<usize>,
@@ -390,6 +394,7 @@ impl BayesianOptimization {
             mu_s: 0.0,
             var_s: 0.0,
             active: (0..n_af).collect(),
+            cursor: 0,
             af_obs: vec![Vec::new(); n_af],
             worse: vec![0; n_af],
             better: vec![0; n_af],
@@ -603,7 +608,14 @@ impl BayesianOptimization {
         };
         let mut taken: Vec<usize> = Vec::new();
         let mut out = Vec::new();
-        for &a in &st.active {
+        // Advanced multi is round-robin: one function per evaluation, each on the posterior
+        // updated with every observation so far (cheap here, as the update is incremental).
+        let turn: Vec<usize> = if self.opts.method == Method::AdvancedMulti {
+            vec![st.active[st.cursor % st.active.len()]]
+        } else {
+            st.active.clone()
+        };
+        for &a in &turn {
             let af = functions[a];
             let exclude = self.opts.method == Method::AdvancedMulti;
             let mut arg = usize::MAX;
@@ -837,7 +849,16 @@ impl Strategy for BayesianOptimization {
                 st.round.push((a, o.value));
             }
         }
-        if st.pending.is_empty() && !st.round.is_empty() {
+        if self.opts.method == Method::AdvancedMulti {
+            if st.pending.is_empty() && !st.round.is_empty() {
+                st.cursor += 1;
+                if st.cursor >= st.active.len() {
+                    st.cursor = 0;
+                    st.round_duplicates.clear();
+                    self.judge_round(&mut st, &[]);
+                }
+            }
+        } else if st.pending.is_empty() && !st.round.is_empty() {
             let dups = std::mem::take(&mut st.round_duplicates);
             // Multi: duplicates get the observation of the function they duplicated.
             let mut round = st.round.clone();
