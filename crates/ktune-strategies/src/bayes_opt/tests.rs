@@ -205,3 +205,74 @@ fn options_are_validated() {
     }
     assert!(crate::create_spec("bayes_opt:exploration=0.01:lengthscale=2").is_ok());
 }
+
+#[test]
+fn spaces_over_the_candidate_limit_are_scored_on_samples() {
+    let space = space();
+    let a = run("bayes_opt:candidate_limit=100:sample_size=50", 2, 60);
+    let configs: Vec<_> = a.records.iter().map(|r| r.config.clone()).collect();
+    assert_eq!(configs.len(), 60);
+    assert!(configs.iter().all(|c| space.contains(c)));
+    assert_eq!(configs.iter().collect::<BTreeSet<_>>().len(), 60);
+    let b = run("bayes_opt:candidate_limit=100:sample_size=50", 2, 60);
+    assert_eq!(
+        configs,
+        b.records
+            .iter()
+            .map(|r| r.config.clone())
+            .collect::<Vec<_>>()
+    );
+    // Still better than chance: the best of 60 is near the optimum (2.0) of a 400-point space.
+    assert!(a.best().and_then(|r| r.outcome.objective()).unwrap() <= 4.0);
+}
+
+/// The landscape's objective as a rate to maximise (1000 / f).
+struct Rate(Landscape);
+
+impl Runner for Rate {
+    fn name(&self) -> &str {
+        "rate"
+    }
+    fn metrics(&self) -> &[Metric] {
+        self.0.metrics()
+    }
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        Ok(self
+            .0
+            .evaluate(space, configs)?
+            .into_iter()
+            .map(|o| match o {
+                Outcome::Ok { values, timings } => Outcome::ok(vec![1000.0 / values[0]], timings),
+                failed => failed,
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn a_maximised_objective_works_too() {
+    let space = space();
+    let mut found = 0;
+    for seed in 0..5 {
+        let mut runner = Rate(Landscape(vec![Metric::new("GFLOP/s", Direction::Maximize)]));
+        let (_, mut s) = crate::create_spec("bayes_opt").unwrap();
+        let r = Tuner::new(
+            &space,
+            &mut runner,
+            Budget {
+                max_evaluations: Some(60),
+                ..Budget::default()
+            },
+        )
+        .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+        .unwrap();
+        if r.best().and_then(|b| b.outcome.objective()) == Some(500.0) {
+            found += 1;
+        }
+    }
+    assert!(found >= 4, "found the maximum in {found} of 5 runs");
+}
