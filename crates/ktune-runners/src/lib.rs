@@ -1,9 +1,13 @@
 //! Runners, one file each, all behind [`ktune_core::Runner`].
 //!
+//! - [`command`]: compiles and runs external programs, one configuration at a time, with
+//!   timeouts that kill the process group, parsing the objective from their output.
 //! - [`simulate`]: replays a brute-forced Kernel Tuner cache file, with a simulated clock
 //!   (the BO paper's simulation mode), so strategies can be compared without a GPU.
 #![deny(missing_docs)]
 
+pub mod command;
 pub mod simulate;
 
+pub use command::{CommandError, CommandRunner, CommandSpec, CommandTemplate, ObjectiveSpec};
 pub use simulate::{Simulation, SimulationError, SimulationRunner};

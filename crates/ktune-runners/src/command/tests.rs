@@ -1,0 +1,242 @@
+//! The command runner against real programs compiled with the system gcc.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ktune_space::{Parameter, SearchSpace};
+
+use super::*;
+
+/// MODE 0: prints a time; 1: does not compile; 2: crashes; 3: hangs (with a child that hangs
+/// too); 4: prints no time; 5: exits with 3. SIZE scales the printed time.
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <signal.h>
+#include <unistd.h>
+#if MODE == 1
+#error "tile size too large for this register file"
+#endif
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 0;
+    const char *env = getenv("KTUNE_size");
+    if (MODE == 2) raise(SIGSEGV);
+    if (MODE == 3) { fork(); for (;;) sleep(1); }
+    if (MODE == 4) { printf("no measurement today\n"); return 0; }
+    if (MODE == 5) { fprintf(stderr, "bad input\n"); return 3; }
+    printf("warming up\ntime: %d.5 ms\n", n * 10);
+    printf("{\"time\": %d.25, \"env\": \"%s\"}\n", n, env ? env : "");
+    return 0;
+}
+"#;
+
+fn space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::integer_range("MODE", 0, 5, 1).unwrap(),
+            Parameter::integer("size", [1, 2, 3]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap()
+}
+
+fn spec(extra: &str) -> CommandSpec {
+    let text = format!(
+        "compile = [\"gcc\", \"-O1\", \"bench.c\", \"-o\", \"{{build_dir}}/bench\"]\nrun = [\"{{build_dir}}/bench\", \"{{size}}\"]\ndefines = true\nrun_timeout = 1.0\nobjective = {{ regex = 'time: (?P<value>[0-9.]+) ms' }}\n{extra}"
+    );
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn dir_with_program() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bench.c"), PROGRAM).unwrap();
+    dir
+}
+
+fn config(space: &SearchSpace, mode: i64, size: i64) -> Configuration {
+    space
+        .configuration_of(&[Value::Int(mode), Value::Int(size)])
+        .unwrap()
+}
+
+#[test]
+fn every_kind_of_failure_is_recorded_and_tuning_goes_on() {
+    let dir = dir_with_program();
+    let space = space();
+    let mut runner = CommandRunner::new(&spec("jobs = 2"), &space, dir.path()).unwrap();
+    let configs: Vec<Configuration> = (0..6).map(|m| config(&space, m, 2)).collect();
+    let started = Instant::now();
+    let out = runner.evaluate(&space, &configs).unwrap();
+    // The hang is killed at its 1 s timeout, child process included.
+    assert!(started.elapsed().as_secs_f64() < 30.0);
+    assert_eq!(out[0].objective(), Some(20.5), "{:?}", out[0]);
+    assert!(out[0].timings().compile > 0.0 && out[0].timings().benchmark > 0.0);
+    let reason = |o: &Outcome| match o {
+        Outcome::Failed { reason, .. } => reason.clone(),
+        Outcome::Ok { .. } => String::new(),
+    };
+    assert_eq!(out[1].failure(), Some(FailureKind::Compile));
+    assert!(
+        reason(&out[1]).contains("tile size too large"),
+        "{}",
+        reason(&out[1])
+    );
+    assert_eq!(out[2].failure(), Some(FailureKind::Runtime));
+    assert!(reason(&out[2]).contains("signal 11"), "{}", reason(&out[2]));
+    assert_eq!(out[3].failure(), Some(FailureKind::Timeout));
+    assert!(reason(&out[3]).contains("killed"), "{}", reason(&out[3]));
+    assert_eq!(out[4].failure(), Some(FailureKind::Runtime));
+    assert!(
+        reason(&out[4]).contains("could not read `time`")
+            && reason(&out[4]).contains("no measurement today"),
+        "{}",
+        reason(&out[4])
+    );
+    assert_eq!(out[5].failure(), Some(FailureKind::Runtime));
+    assert!(
+        reason(&out[5]).contains("exited with 3") && reason(&out[5]).contains("bad input"),
+        "{}",
+        reason(&out[5])
+    );
+    // Each configuration built in its own directory.
+    assert!(
+        dir.path()
+            .join(".ktune/build")
+            .join(space.rank(&configs[0]).unwrap().to_string())
+            .join("bench")
+            .exists()
+    );
+}
+
+#[test]
+fn the_process_group_is_killed_on_timeout() {
+    let dir = dir_with_program();
+    let space = space();
+    let mut runner = CommandRunner::new(&spec(""), &space, dir.path()).unwrap();
+    let hang = config(&space, 3, 1);
+    runner.evaluate(&space, &[hang]).unwrap();
+    // No process of the hanging program (or its forked child) survives the timeout.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let build = dir.path().join(".ktune/build").display().to_string();
+    let survivors = std::process::Command::new("pgrep")
+        .args(["-f", &build])
+        .output()
+        .unwrap();
+    assert!(
+        survivors.stdout.is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&survivors.stdout)
+    );
+}
+
+#[test]
+fn objectives_from_json_lines_wall_time_and_repetitions() {
+    let dir = dir_with_program();
+    let space = space();
+    let mut s = spec("env = true\nwarmup = 1\nrepeat = 3");
+    s.objective = ObjectiveSpec {
+        json_key: Some("time".into()),
+        regex: None,
+        ..ObjectiveSpec::default()
+    };
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    let out = runner.evaluate(&space, &[config(&space, 0, 3)]).unwrap();
+    assert_eq!(out[0].objective(), Some(3.25));
+    let stdout = std::fs::read_to_string(
+        dir.path()
+            .join(".ktune/build")
+            .join(space.rank(&config(&space, 0, 3)).unwrap().to_string())
+            .join("run.stdout"),
+    )
+    .unwrap();
+    assert!(
+        stdout.contains("\"env\": \"3\""),
+        "KTUNE_size reaches the program: {stdout}"
+    );
+
+    let mut s = spec("");
+    s.objective = ObjectiveSpec::default();
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    let out = runner.evaluate(&space, &[config(&space, 0, 1)]).unwrap();
+    let wall = out[0].objective().unwrap();
+    assert!(wall > 0.0 && wall < 5.0, "{wall}");
+}
+
+#[test]
+fn string_templates_split_without_a_shell_unless_asked() {
+    let dir = dir_with_program();
+    let space = space();
+    let s: CommandSpec = toml::from_str(
+        "compile = \"gcc -O1 bench.c -o '{build_dir}/bench'\"\nrun = \"'{build_dir}/bench' {size}\"\ndefines = true\nobjective = { regex = 'time: (?P<value>[0-9.]+)' }\n",
+    )
+    .unwrap();
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    assert_eq!(
+        runner.evaluate(&space, &[config(&space, 0, 1)]).unwrap()[0].objective(),
+        Some(10.5)
+    );
+    // With a shell, pipes and redirections work.
+    let s: CommandSpec = toml::from_str(
+        "shell = true\ncompile = \"gcc -O1 bench.c -o {build_dir}/bench\"\nrun = \"{build_dir}/bench {size} | grep time: | head -n 1\"\ndefines = true\nobjective = { regex = 'time: (?P<value>[0-9.]+)' }\n",
+    )
+    .unwrap();
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    assert_eq!(
+        runner.evaluate(&space, &[config(&space, 0, 3)]).unwrap()[0].objective(),
+        Some(30.5)
+    );
+    assert_eq!(
+        runner.placeholders().into_iter().collect::<Vec<_>>(),
+        vec!["size".to_string()]
+    );
+}
+
+fn setup_error(text: &str, dir: &Path) -> String {
+    let s: CommandSpec = toml::from_str(text).unwrap();
+    match CommandRunner::new(&s, &space(), dir) {
+        Ok(_) => panic!("expected an error for {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_specs_are_clear_errors() {
+    let dir = dir_with_program();
+    let d = dir.path();
+    assert!(setup_error("compile = [\"gcc\"]", d).contains("no `run` command"));
+    let e = setup_error("run = [\"./x\", \"{tile}\"]", d);
+    assert!(
+        e.contains("`{tile}`") && e.contains("run command") && e.contains("MODE, size"),
+        "{e}"
+    );
+    let e = setup_error(
+        "compile = [\"gcc-that-is-not-here\", \"a.c\"]\nrun = [\"{build_dir}/a\"]",
+        d,
+    );
+    assert!(
+        e.contains("compile program `gcc-that-is-not-here` was not found"),
+        "{e}"
+    );
+    let e = setup_error("run = [\"./missing-program\"]", d);
+    assert!(
+        e.contains("run program `./missing-program` was not found"),
+        "{e}"
+    );
+    let e = setup_error(
+        "run = [\"{build_dir}/a\"]\nobjective = { regex = 'time: ([0-9.]+)' }",
+        d,
+    );
+    assert!(e.contains("named group `value`"), "{e}");
+    let e = setup_error(
+        "run = [\"{build_dir}/a\"]\nobjective = { regex = 'time: (?P<value>[0-9.]+' }",
+        d,
+    );
+    assert!(e.contains("objective regex"), "{e}");
+    let e = setup_error("run = [\"{build_dir}/a\"]\nrepeat = 0", d);
+    assert!(e.contains("`repeat`"), "{e}");
+    let e = setup_error("run = \"'{build_dir}/a\"", d);
+    assert!(e.contains("unbalanced quotes"), "{e}");
+    let e = setup_error("run = [\"{build_dir}/a}\"]", d);
+    assert!(e.contains("unmatched `}`"), "{e}");
+}
