@@ -3,6 +3,7 @@
 
 mod bench;
 mod space;
+mod tune;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,11 @@ enum Command {
     Bench(bench::BenchArgs),
     /// List the optimisation strategies and their options (with defaults).
     Strategies,
+    /// Tune a program described by a ktune.toml: every measurement is stored, and running the
+    /// same command again resumes.
+    Tune(tune::TuneArgs),
+    /// List, filter and export the results stored by `ktune tune`.
+    Results(tune::ResultsArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +40,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Space(args) => space::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Tune(args) => tune::run(&args),
+        Command::Results(args) => tune::results(&args),
         Command::Strategies => {
             print!("{}", ktune_strategies::markdown());
             Ok(())

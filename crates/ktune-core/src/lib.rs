@@ -71,6 +71,9 @@ pub enum CoreError {
         /// What went wrong.
         message: String,
     },
+    /// The record hook (storage) failed: the run stops so that no result goes unrecorded.
+    #[error("cannot record an evaluation: {0}")]
+    Record(String),
     /// A runner returned a different number of outcomes than configurations it was given.
     #[error("runner `{runner}` returned {got} outcomes for {expected} configurations")]
     OutcomeCount {

@@ -38,6 +38,8 @@ pub enum StopReason {
     SpaceExhausted,
     /// The strategy proposed nothing new.
     StrategyExhausted,
+    /// The stop flag was raised (Ctrl-C); the evaluations in flight were finished and recorded.
+    Interrupted,
 }
 
 /// One evaluated configuration, as recorded.
@@ -88,8 +90,8 @@ impl TuningRun {
     }
 }
 
-/// Called with every record as it is made.
-type RecordHook<'a> = Box<dyn FnMut(&Record) + 'a>;
+/// Called with every record as it is made, before the strategy is told; an error ends the run.
+type RecordHook<'a> = Box<dyn FnMut(&Record) -> Result<(), CoreError> + 'a>;
 
 /// Drives one tuning run. Free of any particular runner or strategy.
 pub struct Tuner<'a> {
@@ -99,6 +101,7 @@ pub struct Tuner<'a> {
     batch: usize,
     on_record: Option<RecordHook<'a>>,
     replay: Vec<Record>,
+    stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 /// How many rounds in a row a strategy may propose only evaluated configurations before the
@@ -116,6 +119,7 @@ impl<'a> Tuner<'a> {
             batch: 1,
             on_record: None,
             replay: Vec::new(),
+            stop: None,
         }
     }
 
@@ -126,9 +130,17 @@ impl<'a> Tuner<'a> {
         self
     }
 
-    /// Called after every evaluation is recorded (progress display, storage).
-    pub fn on_record(mut self, f: impl FnMut(&Record) + 'a) -> Tuner<'a> {
+    /// Called with every evaluation as it is recorded, before the strategy is told (storage,
+    /// progress display). An error ends the run with that error.
+    pub fn on_record(mut self, f: impl FnMut(&Record) -> Result<(), CoreError> + 'a) -> Tuner<'a> {
         self.on_record = Some(Box::new(f));
+        self
+    }
+
+    /// A flag that, once raised (e.g. by a Ctrl-C handler), ends the run after the
+    /// evaluations in flight are finished and recorded.
+    pub fn stop_flag(mut self, flag: &'a std::sync::atomic::AtomicBool) -> Tuner<'a> {
+        self.stop = Some(flag);
         self
     }
 
@@ -202,6 +214,12 @@ impl<'a> Tuner<'a> {
                 .is_some_and(|m| records.len() >= m)
             {
                 break StopReason::Evaluations;
+            }
+            if self
+                .stop
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                break StopReason::Interrupted;
             }
             if self.budget.max_seconds.is_some_and(|m| clock >= m) {
                 break StopReason::Time;
@@ -287,7 +305,7 @@ impl<'a> Tuner<'a> {
                     clock,
                 };
                 if let Some(f) = &mut self.on_record {
-                    f(&record);
+                    f(&record)?;
                 }
                 records.push(record);
             }
@@ -491,6 +509,43 @@ mod tests {
             (run.stop, run.records.len()),
             (StopReason::SpaceExhausted, 9)
         );
+    }
+
+    #[test]
+    fn a_failing_record_hook_ends_the_run_and_the_stop_flag_interrupts() {
+        let space = space();
+        let mut runner = Linear::new(Direction::Minimize);
+        let mut strategy = Script {
+            plan: vec![vec![1], vec![2], vec![3]],
+            told: Vec::new(),
+        };
+        let mut seen = 0;
+        let err = Tuner::new(&space, &mut runner, Budget::default())
+            .on_record(|_| {
+                seen += 1;
+                Err(CoreError::Record("disk full".into()))
+            })
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap_err();
+        assert!(err.to_string().contains("disk full"));
+        assert_eq!(seen, 1);
+        // Not told about an evaluation that was not recorded.
+        assert!(strategy.told.is_empty());
+
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let mut strategy = Script {
+            plan: vec![vec![1], vec![2], vec![3]],
+            told: Vec::new(),
+        };
+        let run = Tuner::new(&space, &mut runner, Budget::default())
+            .stop_flag(&stop)
+            .on_record(|_| {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                Ok(())
+            })
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
+        assert_eq!((run.stop, run.records.len()), (StopReason::Interrupted, 1));
     }
 
     #[test]

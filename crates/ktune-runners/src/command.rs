@@ -399,7 +399,14 @@ impl CommandRunner {
             compile_timeout: Duration::from_secs_f64(spec.compile_timeout),
             run_timeout: Duration::from_secs_f64(spec.run_timeout),
             objective,
-            metrics: vec![Metric::new(spec.objective.name.clone(), direction)],
+            // The objective (mean over the measured runs), then its spread.
+            metrics: vec![
+                Metric::new(spec.objective.name.clone(), direction),
+                Metric::new(
+                    format!("{} stdev", spec.objective.name),
+                    Direction::Minimize,
+                ),
+            ],
             workdir,
             build_root,
             names,

@@ -411,11 +411,16 @@ impl SearchSpace {
             .join(", ")
     }
 
-    /// The configuration of the parameters' defaults, when every parameter has one.
+    /// The configuration of the parameters' defaults, when every parameter has one (a
+    /// parameter with a single value defaults to it).
     pub fn default_configuration(&self) -> Option<Configuration> {
         self.params
             .iter()
-            .map(|p| p.default_index().map(|i| i as u32))
+            .map(|p| {
+                p.default_index()
+                    .or((p.len() == 1).then_some(0))
+                    .map(|i| i as u32)
+            })
             .collect()
     }
 

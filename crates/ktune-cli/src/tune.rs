@@ -1,0 +1,517 @@
+//! `ktune tune <spec>`: tune a real program and store every measurement; `ktune results <db>`:
+//! list, filter and export them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use ktune_core::{
+    Budget, CoreError, Direction, FailureKind, Record, Rng, Runner, StopReason, Tuner,
+};
+use ktune_runners::{CommandRunner, CommandSpec};
+use ktune_space::SearchSpace;
+use ktune_space::spec::SpaceSpec;
+use ktune_store::{Fingerprint, Row, Store};
+use rand::SeedableRng;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Arguments of `ktune tune`.
+#[derive(clap::Args)]
+pub struct TuneArgs {
+    /// The problem: a `ktune.toml` with parameters, constraints and a [runner] section.
+    spec: PathBuf,
+    /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else bayes_opt).
+    #[arg(long)]
+    strategy: Option<String>,
+    /// Stop after this many evaluations in total, resumed ones included.
+    #[arg(long)]
+    max_evals: Option<usize>,
+    /// Stop after this many seconds of tuning (evaluation and strategy time).
+    #[arg(long)]
+    time_limit: Option<f64>,
+    /// Seed of the strategy's random numbers.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// The results database (default: `<spec>.db` next to the spec).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Do not measure the spec's default configuration.
+    #[arg(long)]
+    no_default: bool,
+    /// Print nothing but errors and the final summary line.
+    #[arg(long, conflicts_with = "json")]
+    quiet: bool,
+    /// Print one JSON object per evaluation and a final summary object (for scripts).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct BudgetSpec {
+    max_evaluations: Option<usize>,
+    max_seconds: Option<f64>,
+    target: Option<f64>,
+}
+
+fn section<T: serde::de::DeserializeOwned>(
+    doc: &toml::Table,
+    key: &str,
+    spec: &Path,
+) -> Result<Option<T>> {
+    match doc.get(key) {
+        None => Ok(None),
+        Some(v) => Ok(Some(v.clone().try_into().with_context(|| {
+            format!("the [{key}] section of `{}`", spec.display())
+        })?)),
+    }
+}
+
+pub fn run(args: &TuneArgs) -> Result<()> {
+    let started = Instant::now();
+    let spec_path = &args.spec;
+    let spec = SpaceSpec::from_path(spec_path)?;
+    for w in &spec.warnings {
+        eprintln!("warning: {w}");
+    }
+    let space = spec.build()?;
+    let text = std::fs::read_to_string(spec_path)
+        .with_context(|| format!("cannot read `{}`", spec_path.display()))?;
+    let doc: toml::Table = toml::from_str(&text)
+        .with_context(|| format!("`{}` is not valid TOML", spec_path.display()))?;
+    let spec_dir = spec_path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+
+    let runner_spec: CommandSpec = section(&doc, "runner", spec_path)?.with_context(|| {
+        format!(
+            "`{}` has no [runner] section: say how to compile and run a configuration",
+            spec_path.display()
+        )
+    })?;
+    if let Some(kind) = runner_spec.kind.as_deref()
+        && kind != "command"
+    {
+        bail!("runner kind `{kind}` is not supported here; available: command");
+    }
+    let mut runner = CommandRunner::new(&runner_spec, &space, &spec_dir)?;
+    let objective = runner.metrics()[0].clone();
+
+    let (strategy_name, mut strategy) = match (&args.strategy, doc.get("strategy")) {
+        (Some(s), _) => ktune_strategies::create_spec(s)?,
+        (None, Some(t)) => {
+            let map = serde_json::to_value(t)?
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            ktune_strategies::create_from_table(&map)
+                .with_context(|| format!("the [strategy] section of `{}`", spec_path.display()))?
+        }
+        (None, None) => ktune_strategies::create_spec("bayes_opt")?,
+    };
+    let budget_spec: BudgetSpec = section(&doc, "budget", spec_path)?.unwrap_or_default();
+    let budget = Budget {
+        max_evaluations: args.max_evals.or(budget_spec.max_evaluations),
+        max_seconds: args.time_limit.or(budget_spec.max_seconds),
+        target: budget_spec.target,
+    };
+    if budget.max_evaluations.is_none() && budget.max_seconds.is_none() && budget.target.is_none() {
+        bail!(
+            "no budget: give --max-evals or --time-limit, or a [budget] section with max_evaluations, max_seconds or target"
+        );
+    }
+
+    let db_path = args
+        .db
+        .clone()
+        .unwrap_or_else(|| spec_path.with_extension("db"));
+    let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
+    let fingerprint = Fingerprint::new(&space, &runner_json, &objective.name);
+    let mut store = Store::open(&db_path, &fingerprint)?;
+    store.set_meta("strategy", &strategy_name)?;
+    store.set_meta("seed", &args.seed.to_string())?;
+    let mut previous = store.records(&space)?;
+    let resumed = previous.len();
+
+    // The default configuration is measured once, so the summary can compare against it.
+    let default = space.default_configuration().filter(|c| space.contains(c));
+    if !args.no_default
+        && let Some(d) = &default
+        && !previous.iter().any(|r| &r.config == d)
+    {
+        let outcome = runner.evaluate(&space, std::slice::from_ref(d))?.remove(0);
+        let clock = previous.last().map_or(0.0, |r| r.clock) + outcome.timings().total();
+        let record = Record {
+            config: d.clone(),
+            outcome,
+            clock,
+        };
+        store.record(&space, &record)?;
+        previous.push(record);
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C while the evaluation in flight finishes exits at once; what is
+        // committed stays committed.
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!(
+                "\nktune: interrupted: finishing the evaluation in flight, then stopping (Ctrl-C again to abandon it)"
+            );
+        });
+    }
+
+    let progress = (!args.quiet && !args.json).then(|| {
+        let pb = indicatif::ProgressBar::new(budget.max_evaluations.unwrap_or(0) as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {pos}/{len} evaluations (eta {eta}) {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb.set_position(previous.len() as u64);
+        pb
+    });
+    if !args.quiet && !args.json {
+        eprintln!(
+            "ktune tune: {} configurations, strategy {strategy_name}, results in {}{}",
+            space.size(),
+            db_path.display(),
+            if resumed > 0 {
+                format!(" (resuming after {resumed} stored evaluations)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let mut best: Option<f64> = previous
+        .iter()
+        .filter_map(|r| r.outcome.objective())
+        .reduce(|a, b| {
+            if objective.direction.better(b, a) {
+                b
+            } else {
+                a
+            }
+        });
+    let mut failures = previous
+        .iter()
+        .filter(|r| r.outcome.failure().is_some())
+        .count();
+    let json = args.json;
+    let run = {
+        let store = &mut store;
+        let space_ref = &space;
+        let progress = progress.as_ref();
+        let objective = &objective;
+        Tuner::new(&space, &mut runner, budget.clone())
+            .replay(previous)
+            .stop_flag(&stop)
+            .on_record(|record| {
+                store
+                    .record(space_ref, record)
+                    .map_err(|e| CoreError::Record(e.to_string()))?;
+                match record.outcome.objective() {
+                    Some(v) if best.is_none_or(|b| objective.direction.better(v, b)) => {
+                        best = Some(v)
+                    }
+                    Some(_) => {}
+                    None => failures += 1,
+                }
+                if json {
+                    println!("{}", record_json(space_ref, record, &objective.name));
+                } else if let Some(pb) = progress {
+                    pb.inc(1);
+                    pb.set_message(format!(
+                        "best {} = {}, {failures} failed",
+                        objective.name,
+                        best.map_or("-".into(), |b| format!("{b:.4}"))
+                    ));
+                }
+                Ok(())
+            })
+            .run(strategy.as_mut(), &mut Rng::seed_from_u64(args.seed))?
+    };
+    if let Some(pb) = &progress {
+        pb.finish_and_clear();
+    }
+    summary(
+        &space,
+        &run.records,
+        default.as_deref(),
+        &objective.name,
+        objective.direction,
+        run.stop,
+        resumed,
+        &db_path,
+        started,
+        args,
+    )
+}
+
+fn record_json(space: &SearchSpace, r: &Record, objective: &str) -> serde_json::Value {
+    let config: serde_json::Map<String, serde_json::Value> = space
+        .params()
+        .iter()
+        .zip(space.values(&r.config))
+        .map(|(p, v)| (p.name().to_string(), v.to_json()))
+        .collect();
+    let (status, reason) = match &r.outcome {
+        ktune_core::Outcome::Ok { .. } => ("ok", None),
+        ktune_core::Outcome::Failed { kind, reason, .. } => (kind.name(), Some(reason.clone())),
+    };
+    json!({"config": config, "status": status, objective: r.outcome.objective(), "reason": reason, "clock": r.clock, "timings": r.outcome.timings()})
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summary(
+    space: &SearchSpace,
+    records: &[Record],
+    default: Option<&[u32]>,
+    objective: &str,
+    direction: Direction,
+    stop: StopReason,
+    resumed: usize,
+    db: &Path,
+    started: Instant,
+    args: &TuneArgs,
+) -> Result<()> {
+    let best = records
+        .iter()
+        .filter(|r| r.outcome.objective().is_some())
+        .reduce(|a, b| {
+            if direction.better(
+                b.outcome.objective().unwrap_or(f64::NAN),
+                a.outcome.objective().unwrap_or(f64::NAN),
+            ) {
+                b
+            } else {
+                a
+            }
+        });
+    let default_value = default
+        .and_then(|d| records.iter().find(|r| r.config == d))
+        .and_then(|r| r.outcome.objective());
+    let mut by_kind: Vec<(FailureKind, usize, String)> = Vec::new();
+    for r in records {
+        if let ktune_core::Outcome::Failed { kind, reason, .. } = &r.outcome {
+            match by_kind.iter_mut().find(|(k, _, _)| k == kind) {
+                Some(e) => e.1 += 1,
+                None => by_kind.push((*kind, 1, reason.lines().next().unwrap_or("").to_string())),
+            }
+        }
+    }
+    let stop_text = match stop {
+        StopReason::Evaluations => "the evaluation budget is spent",
+        StopReason::Time => "the time limit was reached",
+        StopReason::Target => "the target value was reached",
+        StopReason::SpaceExhausted => "every configuration has been evaluated",
+        StopReason::StrategyExhausted => "the strategy has nothing more to propose",
+        StopReason::Interrupted => "interrupted",
+    };
+    if args.json {
+        let failed: Vec<_> = by_kind
+            .iter()
+            .map(|(k, n, first)| json!({"kind": k.name(), "count": n, "first_reason": first}))
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "summary": {
+                    "best": best.map(|b| record_json(space, b, objective)),
+                    "default": default_value,
+                    "evaluations": records.len(),
+                    "resumed": resumed,
+                    "failed": failed,
+                    "stop": stop_text,
+                    "database": db.display().to_string(),
+                    "seconds": started.elapsed().as_secs_f64(),
+                }
+            })
+        );
+        return Ok(());
+    }
+    let Some(best) = best else {
+        println!(
+            "no configuration ran successfully ({} evaluated; stopped because {stop_text}); results in {}",
+            records.len(),
+            db.display()
+        );
+        return Ok(());
+    };
+    let value = best.outcome.objective().unwrap_or(f64::NAN);
+    let spread = match &best.outcome {
+        ktune_core::Outcome::Ok { values, .. } if values.len() > 1 => {
+            format!(" (± {:.4} over the measured runs)", values[1])
+        }
+        _ => String::new(),
+    };
+    if args.quiet {
+        println!(
+            "best {objective} = {value:.6}: {}",
+            space.describe(&best.config)
+        );
+        return Ok(());
+    }
+    println!("best configuration: {}", space.describe(&best.config));
+    println!("  {objective} = {value:.6}{spread}");
+    if let Some(d) = default_value {
+        let ratio = match direction {
+            Direction::Minimize => d / value,
+            Direction::Maximize => value / d,
+        };
+        println!("  default configuration: {objective} = {d:.6}; the best is {ratio:.2}x better");
+    }
+    println!(
+        "evaluations: {} ({} this run, {} resumed), stopped because {stop_text}, in {:.1} s",
+        records.len(),
+        records.len() - resumed.min(records.len()),
+        resumed,
+        started.elapsed().as_secs_f64()
+    );
+    let failed: usize = by_kind.iter().map(|(_, n, _)| n).sum();
+    if failed > 0 {
+        println!("failed: {failed}");
+        for (k, n, first) in &by_kind {
+            println!("  {n} {} (e.g. {first})", k.name());
+        }
+    }
+    println!(
+        "results: {}   (ktune results {})",
+        db.display(),
+        db.display()
+    );
+    Ok(())
+}
+
+/// Arguments of `ktune results`.
+#[derive(clap::Args)]
+pub struct ResultsArgs {
+    /// The results database written by `ktune tune`.
+    db: PathBuf,
+    /// Only successful (`ok`) or failed (`failed`) evaluations.
+    #[arg(long, value_parser = ["all", "ok", "failed"], default_value = "all")]
+    status: String,
+    /// Only the best N (successful) evaluations.
+    #[arg(long)]
+    top: Option<usize>,
+    /// Output format.
+    #[arg(long, value_parser = ["table", "csv", "json", "t4", "cache"], default_value = "table")]
+    format: String,
+    /// Write to this file instead of standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn results(args: &ResultsArgs) -> Result<()> {
+    let store = Store::open_existing(&args.db)?;
+    let fingerprint = store.fingerprint()?;
+    let objective = fingerprint.objective.clone();
+    let direction = Direction::guess(&objective);
+    let mut rows: Vec<Row> = store.rows()?;
+    match args.status.as_str() {
+        "ok" => rows.retain(|r| r.status == "ok"),
+        "failed" => rows.retain(|r| r.status != "ok"),
+        _ => {}
+    }
+    if let Some(n) = args.top {
+        rows.retain(|r| r.objective.is_some());
+        rows.sort_by(|a, b| {
+            direction
+                .to_min(a.objective.unwrap_or(f64::NAN))
+                .total_cmp(&direction.to_min(b.objective.unwrap_or(f64::NAN)))
+        });
+        rows.truncate(n);
+    }
+    let text = match args.format.as_str() {
+        "csv" => ktune_store::to_csv(&rows, &objective),
+        "json" => serde_json::to_string_pretty(&ktune_store::to_json(&rows))?,
+        "cache" => serde_json::to_string_pretty(&ktune_store::to_kernel_tuner_cache(
+            &rows, &objective, "ktune",
+        ))?,
+        "t4" => serde_json::to_string_pretty(&t4(&rows, &objective))?,
+        _ => table(&rows, &objective),
+    };
+    match &args.out {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))?
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn table(rows: &[Row], objective: &str) -> String {
+    let mut out = format!(
+        "{:>5}  {:<10}  {:>14}  configuration\n",
+        "seq", "status", objective
+    );
+    for r in rows {
+        let config = r
+            .params
+            .iter()
+            .map(|(n, v)| {
+                format!(
+                    "{n}={}",
+                    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let value = r.objective.map_or_else(
+            || {
+                r.reason
+                    .clone()
+                    .unwrap_or_default()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            },
+            |v| format!("{v:.6}"),
+        );
+        out.push_str(&format!(
+            "{:>5}  {:<10}  {:>14}  {config}\n",
+            r.seq, r.status, value
+        ));
+    }
+    out
+}
+
+/// T4 results (schema 1.0.0) from stored rows, times in milliseconds as Kernel Tuner writes them.
+fn t4(rows: &[Row], objective: &str) -> serde_json::Value {
+    let results: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            let configuration: serde_json::Map<String, serde_json::Value> = r.params.iter().cloned().collect();
+            let invalidity = match r.status.as_str() {
+                "ok" => "correct",
+                "compile" => "compile",
+                "timeout" => "timeout",
+                "wrong_output" => "correctness",
+                "invalid" => "constraints",
+                _ => "runtime",
+            };
+            let value = r.objective.map_or_else(|| json!(r.reason.clone().unwrap_or_default()), |v| json!(v));
+            json!({
+                "configuration": configuration,
+                "times": {"compilation_time": r.compile_s * 1e3, "compilation": r.compile_s * 1e3, "benchmark": r.benchmark_s * 1e3,
+                          "framework": r.framework_s * 1e3, "search_algorithm": 0.0, "validation": r.verification_s * 1e3, "runtimes": []},
+                "invalidity": invalidity,
+                "correctness": if r.status == "wrong_output" { 0 } else { 1 },
+                "measurements": [{"name": objective, "value": value, "unit": if objective.starts_with("time") { "ms" } else { "" }}],
+                "objectives": [objective],
+            })
+        })
+        .collect();
+    json!({"schema_version": ktune_core::t4::T4_VERSION, "results": results, "metadata": {"timeunit": "milliseconds"}})
+}

@@ -1,0 +1,284 @@
+//! `ktune tune` end to end with a real program compiled by gcc: tuning, failures recorded,
+//! resume without re-measuring, SIGKILL in the middle of a run, results export, bad input.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+fn ktune() -> Command {
+    Command::cargo_bin("ktune").unwrap()
+}
+
+/// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
+/// a line to runs.log so re-measurement can be detected. SLEEP_MS slows each run down.
+const PROGRAM: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#if x == 7
+#error "x = 7 is not supported"
+#endif
+int main(void) {
+    FILE *log = fopen("runs.log", "a");
+    if (log) { fprintf(log, "%d %d\n", x, y); fclose(log); }
+    if (SLEEP_MS > 0) usleep(SLEEP_MS * 1000);
+    if (x == 2) abort();
+    printf("time: %d ms\n", (x - 5) * (x - 5) + y + 1);
+    return 0;
+}
+"#;
+
+fn project(sleep_ms: u32, budget: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("prog.c"), PROGRAM).unwrap();
+    let spec = format!(
+        r#"
+constraints = ["x + y <= 12"]
+
+[[parameter]]
+name = "x"
+range = {{ start = 1, stop = 9, step = 1 }}
+default = 1
+
+[[parameter]]
+name = "y"
+values = [0, 1, 2]
+default = 2
+
+[[parameter]]
+name = "SLEEP_MS"
+values = [{sleep_ms}]
+
+[runner]
+kind = "command"
+compile = ["gcc", "-O1", "prog.c", "-o", "{{build_dir}}/prog"]
+run = ["{{build_dir}}/prog"]
+defines = true
+run_timeout = 10.0
+objective = {{ name = "time", regex = 'time: (?P<value>[0-9.]+) ms' }}
+
+[strategy]
+name = "random"
+
+[budget]
+max_evaluations = {budget}
+"#
+    );
+    std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
+    dir
+}
+
+fn rows(db: &Path) -> Vec<serde_json::Value> {
+    let out = ktune()
+        .args(["results", "--format", "json"])
+        .arg(db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn run_log(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("runs.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn tunes_records_failures_and_resumes_without_remeasuring() {
+    let dir = project(0, 12);
+    let spec = dir.path().join("ktune.toml");
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--max-evals", "8", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = dir.path().join("ktune.db");
+    let first = rows(&db);
+    assert_eq!(first.len(), 8);
+    // The default (x=1, y=2) is measured first.
+    assert_eq!(first[0]["params"]["x"], 1);
+    let runs_before = run_log(dir.path()).len();
+
+    // Same command with the spec's budget of 12: resumes, measures only 4 new configurations.
+    let out = ktune().arg("tune").arg(&spec).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert!(summary.contains("best configuration: x="), "{summary}");
+    assert!(
+        summary.contains("default configuration: time = "),
+        "{summary}"
+    );
+    assert!(summary.contains("(4 this run, 8 resumed)"), "{summary}");
+    let second = rows(&db);
+    assert_eq!(second.len(), 12);
+    assert_eq!(&second[..8], &first[..], "stored results changed on resume");
+    let configs: std::collections::BTreeSet<String> =
+        second.iter().map(|r| r["params"].to_string()).collect();
+    assert_eq!(configs.len(), 12, "a configuration was measured twice");
+    // Nothing re-measured: the program ran once per new configuration that compiled.
+    let compiled_new = second[8..]
+        .iter()
+        .filter(|r| r["status"] != "compile")
+        .count();
+    assert_eq!(run_log(dir.path()).len(), runs_before + compiled_new);
+    for r in &second {
+        if r["status"] == "compile" {
+            assert!(
+                r["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("x = 7 is not supported"),
+                "{r}"
+            );
+        }
+        if r["status"] == "runtime" {
+            assert!(r["reason"].as_str().unwrap().contains("signal"), "{r}");
+        }
+    }
+    // Exports.
+    let csv = ktune()
+        .args(["results", "--format", "csv"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 13, "{csv}");
+    let t4 = ktune()
+        .args(["results", "--format", "t4"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let t4: serde_json::Value = serde_json::from_slice(&t4.stdout).unwrap();
+    assert_eq!(t4["results"].as_array().unwrap().len(), 12);
+    let top = ktune()
+        .args(["results", "--top", "1"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8(top.stdout).unwrap().lines().count() == 2);
+}
+
+#[test]
+fn a_killed_run_resumes_with_every_committed_result() {
+    let dir = project(300, 10);
+    let spec = dir.path().join("ktune.toml");
+    let bin = assert_cmd::cargo::cargo_bin("ktune");
+    let mut child = std::process::Command::new(&bin)
+        .arg("tune")
+        .arg(&spec)
+        .arg("--quiet")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let db = dir.path().join("ktune.db");
+    let before = rows(&db);
+    assert!(
+        !before.is_empty() && before.len() < 10,
+        "killed after {} evaluations",
+        before.len()
+    );
+    let runs_before = run_log(dir.path());
+
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = rows(&db);
+    assert_eq!(after.len(), 10);
+    assert_eq!(&after[..before.len()], &before[..]);
+    let configs: std::collections::BTreeSet<String> =
+        after.iter().map(|r| r["params"].to_string()).collect();
+    assert_eq!(configs.len(), 10);
+    // At most the one evaluation in flight when killed was run without being recorded.
+    let new_runs = run_log(dir.path()).len() - runs_before.len();
+    let compiled_new = after[before.len()..]
+        .iter()
+        .filter(|r| r["status"] != "compile")
+        .count();
+    assert_eq!(new_runs, compiled_new, "something was re-measured");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let dir = project(0, 5);
+    let spec = dir.path().join("ktune.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let fails = |content: String, extra: &[&str], needle: &str| {
+        std::fs::write(&spec, content).unwrap();
+        let out = ktune().arg("tune").arg(&spec).args(extra).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(needle), "expected `{needle}` in:\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    fails(
+        text.replace("run = [\"{build_dir}/prog\"]\n", ""),
+        &[],
+        "no `run` command",
+    );
+    fails(
+        text.replace(
+            "\"{build_dir}/prog\"]\n",
+            "\"{build_dir}/prog\", \"{tile}\"]\n",
+        ),
+        &[],
+        "`{tile}`",
+    );
+    fails(
+        text.replace("\"gcc\"", "\"gcc-9000\""),
+        &[],
+        "`gcc-9000` was not found",
+    );
+    fails(text.clone(), &["--db", "/proc/ktune.db"], "/proc/ktune.db");
+    // A database made for another spec.
+    std::fs::write(&spec, &text).unwrap();
+    assert!(
+        ktune()
+            .arg("tune")
+            .arg(&spec)
+            .arg("--quiet")
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    fails(
+        text.replace("values = [0, 1, 2]", "values = [0, 1, 2, 3]"),
+        &[],
+        "parameter `y`",
+    );
+}

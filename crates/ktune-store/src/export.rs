@@ -1,0 +1,364 @@
+//! Exports of stored rows for `ktune results`: CSV, JSON and Kernel Tuner cache files.
+
+use serde::Serialize;
+use serde_json::{Map, Value as Json, json};
+
+/// One stored evaluation, for listing and export without a search space.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The evaluation's position (0 for the first).
+    pub seq: i64,
+    /// The parameter values by name, in parameter order.
+    pub params: Vec<(String, Json)>,
+    /// `ok`, or the failure kind's name (`compile`, `runtime`, `timeout`, `wrong_output`,
+    /// `invalid`).
+    pub status: String,
+    /// The objective (first metric) value, when it ran.
+    pub objective: Option<f64>,
+    /// Why it failed, when it did.
+    pub reason: Option<String>,
+    /// Seconds spent compiling.
+    pub compile_s: f64,
+    /// Seconds spent running.
+    pub benchmark_s: f64,
+    /// Seconds spent checking the output.
+    pub verification_s: f64,
+    /// Other seconds the tool spent on it.
+    pub framework_s: f64,
+    /// The tuning clock when it finished, in seconds.
+    pub clock_s: f64,
+}
+
+/// A parameter value as CSV text: strings bare, everything else as JSON.
+fn value_text(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// RFC 4180 quoting: fields with a comma, quote, CR or LF are enclosed in quotes, with
+/// quotes doubled.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\r', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+/// The rows as CSV, one line per row (`\n`-terminated) after a header: `seq`, the parameter
+/// names, `status`, `objective` (the metric's name), `reason`, `compile_s`, `benchmark_s`,
+/// `verification_s`, `framework_s`, `clock_s`. Fields are quoted as RFC 4180 says; a
+/// missing objective or reason is an empty field.
+pub fn to_csv(rows: &[Row], objective: &str) -> String {
+    let names: Vec<&str> = rows
+        .first()
+        .map(|r| r.params.iter().map(|(n, _)| n.as_str()).collect())
+        .unwrap_or_default();
+    let mut header = vec!["seq"];
+    header.extend(&names);
+    header.extend([
+        "status",
+        objective,
+        "reason",
+        "compile_s",
+        "benchmark_s",
+        "verification_s",
+        "framework_s",
+        "clock_s",
+    ]);
+    let mut out = String::new();
+    let mut line = |fields: Vec<String>| {
+        let quoted: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+        out.push_str(&quoted.join(","));
+        out.push('\n');
+    };
+    line(header.iter().map(|s| s.to_string()).collect());
+    for r in rows {
+        let mut fields = vec![r.seq.to_string()];
+        fields.extend(names.iter().map(|n| {
+            r.params
+                .iter()
+                .find(|(m, _)| m == n)
+                .map(|(_, v)| value_text(v))
+                .unwrap_or_default()
+        }));
+        fields.push(r.status.clone());
+        fields.push(r.objective.map(|v| v.to_string()).unwrap_or_default());
+        fields.push(r.reason.clone().unwrap_or_default());
+        for s in [
+            r.compile_s,
+            r.benchmark_s,
+            r.verification_s,
+            r.framework_s,
+            r.clock_s,
+        ] {
+            fields.push(s.to_string());
+        }
+        line(fields);
+    }
+    out
+}
+
+/// The rows as a JSON array of objects: `seq`, `params` (an object, in parameter order),
+/// `status`, `objective`, `reason`, `compile_s`, ..., `clock_s`. Non-finite numbers are
+/// `null`.
+pub fn to_json(rows: &[Row]) -> Json {
+    Json::Array(
+        rows.iter()
+            .map(|r| {
+                let params: Map<String, Json> = r.params.iter().cloned().collect();
+                json!({
+                    "seq": r.seq,
+                    "params": params,
+                    "status": r.status,
+                    "objective": r.objective,
+                    "reason": r.reason,
+                    "compile_s": r.compile_s,
+                    "benchmark_s": r.benchmark_s,
+                    "verification_s": r.verification_s,
+                    "framework_s": r.framework_s,
+                    "clock_s": r.clock_s,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// How Kernel Tuner (Python's `str`) writes a parameter value in a cache key.
+fn python_text(v: &Json) -> String {
+    match v {
+        Json::Bool(true) => "True".into(),
+        Json::Bool(false) => "False".into(),
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A value a Kernel Tuner cache can hold as a parameter value (number, string, boolean);
+/// anything else (a permutation) is written as its JSON text.
+fn cache_value(v: &Json) -> Json {
+    match v {
+        Json::Number(_) | Json::String(_) | Json::Bool(_) => v.clone(),
+        other => Json::String(other.to_string()),
+    }
+}
+
+/// The failure marker Kernel Tuner writes in place of the objective.
+fn failure_marker(status: &str) -> &'static str {
+    match status {
+        "compile" => "CompilationFailedConfig",
+        "invalid" => "InvalidConfig",
+        _ => "RuntimeFailedConfig",
+    }
+}
+
+/// The rows as a Kernel Tuner cache file: `kernel_name`, `objective`, `tune_params_keys`,
+/// `tune_params` (each parameter's values that occur in `rows`, numbers in increasing
+/// order, others in order of appearance) and `cache`, one record per row keyed by its
+/// values joined by commas (as Kernel Tuner writes them), with the parameter values, the
+/// objective's value (or `CompilationFailedConfig`, `RuntimeFailedConfig` or
+/// `InvalidConfig` for failures) and `compile_time`, `benchmark_time`, `verification_time`,
+/// `framework_time` in milliseconds. [`ktune_space::spec::read_cache`] reads it back.
+///
+/// Only the objective is written, since rows hold no other metric; timeouts and wrong
+/// outputs become `RuntimeFailedConfig`, as Kernel Tuner has no marker for them.
+pub fn to_kernel_tuner_cache(rows: &[Row], objective: &str, kernel_name: &str) -> Json {
+    let names: Vec<&str> = rows
+        .first()
+        .map(|r| r.params.iter().map(|(n, _)| n.as_str()).collect())
+        .unwrap_or_default();
+    let value_of = |r: &Row, name: &str| {
+        r.params
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| cache_value(v))
+            .unwrap_or(Json::Null)
+    };
+    let mut tune_params = Map::new();
+    for name in &names {
+        let mut values: Vec<Json> = Vec::new();
+        for r in rows {
+            let v = value_of(r, name);
+            if !v.is_null() && !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        if values.iter().all(Json::is_number) {
+            values.sort_by(|a, b| {
+                let (a, b) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
+                a.total_cmp(&b)
+            });
+        }
+        tune_params.insert(name.to_string(), Json::Array(values));
+    }
+    let ms = |s: f64| json!(s * 1000.0);
+    let mut cache = Map::new();
+    for r in rows {
+        let mut record = Map::new();
+        let mut key = Vec::with_capacity(names.len());
+        for name in &names {
+            let v = value_of(r, name);
+            key.push(python_text(&v));
+            record.insert(name.to_string(), v);
+        }
+        let value = match (r.status.as_str(), r.objective) {
+            ("ok", Some(v)) => json!(v),
+            ("ok", None) => json!(failure_marker("runtime")),
+            (status, _) => json!(failure_marker(status)),
+        };
+        record.insert(objective.to_string(), value);
+        record.insert("compile_time".into(), ms(r.compile_s));
+        record.insert("benchmark_time".into(), ms(r.benchmark_s));
+        record.insert("verification_time".into(), ms(r.verification_s));
+        record.insert("framework_time".into(), ms(r.framework_s));
+        cache.insert(key.join(","), Json::Object(record));
+    }
+    json!({
+        "kernel_name": kernel_name,
+        "objective": objective,
+        "tune_params_keys": names,
+        "tune_params": tune_params,
+        "cache": cache,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seq: i64, x: i64, mode: &str, status: &str, objective: Option<f64>) -> Row {
+        Row {
+            seq,
+            params: vec![("x".into(), json!(x)), ("mode".into(), json!(mode))],
+            status: status.into(),
+            objective,
+            reason: (status != "ok").then(|| format!("{status} failed, \"badly\", twice\nsee log")),
+            compile_s: 0.5,
+            benchmark_s: 0.25,
+            verification_s: 0.0,
+            framework_s: 0.125,
+            clock_s: seq as f64 + 1.0,
+        }
+    }
+
+    fn rows() -> Vec<Row> {
+        vec![
+            row(0, 4, "a,b", "ok", Some(1.5)),
+            row(1, 2, "plain", "compile", None),
+            row(2, 1, "q\"uote", "runtime", None),
+            row(3, 2, "a,b", "ok", Some(0.75)),
+            row(4, 1, "plain", "invalid", None),
+        ]
+    }
+
+    #[test]
+    fn csv_quotes_as_rfc_4180_says() {
+        let csv = to_csv(&rows(), "time, ms");
+        let lines: Vec<&str> = csv.split_terminator('\n').collect();
+        assert_eq!(
+            lines[0],
+            "seq,x,mode,status,\"time, ms\",reason,compile_s,benchmark_s,verification_s,framework_s,clock_s"
+        );
+        assert_eq!(lines[1], "0,4,\"a,b\",ok,1.5,,0.5,0.25,0,0.125,1");
+        assert!(
+            csv.contains(
+                "1,2,plain,compile,,\"compile failed, \"\"badly\"\", twice\nsee log\",0.5,"
+            ),
+            "{csv}"
+        );
+        assert!(csv.contains("2,1,\"q\"\"uote\",runtime,"), "{csv}");
+        assert!(csv.ends_with('\n'));
+        // No rows: just the header, without parameter columns.
+        assert_eq!(
+            to_csv(&[], "time"),
+            "seq,status,time,reason,compile_s,benchmark_s,verification_s,framework_s,clock_s\n"
+        );
+    }
+
+    #[test]
+    fn json_is_an_array_of_objects() {
+        let j = to_json(&rows());
+        let a = j.as_array().unwrap();
+        assert_eq!(a.len(), 5);
+        assert_eq!(a[0]["seq"], 0);
+        assert_eq!(a[0]["params"]["mode"], "a,b");
+        assert_eq!(a[0]["objective"], 1.5);
+        assert_eq!(a[0]["reason"], Json::Null);
+        assert_eq!(a[1]["status"], "compile");
+        assert_eq!(a[1]["objective"], Json::Null);
+        assert_eq!(a[4]["clock_s"], 5.0);
+        let keys: Vec<&String> = a[0]["params"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["x", "mode"]);
+    }
+
+    #[test]
+    fn kernel_tuner_cache_reads_back() {
+        let rows = rows();
+        let doc = to_kernel_tuner_cache(&rows, "time", "vector_add");
+        assert_eq!(doc["kernel_name"], "vector_add");
+        assert_eq!(doc["tune_params"]["x"], json!([1, 2, 4]));
+        assert_eq!(
+            doc["tune_params"]["mode"],
+            json!(["a,b", "plain", "q\"uote"])
+        );
+        assert_eq!(doc["cache"]["4,a,b"]["compile_time"], 500.0);
+        assert_eq!(doc["cache"]["2,plain"]["time"], "CompilationFailedConfig");
+        assert_eq!(doc["cache"]["1,q\"uote"]["time"], "RuntimeFailedConfig");
+        assert_eq!(doc["cache"]["1,plain"]["time"], "InvalidConfig");
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        let data = ktune_space::spec::read_cache(&text, "export.json").unwrap();
+        assert!(data.warnings.is_empty(), "{:?}", data.warnings);
+        assert_eq!(data.kernel_name.as_deref(), Some("vector_add"));
+        assert_eq!(data.objective.as_deref(), Some("time"));
+        let names: Vec<&str> = data.parameters.iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["x", "mode"]);
+        assert_eq!(data.configurations.len(), rows.len());
+        // The same configurations (as values) with the same objective values.
+        let mut back: Vec<(Vec<Json>, Json)> = data
+            .configurations
+            .iter()
+            .zip(&data.records)
+            .map(|(c, rec)| {
+                let values = c
+                    .iter()
+                    .zip(&data.parameters)
+                    .map(|(&i, p)| p.values()[i as usize].to_json())
+                    .collect();
+                (values, rec["time"].clone())
+            })
+            .collect();
+        let mut expected: Vec<(Vec<Json>, Json)> = rows
+            .iter()
+            .map(|r| {
+                let values = r.params.iter().map(|(_, v)| v.clone()).collect();
+                let objective = match r.objective {
+                    Some(v) => json!(v),
+                    None => json!(failure_marker(&r.status)),
+                };
+                (values, objective)
+            })
+            .collect();
+        let key = |e: &(Vec<Json>, Json)| serde_json::to_string(e).unwrap();
+        back.sort_by_key(key);
+        expected.sort_by_key(key);
+        assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn exotic_values_still_give_a_readable_cache() {
+        let mut r = row(0, 1, "a", "ok", Some(1.0));
+        r.params = vec![
+            ("flag".into(), json!(true)),
+            ("perm".into(), json!([2, 0, 1])),
+            ("r".into(), json!(0.5)),
+        ];
+        let doc = to_kernel_tuner_cache(&[r], "time", "k");
+        assert!(doc["cache"]["True,[2,0,1],0.5"].is_object(), "{doc}");
+        let data = ktune_space::spec::read_cache(&doc.to_string(), "x.json").unwrap();
+        assert_eq!(data.configurations.len(), 1);
+        let empty = to_kernel_tuner_cache(&[], "time", "k");
+        assert!(ktune_space::spec::read_cache(&empty.to_string(), "e.json").is_ok());
+    }
+}

@@ -1,0 +1,518 @@
+//! Conformance tests of the store: round trips, fingerprints, durability and bad paths.
+
+use ktune_core::{FailureKind, Outcome, Record, Timings};
+use ktune_space::{Parameter, SearchSpace};
+use serde_json::json;
+
+use super::*;
+
+const RUNNER: &str = r#"{"command":"./bench","repeats":3}"#;
+
+fn space_with(tile: &[i64], constraints: &[&str]) -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::integer("tile", tile.iter().copied()).unwrap(),
+            Parameter::categorical("mode", ["fast", "safe, slow"]).unwrap(),
+            Parameter::real("scale", [0.5, 1.0]).unwrap(),
+        ],
+        constraints,
+    )
+    .unwrap()
+}
+
+fn space() -> SearchSpace {
+    space_with(&[1, 2], &["tile * scale < 2"])
+}
+
+fn fingerprint(space: &SearchSpace) -> Fingerprint {
+    Fingerprint::new(space, RUNNER, "time")
+}
+
+fn timings(x: f64) -> Timings {
+    Timings {
+        compile: x,
+        benchmark: x / 3.0,
+        verification: 0.1,
+        framework: 1e-9,
+    }
+}
+
+fn records() -> Vec<Record> {
+    vec![
+        Record {
+            config: vec![1, 0, 0],
+            outcome: Outcome::ok(vec![2.5, 1234.000001, 0.1 + 0.2], timings(0.7)),
+            clock: 1.0,
+        },
+        Record {
+            config: vec![0, 1, 0],
+            outcome: Outcome::failed(
+                FailureKind::Compile,
+                "error: \"x\" undeclared\n  at line 3",
+                timings(0.2),
+            ),
+            clock: 1.5,
+        },
+        Record {
+            config: vec![0, 0, 0],
+            outcome: Outcome::failed(FailureKind::WrongOutput, "", timings(0.0)),
+            clock: 2.25,
+        },
+        Record {
+            config: vec![1, 1, 0],
+            outcome: Outcome::ok(vec![f64::INFINITY, -0.0], timings(1.0)),
+            clock: 3.0,
+        },
+        // Violates `tile * scale < 2`: proposed by a constraint-unaware strategy.
+        Record {
+            config: vec![1, 1, 1],
+            outcome: Outcome::failed(FailureKind::Invalid, "violates constraints", timings(0.0)),
+            clock: 3.0,
+        },
+    ]
+}
+
+fn db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ktune.db");
+    (dir, path)
+}
+
+#[test]
+fn records_round_trip_in_order() {
+    let space = space();
+    let (_dir, path) = db();
+    let recs = records();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        assert!(store.is_empty().unwrap());
+        assert!(store.records(&space).unwrap().is_empty());
+        for r in &recs {
+            store.record(&space, r).unwrap();
+        }
+        assert_eq!(store.records(&space).unwrap(), recs);
+    }
+    let store = Store::open(&path, &fingerprint(&space)).unwrap();
+    assert_eq!(store.len().unwrap(), recs.len());
+    let back = store.records(&space).unwrap();
+    assert_eq!(back, recs);
+    // -0.0 == 0.0, so check the sign survived too.
+    match &back[3].outcome {
+        Outcome::Ok { values, .. } => assert!(values[1].is_sign_negative()),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(store.fingerprint().unwrap(), fingerprint(&space));
+}
+
+#[test]
+fn not_a_number_survives() {
+    let space = space();
+    let (_dir, path) = db();
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    let t = Timings {
+        compile: f64::NAN,
+        ..Timings::default()
+    };
+    let r = Record {
+        config: vec![0, 0, 0],
+        outcome: Outcome::ok(vec![f64::NAN, f64::NEG_INFINITY], t),
+        clock: f64::NAN,
+    };
+    store.record(&space, &r).unwrap();
+    let back = &store.records(&space).unwrap()[0];
+    assert!(back.clock.is_nan());
+    assert!(back.outcome.timings().compile.is_nan());
+    match &back.outcome {
+        Outcome::Ok { values, .. } => {
+            assert!(values[0].is_nan());
+            assert_eq!(values[1], f64::NEG_INFINITY);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn rows_describe_the_evaluations() {
+    let space = space();
+    let (_dir, path) = db();
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    for r in &records() {
+        store.record(&space, r).unwrap();
+    }
+    let rows = store.rows().unwrap();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(
+        rows[0],
+        Row {
+            seq: 0,
+            params: vec![
+                ("tile".into(), json!(2)),
+                ("mode".into(), json!("fast")),
+                ("scale".into(), json!(0.5)),
+            ],
+            status: "ok".into(),
+            objective: Some(2.5),
+            reason: None,
+            compile_s: 0.7,
+            benchmark_s: 0.7 / 3.0,
+            verification_s: 0.1,
+            framework_s: 1e-9,
+            clock_s: 1.0,
+        }
+    );
+    assert_eq!(rows[1].seq, 1);
+    assert_eq!(rows[1].status, "compile");
+    assert_eq!(rows[1].objective, None);
+    assert_eq!(
+        rows[1].reason.as_deref(),
+        Some("error: \"x\" undeclared\n  at line 3")
+    );
+    assert_eq!(rows[2].status, "wrong_output");
+    assert_eq!(rows[2].reason.as_deref(), Some(""));
+    assert_eq!(rows[4].status, "invalid");
+    let statuses: Vec<i64> = rows.iter().map(|r| r.seq).collect();
+    assert_eq!(statuses, [0, 1, 2, 3, 4]);
+    // And the exports of stored rows.
+    let csv = to_csv(&rows, "time");
+    assert!(
+        csv.starts_with("seq,tile,mode,scale,status,time,reason,"),
+        "{csv}"
+    );
+    assert!(csv.contains(
+        "\n1,1,\"safe, slow\",0.5,compile,,\"error: \"\"x\"\" undeclared\n  at line 3\","
+    ));
+    assert_eq!(to_json(&rows)[1]["params"]["mode"], "safe, slow");
+}
+
+#[test]
+fn kernel_tuner_cache_of_stored_rows_reads_back() {
+    let space = space();
+    let (_dir, path) = db();
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    let recs = records();
+    for r in &recs {
+        store.record(&space, r).unwrap();
+    }
+    let doc = to_kernel_tuner_cache(&store.rows().unwrap(), "time", "kernel");
+    let data = ktune_space::spec::read_cache(&doc.to_string(), "cache.json").unwrap();
+    assert!(data.warnings.is_empty(), "{:?}", data.warnings);
+    assert_eq!(data.configurations.len(), recs.len());
+    for r in &recs {
+        let values: Vec<Json> = space
+            .values(&r.config)
+            .iter()
+            .map(|v| v.to_json())
+            .collect();
+        let i = data
+            .configurations
+            .iter()
+            .position(|c| {
+                c.iter()
+                    .zip(&data.parameters)
+                    .map(|(&i, p)| p.values()[i as usize].to_json())
+                    .collect::<Vec<_>>()
+                    == values
+            })
+            .unwrap_or_else(|| panic!("{values:?} not read back"));
+        let time = &data.records[i]["time"];
+        match (&r.outcome, r.outcome.objective()) {
+            (_, Some(v)) if v.is_finite() => assert_eq!(time.as_f64(), Some(v)),
+            (_, Some(_)) => assert!(time.is_null()),
+            (Outcome::Failed { kind, .. }, None) => assert_eq!(
+                time.as_str(),
+                Some(match kind {
+                    FailureKind::Compile => "CompilationFailedConfig",
+                    FailureKind::Invalid => "InvalidConfig",
+                    _ => "RuntimeFailedConfig",
+                })
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            data.records[i]["compile_time"].as_f64(),
+            Some(r.outcome.timings().compile * 1000.0)
+        );
+    }
+}
+
+#[test]
+fn meta_round_trips() {
+    let space = space();
+    let (_dir, path) = db();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        assert_eq!(store.meta("strategy").unwrap(), None);
+        store.set_meta("strategy", "bayes").unwrap();
+        store.set_meta("seed", "42").unwrap();
+        store.set_meta("seed", "43").unwrap();
+        store.set_meta("note", "multi\nline, \"quoted\" ✓").unwrap();
+        let e = store.set_meta("schema_version", "9").unwrap_err();
+        assert!(matches!(e, StoreError::ReservedKey { .. }), "{e}");
+    }
+    let store = Store::open_existing(&path).unwrap();
+    assert_eq!(store.meta("strategy").unwrap().as_deref(), Some("bayes"));
+    assert_eq!(store.meta("seed").unwrap().as_deref(), Some("43"));
+    assert_eq!(
+        store.meta("note").unwrap().as_deref(),
+        Some("multi\nline, \"quoted\" ✓")
+    );
+    assert_eq!(store.meta("schema_version").unwrap().as_deref(), Some("1"));
+}
+
+#[test]
+fn a_different_problem_is_refused_saying_what_changed() {
+    let space = space();
+    let (_dir, path) = db();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.record(&space, &records()[0]).unwrap();
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    let refused = |fp: &Fingerprint| -> String {
+        match Store::open(&path, fp) {
+            Err(e @ StoreError::Mismatch { .. }) => e.to_string(),
+            Err(e) => panic!("wrong error: {e}"),
+            Ok(_) => panic!("opened with {fp:?}"),
+        }
+    };
+    let e = refused(&fingerprint(&space_with(&[1, 2, 4], &["tile * scale < 2"])));
+    assert!(
+        e.contains("parameter `tile` has values [1, 2, 4] instead of [1, 2]"),
+        "{e}"
+    );
+    assert!(e.contains(&path.display().to_string()), "{e}");
+    assert!(e.contains("--db"), "{e}");
+    assert!(e.contains("delete the file"), "{e}");
+    let e = refused(&fingerprint(&space_with(
+        &[1, 2],
+        &["tile * scale < 2", "tile < 3"],
+    )));
+    assert!(e.contains("constraint added: `tile < 3`"), "{e}");
+    let e = refused(&Fingerprint::new(
+        &space,
+        r#"{"command":"./bench","repeats":7}"#,
+        "time",
+    ));
+    assert!(e.contains("the runner settings changed"), "{e}");
+    assert!(e.contains("`repeats` is 7 instead of 3"), "{e}");
+    let e = refused(&Fingerprint::new(&space, RUNNER, "GFLOP/s"));
+    assert!(
+        e.contains("the objective is `GFLOP/s` instead of `time`"),
+        "{e}"
+    );
+    // Refusals leave the file alone, and the same problem (with the runner settings spelled
+    // differently) still opens.
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    let same = Fingerprint::new(&space, r#"{ "repeats": 3, "command": "./bench" }"#, "time");
+    let store = Store::open(&path, &same).unwrap();
+    assert_eq!(store.records(&space).unwrap(), vec![records()[0].clone()]);
+}
+
+#[test]
+fn each_record_is_committed_before_it_returns() {
+    let space = space();
+    let (_dir, path) = db();
+    let mut writer = Store::open(&path, &fingerprint(&space)).unwrap();
+    let reader = Store::open_existing(&path).unwrap();
+    assert!(reader.rows().unwrap().is_empty());
+    for (i, r) in records().iter().enumerate() {
+        writer.record(&space, r).unwrap();
+        // A second connection sees it while the first is still open.
+        let rows = reader.rows().unwrap();
+        assert_eq!(rows.len(), i + 1);
+        assert_eq!(reader.records(&space).unwrap()[i], *r);
+        assert_eq!(Store::open_existing(&path).unwrap().len().unwrap(), i + 1);
+    }
+    // The write-ahead log is in use.
+    let mode: String = writer
+        .conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    // Readers do not stop the writer from committing metadata either.
+    writer.set_meta("finished", "yes").unwrap();
+    assert_eq!(reader.meta("finished").unwrap().as_deref(), Some("yes"));
+}
+
+#[test]
+fn recording_twice_or_outside_the_space_is_an_error() {
+    let space = space();
+    let (_dir, path) = db();
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    let r = records()[0].clone();
+    store.record(&space, &r).unwrap();
+    let e = store.record(&space, &r).unwrap_err();
+    assert!(matches!(e, StoreError::Duplicate { seq: 0, .. }), "{e}");
+    assert!(
+        e.to_string().contains("tile=2, mode=fast, scale=0.5"),
+        "{e}"
+    );
+    for config in [vec![0, 0], vec![0, 2, 0], vec![9, 0, 0], vec![]] {
+        let bad = Record {
+            config,
+            ..r.clone()
+        };
+        let e = store.record(&space, &bad).unwrap_err();
+        assert!(matches!(e, StoreError::Space { .. }), "{e}");
+    }
+    assert_eq!(store.len().unwrap(), 1);
+}
+
+#[test]
+fn records_outside_another_space_are_errors() {
+    let space = space();
+    let (_dir, path) = db();
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    store.record(&space, &records()[0]).unwrap();
+    // tile = 2 is not in this space's domain.
+    let e = store
+        .records(&space_with(&[1, 4], &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("not in the search space") && e.contains("tile=2"),
+        "{e}"
+    );
+    let other = SearchSpace::new(
+        vec![Parameter::integer("x", [1, 2]).unwrap()],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let e = store.records(&other).unwrap_err().to_string();
+    assert!(e.contains("has parameters tile, mode, scale"), "{e}");
+    // A wider domain maps the same values to other indices.
+    let wider = space_with(&[0, 1, 2], &[]);
+    assert_eq!(store.records(&wider).unwrap()[0].config, vec![2, 0, 0]);
+}
+
+#[test]
+fn unwritable_paths_are_clear_errors_naming_the_path() {
+    let space = space();
+    let (dir, _) = db();
+    let file = dir.path().join("plain.txt");
+    std::fs::write(&file, "x").unwrap();
+    let bad = [
+        (file.join("ktune.db"), "is a file, not a directory"),
+        (
+            dir.path().join("missing").join("ktune.db"),
+            "/missing` does not exist",
+        ),
+        (
+            PathBuf::from("/proc/ktune-store-test.db"),
+            "cannot be written",
+        ),
+        (dir.path().to_path_buf(), "it is a directory"),
+    ];
+    for (path, reason) in &bad {
+        let e = Store::open(path, &fingerprint(&space)).unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, StoreError::Open { .. }), "{path:?}: {text}");
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("cannot open or create"), "{text}");
+        assert!(text.contains(reason), "{text}");
+        assert!(std::error::Error::source(&e).is_some());
+    }
+    let e = Store::open_existing(&dir.path().join("nothing.db")).unwrap_err();
+    assert!(matches!(e, StoreError::Missing { .. }), "{e}");
+    assert!(!dir.path().join("nothing.db").exists());
+}
+
+#[test]
+fn files_that_are_not_ktune_databases_are_refused_untouched() {
+    let space = space();
+    let (dir, _) = db();
+    let text = dir.path().join("notes.db");
+    let content = "this is not an SQLite file, it is a long enough line of plain text\n".repeat(20);
+    std::fs::write(&text, &content).unwrap();
+    for e in [
+        Store::open(&text, &fingerprint(&space)).unwrap_err(),
+        Store::open_existing(&text).unwrap_err(),
+    ] {
+        let s = e.to_string();
+        assert!(matches!(e, StoreError::NotADatabase { .. }), "{s}");
+        assert!(s.contains(&text.display().to_string()), "{s}");
+        assert!(s.contains("not a ktune results database"), "{s}");
+        assert!(s.contains("not an SQLite database"), "{s}");
+    }
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), content);
+
+    // Another program's SQLite database.
+    let other = dir.path().join("other.sqlite");
+    {
+        let c = Connection::open(&other).unwrap();
+        c.execute_batch("CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('x');")
+            .unwrap();
+    }
+    let before = std::fs::read(&other).unwrap();
+    for e in [
+        Store::open(&other, &fingerprint(&space)).unwrap_err(),
+        Store::open_existing(&other).unwrap_err(),
+    ] {
+        assert!(matches!(e, StoreError::NotADatabase { .. }), "{e}");
+        assert!(e.to_string().contains("without ktune's tables"), "{e}");
+    }
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+
+    // An empty file (e.g. made by `mktemp`) becomes a new database with `open`, but is not
+    // one for `open_existing`.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, "").unwrap();
+    assert!(matches!(
+        Store::open_existing(&empty).unwrap_err(),
+        StoreError::NotADatabase { .. }
+    ));
+    Store::open(&empty, &fingerprint(&space)).unwrap();
+    Store::open_existing(&empty).unwrap();
+}
+
+#[test]
+fn damaged_or_newer_databases_are_errors_not_panics() {
+    let space = space();
+    let (_dir, path) = db();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.record(&space, &records()[0]).unwrap();
+        store.record(&space, &records()[1]).unwrap();
+    }
+    let raw = Connection::open(&path).unwrap();
+    raw.execute(
+        "UPDATE evaluations SET status = 'exploded' WHERE seq = 1",
+        [],
+    )
+    .unwrap();
+    let store = Store::open_existing(&path).unwrap();
+    let e = store.rows().unwrap_err();
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("evaluation 1: bad status"), "{e}");
+    raw.execute(
+        "UPDATE evaluations SET status = 'ok', values_json = '{' WHERE seq = 1",
+        [],
+    )
+    .unwrap();
+    assert!(matches!(
+        store.rows().unwrap_err(),
+        StoreError::Corrupt { .. }
+    ));
+    raw.execute(
+        "UPDATE evaluations SET values_json = '[]', params_json = 7 WHERE seq = 1",
+        [],
+    )
+    .unwrap();
+    assert!(matches!(
+        store.rows().unwrap_err(),
+        StoreError::Corrupt { .. }
+    ));
+    raw.execute("DELETE FROM fingerprint", []).unwrap();
+    assert!(matches!(
+        Store::open(&path, &fingerprint(&space)).unwrap_err(),
+        StoreError::Corrupt { .. }
+    ));
+    raw.execute(
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+        [],
+    )
+    .unwrap();
+    let e = Store::open_existing(&path).unwrap_err();
+    assert!(matches!(e, StoreError::SchemaVersion { .. }), "{e}");
+    assert!(e.to_string().contains("version 2"), "{e}");
+}
