@@ -385,6 +385,19 @@ fn summary(
             println!("  {n} {} (e.g. {first})", k.name());
         }
     }
+    let this_run = &records[resumed.min(records.len())..];
+    let measured: f64 = this_run
+        .iter()
+        .map(|r| r.outcome.timings().compile + r.outcome.timings().benchmark)
+        .sum();
+    let wall = started.elapsed().as_secs_f64();
+    if !this_run.is_empty() && wall > 0.0 {
+        println!(
+            "tuner overhead: {:.2}% of the wall time ({:.1} ms per evaluation besides compiling and running)",
+            100.0 * (wall - measured).max(0.0) / wall,
+            1e3 * (wall - measured).max(0.0) / this_run.len() as f64
+        );
+    }
     println!(
         "results: {}   (ktune results {})",
         db.display(),

@@ -282,3 +282,55 @@ fn bad_input_is_a_clear_error() {
         "parameter `y`",
     );
 }
+
+#[test]
+fn the_matmul_example_tunes_end_to_end() {
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/matmul-cpu/ktune.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("matmul.db");
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args([
+            "--max-evals",
+            "5",
+            "--strategy",
+            "random",
+            "--seed",
+            "3",
+            "--json",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Four evaluations as JSON lines (the default was measured before them), then the summary.
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["evaluations"], 5);
+    let stored = rows(&db);
+    assert_eq!(stored.len(), 5);
+    let best = stored
+        .iter()
+        .filter_map(|r| r["objective"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!(best.is_finite() && best > 0.0, "best {best}");
+    assert_eq!(summary["best"]["time"].as_f64(), Some(best));
+    for r in &stored {
+        if r["status"] != "ok" {
+            assert!(
+                !r["reason"].as_str().unwrap_or("").is_empty(),
+                "a failure without a reason: {r}"
+            );
+        }
+    }
+}

@@ -338,10 +338,13 @@ impl CommandRunner {
                 });
             }
         }
+        // Absolute, because commands run in `workdir` while `{build_dir}` may be relative to
+        // wherever ktune was started.
+        let spec_dir = std::path::absolute(spec_dir).unwrap_or_else(|_| spec_dir.to_path_buf());
         let workdir = match &spec.workdir {
             Some(w) if w.is_absolute() => w.clone(),
             Some(w) => spec_dir.join(w),
-            None => spec_dir.to_path_buf(),
+            None => spec_dir.clone(),
         };
         // The programs that do not depend on the configuration must exist now.
         for (step, words) in [("compile", compile.as_ref()), ("run", Some(&run))] {

@@ -240,3 +240,30 @@ fn bad_specs_are_clear_errors() {
     let e = setup_error("run = [\"{build_dir}/a}\"]", d);
     assert!(e.contains("unmatched `}`"), "{e}");
 }
+
+#[test]
+fn a_relative_spec_directory_still_finds_the_build_directory() {
+    let dir = dir_with_program();
+    let space = space();
+    let cwd = std::env::current_dir().unwrap();
+    let relative = pathdiff(dir.path(), &cwd);
+    let mut runner = CommandRunner::new(&spec(""), &space, &relative).unwrap();
+    assert_eq!(
+        runner.evaluate(&space, &[config(&space, 0, 1)]).unwrap()[0].objective(),
+        Some(10.5)
+    );
+}
+
+/// `path` relative to `base` (both absolute), through `..` components.
+fn pathdiff(path: &Path, base: &Path) -> std::path::PathBuf {
+    let (p, b): (Vec<_>, Vec<_>) = (path.components().collect(), base.components().collect());
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = std::path::PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c);
+    }
+    out
+}
