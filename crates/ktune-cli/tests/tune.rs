@@ -334,3 +334,40 @@ fn the_matmul_example_tunes_end_to_end() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_finishes_the_evaluation_in_flight_and_stops_cleanly() {
+    let dir = project(400, 20);
+    let spec = dir.path().join("ktune.toml");
+    let bin = assert_cmd::cargo::cargo_bin("ktune");
+    let child = std::process::Command::new(&bin)
+        .arg("tune")
+        .arg(&spec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("stopped because interrupted"), "{stdout}");
+    let stored = rows(&dir.path().join("ktune.db"));
+    assert!(
+        !stored.is_empty() && stored.len() < 20,
+        "{} stored",
+        stored.len()
+    );
+    // Every run that started was finished and recorded.
+    let compiled = stored.iter().filter(|r| r["status"] != "compile").count();
+    assert_eq!(run_log(dir.path()).len(), compiled);
+}
