@@ -215,6 +215,9 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         let objective = &objective;
         Tuner::new(&space, &mut runner, budget.clone())
             .replay(previous)
+            // Ask for `jobs` configurations at a time so they compile in parallel (their runs
+            // stay sequential in the runner).
+            .batch_size(runner_spec.jobs)
             .stop_flag(&stop)
             .on_record(|record| {
                 store
