@@ -5,60 +5,12 @@
 
 use std::collections::BTreeSet;
 
-use ktune_core::{
-    Budget, CoreError, Direction, FailureKind, Metric, Outcome, Rng, Runner, Timings, Tuner,
-    TuningRun,
-};
-use ktune_space::{Configuration, Parameter, SearchSpace};
+use ktune_core::{Budget, Direction, FailureKind, Metric, Rng, Tuner, TuningRun};
+use ktune_space::Configuration;
 use rand::SeedableRng;
 
+use super::testkit::{Bowl, sparse_space};
 use super::{Options, REGISTRY, create, create_spec};
-
-/// A smooth bowl with its minimum at (11, 4), and a diagonal band of failing configurations.
-struct Bowl(Vec<Metric>);
-
-impl Runner for Bowl {
-    fn name(&self) -> &str {
-        "bowl"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| {
-                let v = space.values(c);
-                let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
-                if (x + y) as i64 % 7 == 3 {
-                    Outcome::failed(FailureKind::Runtime, "fails", Timings::default())
-                } else {
-                    Outcome::ok(
-                        vec![(x - 11.0).powi(2) + (y - 4.0).powi(2) + 1.0],
-                        Timings::default(),
-                    )
-                }
-            })
-            .collect())
-    }
-}
-
-/// Mostly infeasible: 40x40 Cartesian, about a sixth feasible, plus a free parameter.
-fn sparse_space() -> SearchSpace {
-    SearchSpace::new(
-        vec![
-            Parameter::integer_range("x", 0, 39, 1).unwrap(),
-            Parameter::integer_range("y", 0, 39, 1).unwrap(),
-            Parameter::integer("z", [1, 2]).unwrap(),
-        ],
-        &["(x * y) % 6 == 0", "x + y <= 40"],
-    )
-    .unwrap()
-}
 
 fn run_spec(spec: &str, seed: u64, budget: usize) -> TuningRun {
     let space = sparse_space();

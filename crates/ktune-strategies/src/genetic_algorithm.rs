@@ -619,10 +619,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
 mod tests {
     use std::collections::BTreeSet;
 
-    use ktune_core::{
-        Budget, CoreError, Direction, FailureKind, Metric, Outcome, Runner, Timings, Tuner,
-        TuningRun,
-    };
+    use ktune_core::{Budget, Direction, FailureKind, Metric, Tuner, TuningRun};
     use ktune_space::Parameter;
     use rand::SeedableRng;
 
@@ -632,51 +629,7 @@ mod tests {
         Rng::seed_from_u64(seed)
     }
 
-    /// A smooth bowl over the first two parameters with a band of failing configurations.
-    struct Bowl(Vec<Metric>);
-
-    impl Runner for Bowl {
-        fn name(&self) -> &str {
-            "bowl"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.0
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let v = space.values(c);
-                    let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
-                    if (x + y) as i64 % 7 == 3 {
-                        Outcome::failed(FailureKind::Runtime, "fails", Timings::default())
-                    } else {
-                        Outcome::ok(
-                            vec![(x - 11.0).powi(2) + (y - 4.0).powi(2)],
-                            Timings::default(),
-                        )
-                    }
-                })
-                .collect())
-        }
-    }
-
-    /// 40x40x2 Cartesian, mostly infeasible.
-    fn sparse_space() -> SearchSpace {
-        SearchSpace::new(
-            vec![
-                Parameter::integer_range("x", 0, 39, 1).unwrap(),
-                Parameter::integer_range("y", 0, 39, 1).unwrap(),
-                Parameter::integer("z", [1, 2]).unwrap(),
-            ],
-            &["(x * y) % 6 == 0", "x + y <= 40"],
-        )
-        .unwrap()
-    }
+    use crate::testkit::{Bowl, sparse_space};
 
     fn strategy(
         options: serde_json::Value,

@@ -162,3 +162,5 @@ pub fn markdown() -> String {
 
 #[cfg(test)]
 mod conformance;
+#[cfg(test)]
+mod testkit;

@@ -876,56 +876,12 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
 pub(crate) mod tests {
     use super::*;
     use ktune_core::{
-        Budget, CoreError, Direction, FailureKind, Metric, Outcome, Runner, StopReason, Timings,
-        Tuner, TuningRun,
+        Budget, Direction, FailureKind, Metric, Runner, StopReason, Tuner, TuningRun,
     };
     use ktune_space::Parameter;
     use rand::SeedableRng;
 
-    /// A smooth bowl over the first two parameters with its minimum at (11, 4) and a diagonal
-    /// band of failures (the conformance tests' landscape).
-    pub(crate) struct Bowl(pub(crate) Vec<Metric>);
-
-    impl Runner for Bowl {
-        fn name(&self) -> &str {
-            "bowl"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.0
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let v = space.values(c);
-                    let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
-                    if (x + y) as i64 % 7 == 3 {
-                        Outcome::failed(FailureKind::Runtime, "fails", Timings::default())
-                    } else {
-                        let f = (x - 11.0).powi(2) + (y - 4.0).powi(2) + 1.0;
-                        Outcome::ok(vec![f], Timings::default())
-                    }
-                })
-                .collect())
-        }
-    }
-
-    /// Mostly infeasible: 40x40, about a sixth feasible, plus a free parameter.
-    pub(crate) fn sparse_space() -> SearchSpace {
-        SearchSpace::new(
-            vec![
-                Parameter::integer_range("x", 0, 39, 1).unwrap(),
-                Parameter::integer_range("y", 0, 39, 1).unwrap(),
-                Parameter::integer("z", [1, 2]).unwrap(),
-            ],
-            &["(x * y) % 6 == 0", "x + y <= 40"],
-        )
-        .unwrap()
-    }
+    pub(crate) use crate::testkit::{Bowl, sparse_space};
 
     /// Three constrained groups and a free parameter.
     fn grouped_space() -> SearchSpace {
