@@ -503,31 +503,29 @@ fn table(rows: &[Row], objective: &str) -> String {
     out
 }
 
-/// T4 results (schema 1.0.0) from stored rows, times in milliseconds as Kernel Tuner writes them.
+/// T4 results (schema 1.0.0) from stored rows, through the same entries as
+/// `ktune_core::t4::export`.
 fn t4(rows: &[Row], objective: &str) -> serde_json::Value {
-    let results: Vec<_> = rows
+    let results = rows
         .iter()
         .map(|r| {
-            let configuration: serde_json::Map<String, serde_json::Value> = r.params.iter().cloned().collect();
-            let invalidity = match r.status.as_str() {
-                "ok" => "correct",
-                "compile" => "compile",
-                "timeout" => "timeout",
-                "wrong_output" => "correctness",
-                "invalid" => "constraints",
-                _ => "runtime",
+            let timings = ktune_core::Timings {
+                compile: r.compile_s,
+                benchmark: r.benchmark_s,
+                verification: r.verification_s,
+                framework: r.framework_s,
             };
-            let value = r.objective.map_or_else(|| json!(r.reason.clone().unwrap_or_default()), |v| json!(v));
-            json!({
-                "configuration": configuration,
-                "times": {"compilation_time": r.compile_s * 1e3, "compilation": r.compile_s * 1e3, "benchmark": r.benchmark_s * 1e3,
-                          "framework": r.framework_s * 1e3, "search_algorithm": 0.0, "validation": r.verification_s * 1e3, "runtimes": []},
-                "invalidity": invalidity,
-                "correctness": if r.status == "wrong_output" { 0 } else { 1 },
-                "measurements": [{"name": objective, "value": value, "unit": if objective.starts_with("time") { "ms" } else { "" }}],
-                "objectives": [objective],
-            })
+            let outcome = match (r.status.as_str(), r.objective) {
+                ("ok", Some(v)) => ktune_core::Outcome::ok(vec![v], timings),
+                (status, _) => ktune_core::Outcome::failed(
+                    FailureKind::from_name(status).unwrap_or(FailureKind::Runtime),
+                    r.reason.clone().unwrap_or_default(),
+                    timings,
+                ),
+            };
+            let configuration = r.params.iter().cloned().collect();
+            ktune_core::t4::entry(configuration, objective, &outcome, r.clock_s)
         })
         .collect();
-    json!({"schema_version": ktune_core::t4::T4_VERSION, "results": results, "metadata": {"timeunit": "milliseconds"}})
+    ktune_core::t4::document(results)
 }

@@ -89,6 +89,19 @@ impl FailureKind {
             FailureKind::WrongOutput => "wrong_output",
         }
     }
+
+    /// The kind called `name` (as [`name`](Self::name) writes it).
+    pub fn from_name(name: &str) -> Option<FailureKind> {
+        [
+            FailureKind::Invalid,
+            FailureKind::Compile,
+            FailureKind::Runtime,
+            FailureKind::Timeout,
+            FailureKind::WrongOutput,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
 }
 
 /// Where an evaluation's time went, in seconds.

@@ -47,41 +47,62 @@ fn invalidity(outcome: &Outcome) -> &'static str {
 
 /// Exports records as a T4 results document.
 pub fn export(space: &SearchSpace, objective: &Metric, records: &[Record]) -> Json {
-    let results: Vec<Json> = records
-        .iter()
-        .map(|r| {
-            let configuration: serde_json::Map<String, Json> = space
-                .params()
-                .iter()
-                .zip(space.values(&r.config))
-                .map(|(p, v)| (p.name().to_string(), v.to_json()))
-                .collect();
-            let t = r.outcome.timings();
-            let ms = |s: f64| s * 1000.0;
-            let value = match &r.outcome {
-                Outcome::Ok { values, .. } => json!(values.first().copied().unwrap_or(f64::NAN)),
-                Outcome::Failed { kind, reason, .. } => json!(format!("{}: {reason}", kind.name())),
-            };
-            let unit = if objective.name.starts_with("time") { "ms" } else { "" };
-            json!({
-                "configuration": configuration,
-                "times": {
-                    "compilation_time": ms(t.compile),
-                    "compilation": ms(t.compile),
-                    "benchmark": ms(t.benchmark),
-                    "framework": ms(t.framework),
-                    "search_algorithm": 0.0,
-                    "validation": ms(t.verification),
-                    "runtimes": [],
-                },
-                "invalidity": invalidity(&r.outcome),
-                "correctness": if r.outcome.failure() == Some(FailureKind::WrongOutput) { 0 } else { 1 },
-                "measurements": [{"name": objective.name, "value": value, "unit": unit}],
-                "objectives": [objective.name],
-                "ktune_clock_seconds": r.clock,
+    document(
+        records
+            .iter()
+            .map(|r| {
+                let configuration: serde_json::Map<String, Json> = space
+                    .params()
+                    .iter()
+                    .zip(space.values(&r.config))
+                    .map(|(p, v)| (p.name().to_string(), v.to_json()))
+                    .collect();
+                entry(configuration, &objective.name, &r.outcome, r.clock)
             })
-        })
-        .collect();
+            .collect(),
+    )
+}
+
+/// One T4 result: a configuration (parameter name to value), its outcome for `objective`, and
+/// the tuning clock when it finished.
+pub fn entry(
+    configuration: serde_json::Map<String, Json>,
+    objective: &str,
+    outcome: &Outcome,
+    clock: f64,
+) -> Json {
+    let t = outcome.timings();
+    let ms = |s: f64| s * 1000.0;
+    let value = match outcome {
+        Outcome::Ok { values, .. } => json!(values.first().copied().unwrap_or(f64::NAN)),
+        Outcome::Failed { kind, reason, .. } => json!(format!("{}: {reason}", kind.name())),
+    };
+    let unit = if objective.starts_with("time") {
+        "ms"
+    } else {
+        ""
+    };
+    json!({
+        "configuration": configuration,
+        "times": {
+            "compilation_time": ms(t.compile),
+            "compilation": ms(t.compile),
+            "benchmark": ms(t.benchmark),
+            "framework": ms(t.framework),
+            "search_algorithm": 0.0,
+            "validation": ms(t.verification),
+            "runtimes": [],
+        },
+        "invalidity": invalidity(outcome),
+        "correctness": if outcome.failure() == Some(FailureKind::WrongOutput) { 0 } else { 1 },
+        "measurements": [{"name": objective, "value": value, "unit": unit}],
+        "objectives": [objective],
+        "ktune_clock_seconds": clock,
+    })
+}
+
+/// The T4 results document around result entries.
+pub fn document(results: Vec<Json>) -> Json {
     json!({
         "schema_version": T4_VERSION,
         "results": results,
