@@ -407,7 +407,7 @@ impl BayesianOptimization {
             if let Some(r) = space.rank(&o.config) {
                 state.mark_visited(r);
                 if let Some(v) = o.value {
-                    state.fit(space, r, &o.config, v);
+                    state.fit(r, &o.config, v);
                 }
             }
         }
@@ -439,15 +439,14 @@ impl State {
             .collect()
     }
 
-    fn fit(&mut self, _space: &SearchSpace, rank: u64, config: &[u32], value: f64) {
+    fn fit(&mut self, rank: u64, config: &[u32], value: f64) {
         self.valid.push(value);
         self.best = self.best.min(value);
         match &mut self.model {
             Model::Full(gp) => {
-                if gp.observe(rank as usize, value).is_err() {
-                    // Cannot happen for distinct candidates; if the factor cannot be extended, the
-                    // configuration still counts as visited and the search goes on without it.
-                }
+                // Cannot fail for distinct candidates; if the factor could not be extended, the
+                // configuration still counts as visited and the search goes on without it.
+                let _ = gp.observe(rank as usize, value);
             }
             Model::Sampled { observed } => {
                 let x = self
@@ -840,7 +839,7 @@ impl Strategy for BayesianOptimization {
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
-                st.fit(space, r, &config, v);
+                st.fit(r, &config, v);
                 if af.is_none() {
                     st.initial_valid += 1;
                 }
