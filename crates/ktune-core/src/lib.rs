@@ -53,7 +53,7 @@ mod strategy;
 pub mod t4;
 mod tuner;
 
-pub use outcome::{Direction, FailureKind, Metric, Outcome, Timings};
+pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
 pub use runner::Runner;
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};

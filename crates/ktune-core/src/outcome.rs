@@ -1,6 +1,12 @@
 //! What an evaluation produces: values per metric, or a failure of a kind, plus timings.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+/// What a runner observed beside its metrics, by name: the device and its clocks, power,
+/// the individual measured times, ... Stored with each result; strategies never see it.
+pub type Observed = BTreeMap<String, serde_json::Value>;
 
 /// Whether smaller or larger values of a metric are better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -134,6 +140,9 @@ pub enum Outcome {
         values: Vec<f64>,
         /// Where the time went.
         timings: Timings,
+        /// What else the runner observed.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        observed: Observed,
     },
     /// It failed.
     Failed {
@@ -143,13 +152,20 @@ pub enum Outcome {
         reason: String,
         /// Where the time went before it failed.
         timings: Timings,
+        /// What else the runner observed.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        observed: Observed,
     },
 }
 
 impl Outcome {
     /// A successful outcome.
     pub fn ok(values: Vec<f64>, timings: Timings) -> Outcome {
-        Outcome::Ok { values, timings }
+        Outcome::Ok {
+            values,
+            timings,
+            observed: Observed::new(),
+        }
     }
 
     /// A failure.
@@ -158,6 +174,24 @@ impl Outcome {
             kind,
             reason: reason.into(),
             timings,
+            observed: Observed::new(),
+        }
+    }
+
+    /// The same outcome with `observed` added (replacing entries of the same name).
+    pub fn with_observed(mut self, more: Observed) -> Outcome {
+        match &mut self {
+            Outcome::Ok { observed, .. } | Outcome::Failed { observed, .. } => {
+                observed.extend(more)
+            }
+        }
+        self
+    }
+
+    /// What the runner observed beside its metrics.
+    pub fn observed(&self) -> &Observed {
+        match self {
+            Outcome::Ok { observed, .. } | Outcome::Failed { observed, .. } => observed,
         }
     }
 
@@ -204,6 +238,19 @@ mod tests {
         let j = serde_json::to_value(&o).unwrap();
         assert_eq!(j["status"], "failed");
         assert_eq!(j["kind"], "compile");
+        assert_eq!(serde_json::from_value::<Outcome>(j.clone()).unwrap(), o);
+        // No observed, no key: older readers and golden files stay as they were.
+        assert!(j.get("observed").is_none());
+    }
+
+    #[test]
+    fn observed_values_travel_with_the_outcome() {
+        let mut obs = Observed::new();
+        obs.insert("device".into(), serde_json::json!("NVIDIA H100"));
+        let o = Outcome::ok(vec![1.5], Timings::default()).with_observed(obs.clone());
+        assert_eq!(o.observed(), &obs);
+        let j = serde_json::to_value(&o).unwrap();
+        assert_eq!(j["observed"]["device"], "NVIDIA H100");
         assert_eq!(serde_json::from_value::<Outcome>(j).unwrap(), o);
     }
 }

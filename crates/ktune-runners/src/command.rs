@@ -609,9 +609,9 @@ impl CommandRunner {
                 }
             }
         }
-        let mean = measured.iter().sum::<f64>() / measured.len() as f64;
+        let (mean, stdev) = mean_and_stdev(&measured);
         Outcome::ok(
-            vec![mean],
+            vec![mean, stdev],
             Timings {
                 compile,
                 benchmark: started.elapsed().as_secs_f64(),
@@ -694,6 +694,17 @@ impl Runner for CommandRunner {
             })
             .collect())
     }
+}
+
+/// The mean and the sample standard deviation (0 for a single value).
+pub(crate) fn mean_and_stdev(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
 }
 
 /// How a step ended.

@@ -1,5 +1,6 @@
 //! Exports of stored rows for `ktune results`: CSV, JSON and Kernel Tuner cache files.
 
+use ktune_core::Observed;
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
@@ -27,6 +28,8 @@ pub struct Row {
     pub framework_s: f64,
     /// The tuning clock when it finished, in seconds.
     pub clock_s: f64,
+    /// What the runner observed beside its metrics (device, clocks, power, ...).
+    pub observed: Observed,
 }
 
 /// A parameter value as CSV text: strings bare, everything else as JSON.
@@ -49,8 +52,9 @@ fn csv_field(text: &str) -> String {
 
 /// The rows as CSV, one line per row (`\n`-terminated) after a header: `seq`, the parameter
 /// names, `status`, `objective` (the metric's name), `reason`, `compile_s`, `benchmark_s`,
-/// `verification_s`, `framework_s`, `clock_s`. Fields are quoted as RFC 4180 says; a
-/// missing objective or reason is an empty field.
+/// `verification_s`, `framework_s`, `clock_s`, then one column per observed value name (in
+/// order of first appearance; arrays and objects as JSON text). Fields are quoted as RFC 4180
+/// says; a missing objective, reason or observed value is an empty field.
 pub fn to_csv(rows: &[Row], objective: &str) -> String {
     let names: Vec<&str> = rows
         .first()
@@ -68,6 +72,15 @@ pub fn to_csv(rows: &[Row], objective: &str) -> String {
         "framework_s",
         "clock_s",
     ]);
+    let mut observed: Vec<&str> = Vec::new();
+    for r in rows {
+        for k in r.observed.keys() {
+            if !observed.contains(&k.as_str()) {
+                observed.push(k);
+            }
+        }
+    }
+    header.extend(&observed);
     let mut out = String::new();
     let mut line = |fields: Vec<String>| {
         let quoted: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
@@ -96,20 +109,26 @@ pub fn to_csv(rows: &[Row], objective: &str) -> String {
         ] {
             fields.push(s.to_string());
         }
+        fields.extend(
+            observed
+                .iter()
+                .map(|k| r.observed.get(*k).map(value_text).unwrap_or_default()),
+        );
         line(fields);
     }
     out
 }
 
 /// The rows as a JSON array of objects: `seq`, `params` (an object, in parameter order),
-/// `status`, `objective`, `reason`, `compile_s`, ..., `clock_s`. Non-finite numbers are
+/// `status`, `objective`, `reason`, `compile_s`, ..., `clock_s`, and `observed` (an object, only
+/// when the runner observed something). Non-finite numbers are
 /// `null`.
 pub fn to_json(rows: &[Row]) -> Json {
     Json::Array(
         rows.iter()
             .map(|r| {
                 let params: Map<String, Json> = r.params.iter().cloned().collect();
-                json!({
+                let mut row = json!({
                     "seq": r.seq,
                     "params": params,
                     "status": r.status,
@@ -120,7 +139,11 @@ pub fn to_json(rows: &[Row]) -> Json {
                     "verification_s": r.verification_s,
                     "framework_s": r.framework_s,
                     "clock_s": r.clock_s,
-                })
+                });
+                if !r.observed.is_empty() {
+                    row["observed"] = json!(r.observed);
+                }
+                row
             })
             .collect(),
     )
@@ -240,6 +263,7 @@ mod tests {
             verification_s: 0.0,
             framework_s: 0.125,
             clock_s: seq as f64 + 1.0,
+            observed: Observed::new(),
         }
     }
 
@@ -291,6 +315,44 @@ mod tests {
         assert_eq!(a[4]["clock_s"], 5.0);
         let keys: Vec<&String> = a[0]["params"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["x", "mode"]);
+        assert!(a[0].get("observed").is_none());
+    }
+
+    fn observed_rows() -> Vec<Row> {
+        let mut rows = rows();
+        rows[0].observed.insert("device".into(), json!("H100, SXM"));
+        rows[0]
+            .observed
+            .insert("times_ms".into(), json!([1.5, 1.25]));
+        rows[3].observed.insert("power_w".into(), json!(312.5));
+        rows[3].observed.insert("device".into(), json!("H100, SXM"));
+        rows
+    }
+
+    #[test]
+    fn observed_values_become_columns_and_objects() {
+        let rows = observed_rows();
+        let csv = to_csv(&rows, "time");
+        let lines: Vec<&str> = csv.split_terminator('\n').collect();
+        assert!(
+            lines[0].ends_with(",clock_s,device,times_ms,power_w"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].ends_with(",1,\"H100, SXM\",\"[1.5,1.25]\","),
+            "{}",
+            lines[1]
+        );
+        let last_of_row_3 = csv.lines().find(|l| l.starts_with("3,")).unwrap();
+        assert!(
+            last_of_row_3.ends_with(",\"H100, SXM\",,312.5"),
+            "{last_of_row_3}"
+        );
+        let j = to_json(&rows);
+        assert_eq!(j[0]["observed"]["times_ms"], json!([1.5, 1.25]));
+        assert_eq!(j[3]["observed"]["power_w"], 312.5);
+        assert!(j[1].get("observed").is_none());
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use ktune_core::{FailureKind, Outcome, Record, Timings};
+use ktune_core::{FailureKind, Observed, Outcome, Record, Timings};
 use ktune_space::{SearchSpace, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value as Json;
@@ -30,7 +30,11 @@ pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache};
 pub use fingerprint::Fingerprint;
 
 /// The schema version this crate writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Version 1 lacked the `observed` column; such files are upgraded in place when opened for
+/// writing (and read as having no observations otherwise).
+const ADD_OBSERVED: &str = "ALTER TABLE evaluations ADD COLUMN observed TEXT";
 
 /// The `meta` key holding the schema version (reserved: [`Store::set_meta`] refuses it).
 const SCHEMA_KEY: &str = "schema_version";
@@ -155,7 +159,8 @@ CREATE TABLE evaluations (
     benchmark REAL,
     verification REAL,
     framework REAL,
-    clock REAL
+    clock REAL,
+    observed TEXT
 );
 ";
 
@@ -163,7 +168,7 @@ CREATE TABLE evaluations (
 ///
 /// # Example
 /// ```
-/// use ktune_core::{FailureKind, Outcome, Record, Timings};
+/// use ktune_core::{FailureKind, Observed, Outcome, Record, Timings};
 /// use ktune_space::{Parameter, SearchSpace};
 /// use ktune_store::{Fingerprint, Store};
 ///
@@ -204,6 +209,8 @@ CREATE TABLE evaluations (
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// False only for a version-1 file that could not be upgraded (opened read-only).
+    observed_column: bool,
 }
 
 impl Store {
@@ -242,7 +249,7 @@ impl Store {
             });
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let store = Store::connect(path, flags)?;
+        let mut store = Store::connect(path, flags)?;
         if store.table_count()? == 0 {
             return Err(StoreError::NotADatabase {
                 path: store.path,
@@ -300,6 +307,10 @@ impl Store {
             Outcome::Failed { kind, reason, .. } => (kind.name(), &[][..], Some(reason.as_str())),
         };
         let values_json = Json::Array(metric_values.iter().map(|&v| float_json(v)).collect());
+        let observed = (!record.outcome.observed().is_empty())
+            .then(|| serde_json::to_string(record.outcome.observed()))
+            .transpose()
+            .map_err(|e| self.corrupt(e.to_string()))?;
         let t = record.outcome.timings();
         let path = self.path.clone();
         let sqlite = |source| StoreError::Sqlite {
@@ -334,8 +345,8 @@ impl Store {
             .map_err(sqlite)?;
         tx.execute(
             "INSERT INTO evaluations (seq, config, params_json, status, objective, values_json, \
-             reason, compile, benchmark, verification, framework, clock) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             reason, compile, benchmark, verification, framework, clock, observed) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 seq,
                 config,
@@ -349,6 +360,7 @@ impl Store {
                 t.verification,
                 t.framework,
                 record.clock,
+                observed,
             ],
         )
         .map_err(sqlite)?;
@@ -451,6 +463,7 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
+            observed_column: true,
         };
         store
             .conn
@@ -516,7 +529,7 @@ impl Store {
     }
 
     /// Checks that the file is a ktune database of a version this crate reads.
-    fn check_schema(&self) -> Result<(), StoreError> {
+    fn check_schema(&mut self) -> Result<(), StoreError> {
         let not_ours = || StoreError::NotADatabase {
             path: self.path.clone(),
             reason: "an SQLite database without ktune's tables".into(),
@@ -548,6 +561,18 @@ impl Store {
         match version {
             None => Err(not_ours()),
             Some(v) if v.trim() == SCHEMA_VERSION.to_string() => Ok(()),
+            Some(v) if v.trim() == "1" => {
+                // Upgrade in place; a read-only file is read as having no observations.
+                let upgraded = self.conn.execute_batch(&format!(
+                    "BEGIN IMMEDIATE; {ADD_OBSERVED}; \
+                     UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = '{SCHEMA_KEY}'; COMMIT;"
+                ));
+                if upgraded.is_err() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    self.observed_column = false;
+                }
+                Ok(())
+            }
             Some(found) => Err(StoreError::SchemaVersion {
                 path: self.path.clone(),
                 found,
@@ -559,10 +584,13 @@ impl Store {
     fn stored(&self) -> Result<Vec<Stored>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(
+            .prepare(if self.observed_column {
                 "SELECT seq, params_json, status, values_json, reason, compile, benchmark, \
-                 verification, framework, clock FROM evaluations ORDER BY seq",
-            )
+                     verification, framework, clock, observed FROM evaluations ORDER BY seq"
+            } else {
+                "SELECT seq, params_json, status, values_json, reason, compile, benchmark, \
+                     verification, framework, clock, NULL FROM evaluations ORDER BY seq"
+            })
             .map_err(|e| self.sqlite(e))?;
         let raw = stmt
             .query_map([], |r| {
@@ -573,6 +601,7 @@ impl Store {
                     values_json: r.get(3)?,
                     reason: r.get(4)?,
                     times: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
+                    observed: r.get(10)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -605,12 +634,17 @@ impl Store {
             verification,
             framework,
         };
+        let observed: Observed = match &r.observed {
+            Some(text) => serde_json::from_str(text).map_err(|e| bad("observed values", &e))?,
+            None => Observed::new(),
+        };
         let outcome = if r.status == "ok" {
             Outcome::ok(values, timings)
         } else {
             let kind = kind_of(&r.status).ok_or_else(|| bad("status", &r.status))?;
             Outcome::failed(kind, r.reason.clone().unwrap_or_default(), timings)
-        };
+        }
+        .with_observed(observed.clone());
         let row = Row {
             seq: r.seq,
             params,
@@ -625,6 +659,7 @@ impl Store {
             verification_s: verification,
             framework_s: framework,
             clock_s: clock,
+            observed,
         };
         Ok(Stored { row, outcome })
     }
@@ -692,6 +727,7 @@ struct RawRow {
     values_json: String,
     reason: Option<String>,
     times: [Option<f64>; 5],
+    observed: Option<String>,
 }
 
 /// One decoded evaluation.

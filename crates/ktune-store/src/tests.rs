@@ -1,6 +1,6 @@
 //! Conformance tests of the store: round trips, fingerprints, durability and bad paths.
 
-use ktune_core::{FailureKind, Outcome, Record, Timings};
+use ktune_core::{FailureKind, Observed, Outcome, Record, Timings};
 use ktune_space::{Parameter, SearchSpace};
 use serde_json::json;
 
@@ -60,7 +60,14 @@ fn records() -> Vec<Record> {
         },
         Record {
             config: vec![1, 1, 0],
-            outcome: Outcome::ok(vec![f64::INFINITY, -0.0], timings(1.0)),
+            outcome: Outcome::ok(vec![f64::INFINITY, -0.0], timings(1.0)).with_observed(
+                [
+                    ("device".to_string(), json!("NVIDIA H100 80GB HBM3")),
+                    ("times_ms".to_string(), json!([0.5, 0.25])),
+                ]
+                .into_iter()
+                .collect(),
+            ),
             clock: 3.0,
         },
         // Violates `tile * scale < 2`: proposed by a constraint-unaware strategy.
@@ -158,6 +165,7 @@ fn rows_describe_the_evaluations() {
             verification_s: 0.1,
             framework_s: 1e-9,
             clock_s: 1.0,
+            observed: Default::default(),
         }
     );
     assert_eq!(rows[1].seq, 1);
@@ -256,7 +264,10 @@ fn meta_round_trips() {
         store.meta("note").unwrap().as_deref(),
         Some("multi\nline, \"quoted\" ✓")
     );
-    assert_eq!(store.meta("schema_version").unwrap().as_deref(), Some("1"));
+    assert_eq!(
+        store.meta("schema_version").unwrap(),
+        Some(SCHEMA_VERSION.to_string())
+    );
 }
 
 #[test]
@@ -508,11 +519,68 @@ fn damaged_or_newer_databases_are_errors_not_panics() {
         StoreError::Corrupt { .. }
     ));
     raw.execute(
-        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
         [],
     )
     .unwrap();
     let e = Store::open_existing(&path).unwrap_err();
     assert!(matches!(e, StoreError::SchemaVersion { .. }), "{e}");
-    assert!(e.to_string().contains("version 2"), "{e}");
+    assert!(e.to_string().contains("version 3"), "{e}");
+}
+
+/// Makes `path` look like a file written by schema version 1 (no `observed` column).
+fn downgrade_to_version_1(path: &Path) {
+    let raw = Connection::open(path).unwrap();
+    raw.execute_batch(
+        "ALTER TABLE evaluations DROP COLUMN observed; \
+         UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+}
+
+#[test]
+fn version_1_files_are_upgraded_in_place_and_keep_their_records() {
+    let space = space();
+    let (_dir, path) = db();
+    let first = records()[0].clone();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.record(&space, &first).unwrap();
+    }
+    downgrade_to_version_1(&path);
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    assert_eq!(store.records(&space).unwrap(), vec![first.clone()]);
+    // Observed values can be recorded after the upgrade.
+    let with_observed = records()[3].clone();
+    store.record(&space, &with_observed).unwrap();
+    assert_eq!(
+        store.records(&space).unwrap(),
+        vec![first.clone(), with_observed]
+    );
+    assert_eq!(
+        store.meta("schema_version").unwrap().as_deref(),
+        Some(SCHEMA_VERSION.to_string().as_str())
+    );
+}
+
+#[test]
+fn read_only_version_1_files_are_read_without_observations() {
+    let space = space();
+    let (_dir, path) = db();
+    let first = records()[0].clone();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.record(&space, &first).unwrap();
+    }
+    downgrade_to_version_1(&path);
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&path, perms).unwrap();
+    if std::fs::OpenOptions::new().write(true).open(&path).is_ok() {
+        eprintln!("skipped: running as root, the read-only file is writable");
+        return;
+    }
+    let store = Store::open_existing(&path).unwrap();
+    assert_eq!(store.records(&space).unwrap(), vec![first]);
+    assert_eq!(store.rows().unwrap()[0].observed, Observed::new());
 }

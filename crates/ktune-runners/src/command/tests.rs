@@ -143,6 +143,12 @@ fn objectives_from_json_lines_wall_time_and_repetitions() {
     let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
     let out = runner.evaluate(&space, &[config(&space, 0, 3)]).unwrap();
     assert_eq!(out[0].objective(), Some(3.25));
+    // One value per metric: the mean, then the spread of the three identical runs.
+    assert_eq!(runner.metrics().len(), 2);
+    match &out[0] {
+        Outcome::Ok { values, .. } => assert_eq!(values, &[3.25, 0.0]),
+        other => panic!("{other:?}"),
+    }
     let stdout = std::fs::read_to_string(
         dir.path()
             .join(".ktune/build")
@@ -161,6 +167,14 @@ fn objectives_from_json_lines_wall_time_and_repetitions() {
     let out = runner.evaluate(&space, &[config(&space, 0, 1)]).unwrap();
     let wall = out[0].objective().unwrap();
     assert!(wall > 0.0 && wall < 5.0, "{wall}");
+}
+
+#[test]
+fn mean_and_sample_standard_deviation() {
+    assert_eq!(super::mean_and_stdev(&[2.0]), (2.0, 0.0));
+    let (m, s) = super::mean_and_stdev(&[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(m, 2.5);
+    assert!((s - (5.0f64 / 3.0).sqrt()).abs() < 1e-12, "{s}");
 }
 
 #[test]

@@ -246,7 +246,9 @@ impl Runner for Rate {
             .evaluate(space, configs)?
             .into_iter()
             .map(|o| match o {
-                Outcome::Ok { values, timings } => Outcome::ok(vec![1000.0 / values[0]], timings),
+                Outcome::Ok {
+                    values, timings, ..
+                } => Outcome::ok(vec![1000.0 / values[0]], timings),
                 failed => failed,
             })
             .collect())
