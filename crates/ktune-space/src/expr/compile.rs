@@ -260,8 +260,7 @@ impl Compiled {
         })
     }
 
-    /// A closure returning the value as a [`Scalar`] (used by tests).
-    #[cfg(test)]
+    /// A closure returning the value as a [`Scalar`].
     pub(crate) fn into_scalar_fn(self) -> DynFn<Scalar> {
         match self {
             Compiled::Bool(s) => {

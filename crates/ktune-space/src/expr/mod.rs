@@ -249,6 +249,72 @@ impl Constraint {
     }
 }
 
+type ValueFn = Arc<dyn Fn(&[Scalar]) -> Result<Scalar, EvalError> + Send + Sync>;
+
+/// A compiled expression of parameters that yields a value rather than a condition: a grid
+/// divisor (`block_size_x * tile_size_x`), a shared-memory size, a FLOP count. Same language
+/// and semantics as [`Constraint`].
+///
+/// ```
+/// use ktune_space::expr::{Expression, Interner, Scalar, Symbol, ExprType};
+/// let symbols = [Symbol::new("bx", ExprType::Int), Symbol::new("tx", ExprType::Int)];
+/// let e = Expression::compile("bx * tx", &symbols, &mut Interner::new()).unwrap();
+/// assert_eq!(e.evaluate(&[Scalar::Int(32), Scalar::Int(4)]), Ok(Scalar::Int(128)));
+/// assert_eq!(e.params(), &[0, 1]);
+/// ```
+#[derive(Clone)]
+pub struct Expression {
+    source: Arc<str>,
+    params: Arc<[usize]>,
+    eval: ValueFn,
+}
+
+impl fmt::Debug for Expression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Expression")
+            .field("source", &&*self.source)
+            .field("params", &&*self.params)
+            .finish()
+    }
+}
+
+impl Expression {
+    /// Lex, parse, resolve every name against `symbols`, type-check and compile `source`
+    /// (error spans are byte offsets into `source`).
+    pub fn compile(
+        source: &str,
+        symbols: &[Symbol],
+        interner: &mut Interner,
+    ) -> Result<Expression, ExprError> {
+        let tree = parser::parse(source)?;
+        let mut compiler = compile::Compiler::new(symbols, interner);
+        let eval = compiler.expr(&tree)?.into_scalar_fn();
+        let mut params = compiler.used;
+        params.sort_unstable();
+        params.dedup();
+        Ok(Expression {
+            source: source.into(),
+            params: params.into(),
+            eval,
+        })
+    }
+
+    /// The source text.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Sorted, deduplicated indices of the parameters it mentions.
+    pub fn params(&self) -> &[usize] {
+        &self.params
+    }
+
+    /// Evaluates on a full assignment, `values[param_index]`.
+    pub fn evaluate(&self, values: &[Scalar]) -> Result<Scalar, EvalError> {
+        (self.eval)(values)
+    }
+}
+
 /// A constant value produced by [`eval_list`] / [`eval_const`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {

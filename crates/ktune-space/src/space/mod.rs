@@ -42,7 +42,7 @@ pub use encode::{Encoder, Encoding};
 pub use neighbours::Neighbourhood;
 
 use crate::error::SpaceError;
-use crate::expr::{Constraint, Interner, Scalar, Symbol};
+use crate::expr::{Constraint, ExprError, Expression, Interner, Scalar, Symbol};
 use crate::param::{Parameter, Value};
 use group::Group;
 
@@ -371,12 +371,25 @@ impl SearchSpace {
         if !self.is_in_bounds(config) {
             return false;
         }
-        let assign: Vec<Scalar> = config
+        let assign = self.scalars(config);
+        self.constraints.iter().all(|c| c.is_satisfied(&assign))
+    }
+
+    /// The values of an in-bounds `config` as the constraint language sees them, for
+    /// evaluating an [`Expression`] compiled with [`expression`](Self::expression).
+    pub fn scalars(&self, config: &[u32]) -> Vec<Scalar> {
+        config
             .iter()
             .enumerate()
             .map(|(p, &v)| self.scalars[p][v as usize])
-            .collect();
-        self.constraints.iter().all(|c| c.is_satisfied(&assign))
+            .collect()
+    }
+
+    /// Compiles an expression over this space's parameters (a grid divisor, a size, ...).
+    /// String literals compare as in constraints.
+    pub fn expression(&self, source: &str) -> Result<Expression, ExprError> {
+        let mut interner = self.interner.clone();
+        Expression::compile(source, &symbols(&self.params), &mut interner)
     }
 
     /// The values of `config`, one per parameter.

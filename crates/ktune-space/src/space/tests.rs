@@ -587,3 +587,31 @@ fn division_by_zero_makes_a_configuration_infeasible() {
     assert_eq!(space.size(), 3 * 2);
     assert!(space.iter().all(|c| c[1] != 0));
 }
+
+#[test]
+fn expressions_over_the_parameters_evaluate_on_configurations() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("bx", [16, 32]).unwrap(),
+            Parameter::real("scale", [0.5, 2.0]).unwrap(),
+            Parameter::categorical("layout", ["row", "col"]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let config = space
+        .configuration_of(&[Value::Int(32), Value::Real(2.0), Value::Str("col".into())])
+        .unwrap();
+    let e = space
+        .expression("bx * 4 if layout == 'col' else bx")
+        .unwrap();
+    assert_eq!(e.evaluate(&space.scalars(&config)), Ok(Scalar::Int(128)));
+    let f = space.expression("bx * scale").unwrap();
+    assert_eq!(f.evaluate(&space.scalars(&config)), Ok(Scalar::Real(64.0)));
+    let err = space.expression("bx * tile").unwrap_err();
+    assert!(
+        err.render("bx * tile").contains("tile"),
+        "{}",
+        err.render("bx * tile")
+    );
+}
