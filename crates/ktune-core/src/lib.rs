@@ -71,6 +71,18 @@ pub enum CoreError {
         /// What went wrong.
         message: String,
     },
+    /// The runner evaluated the first `outcomes.len()` configurations of a batch and then
+    /// could not go on (a GPU left busy by a hung kernel, ...). The tuner records those
+    /// outcomes before it stops with [`CoreError::Runner`], so nothing measured is lost.
+    #[error("runner `{runner}`: {message}")]
+    RunnerStopped {
+        /// The runner's name.
+        runner: String,
+        /// What went wrong.
+        message: String,
+        /// Outcomes of the batch's first configurations, in order.
+        outcomes: Vec<Outcome>,
+    },
     /// The record hook (storage) failed: the run stops so that no result goes unrecorded.
     #[error("cannot record an evaluation: {0}")]
     Record(String),

@@ -271,6 +271,7 @@ impl<'a> Tuner<'a> {
             let (valid, invalid): (Vec<usize>, Vec<usize>) =
                 (0..fresh.len()).partition(|&i| self.space.contains(&fresh[i]));
             let mut outcomes: Vec<Option<Outcome>> = vec![None; fresh.len()];
+            let mut stopped: Option<CoreError> = None;
             for &i in &invalid {
                 outcomes[i] = Some(Outcome::failed(
                     FailureKind::Invalid,
@@ -280,8 +281,19 @@ impl<'a> Tuner<'a> {
             }
             if !valid.is_empty() {
                 let batch: Vec<Configuration> = valid.iter().map(|&i| fresh[i].clone()).collect();
-                let results = self.runner.evaluate(self.space, &batch)?;
-                if results.len() != batch.len() {
+                let results = match self.runner.evaluate(self.space, &batch) {
+                    Ok(results) => results,
+                    Err(CoreError::RunnerStopped {
+                        runner,
+                        message,
+                        outcomes,
+                    }) if outcomes.len() < batch.len() => {
+                        stopped = Some(CoreError::Runner { runner, message });
+                        outcomes
+                    }
+                    Err(e) => return Err(e),
+                };
+                if results.len() != batch.len() && stopped.is_none() {
                     return Err(CoreError::OutcomeCount {
                         runner: self.runner.name().to_string(),
                         expected: batch.len(),
@@ -294,7 +306,9 @@ impl<'a> Tuner<'a> {
             }
 
             let mut told = again;
-            for (config, outcome) in fresh.into_iter().zip(outcomes.into_iter().flatten()) {
+            for (config, outcome) in fresh.into_iter().zip(outcomes) {
+                // Only a stopped runner leaves configurations without an outcome.
+                let Some(outcome) = outcome else { continue };
                 clock += outcome.timings().total();
                 let o = observe(&config, &outcome);
                 history.push(o.clone());
@@ -308,6 +322,9 @@ impl<'a> Tuner<'a> {
                     f(&record)?;
                 }
                 records.push(record);
+            }
+            if let Some(e) = stopped {
+                return Err(e);
             }
             let t = Instant::now();
             strategy.tell(self.space, &told);
@@ -466,6 +483,70 @@ mod tests {
         let (run, _, evaluated) = tune(&[1, 1, 4, 6, 8], budget, 4, Direction::Minimize);
         assert_eq!(evaluated, vec![vec![1], vec![4], vec![6]]);
         assert_eq!(run.records.len(), 3);
+    }
+
+    /// Evaluates until it meets x = 6, then stops (like a GPU left busy by a hung kernel).
+    struct Stopping(Linear);
+
+    impl Runner for Stopping {
+        fn name(&self) -> &str {
+            "stopping"
+        }
+        fn metrics(&self) -> &[Metric] {
+            self.0.metrics()
+        }
+        fn evaluate(
+            &mut self,
+            space: &SearchSpace,
+            configs: &[Configuration],
+        ) -> Result<Vec<Outcome>, CoreError> {
+            let k = configs
+                .iter()
+                .position(|c| c[0] == 6)
+                .map_or(configs.len(), |i| i + 1);
+            let mut outcomes = self.0.evaluate(space, &configs[..k])?;
+            if k < configs.len() || configs[k - 1][0] == 6 {
+                outcomes[k - 1] = Outcome::failed(FailureKind::Timeout, "hung", Timings::default());
+                return Err(CoreError::RunnerStopped {
+                    runner: "stopping".into(),
+                    message: "the GPU is still busy".into(),
+                    outcomes,
+                });
+            }
+            Ok(outcomes)
+        }
+    }
+
+    #[test]
+    fn a_stopped_runner_keeps_what_it_measured() {
+        let space = space();
+        let mut runner = Stopping(Linear::new(Direction::Minimize));
+        let mut strategy = Script {
+            plan: [1, 7, 6, 3, 4].iter().map(|&x| vec![x]).collect(),
+            told: Vec::new(),
+        };
+        let mut recorded = Vec::new();
+        let err = Tuner::new(&space, &mut runner, Budget::default())
+            .batch_size(5)
+            .on_record(|r| {
+                recorded.push((r.config.clone(), r.outcome.failure()));
+                Ok(())
+            })
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap_err();
+        assert!(matches!(err, CoreError::Runner { .. }), "{err}");
+        assert!(err.to_string().contains("still busy"), "{err}");
+        // 1 ran, 7 is invalid (never run), 6 hung; 3 and 4 were never reached and are not
+        // recorded, so a resumed run measures them.
+        assert_eq!(
+            recorded,
+            vec![
+                (vec![1], None),
+                (vec![7], Some(FailureKind::Invalid)),
+                (vec![6], Some(FailureKind::Timeout)),
+            ]
+        );
+        assert_eq!(runner.0.evaluated, vec![vec![1], vec![6]]);
     }
 
     #[test]
