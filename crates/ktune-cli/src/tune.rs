@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 use ktune_core::{
     Budget, CoreError, Direction, FailureKind, Record, Rng, Runner, StopReason, Tuner,
 };
-use ktune_runners::{CommandRunner, CommandSpec};
+use ktune_runners::{CommandRunner, CommandSpec, CudaError, CudaRunner, CudaSpec};
 use ktune_space::SearchSpace;
 use ktune_space::spec::SpaceSpec;
 use ktune_store::{Fingerprint, Row, Store};
@@ -88,18 +88,60 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .unwrap_or(Path::new("."))
         .to_path_buf();
 
-    let runner_spec: CommandSpec = section(&doc, "runner", spec_path)?.with_context(|| {
-        format!(
+    let Some(runner_table) = doc.get("runner") else {
+        bail!(
             "`{}` has no [runner] section: say how to compile and run a configuration",
             spec_path.display()
-        )
-    })?;
-    if let Some(kind) = runner_spec.kind.as_deref()
-        && kind != "command"
-    {
-        bail!("runner kind `{kind}` is not supported here; available: command");
-    }
-    let mut runner = CommandRunner::new(&runner_spec, &space, &spec_dir)?;
+        );
+    };
+    let kind = runner_table
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or("command");
+    let (mut runner, jobs): (Box<dyn Runner>, usize) = match kind {
+        "command" => {
+            let runner_spec: CommandSpec = runner_table
+                .clone()
+                .try_into()
+                .with_context(|| format!("the [runner] section of `{}`", spec_path.display()))?;
+            let jobs = runner_spec.jobs;
+            (
+                Box::new(CommandRunner::new(&runner_spec, &space, &spec_dir)?),
+                jobs,
+            )
+        }
+        "cuda" => {
+            let runner_spec: CudaSpec = runner_table
+                .clone()
+                .try_into()
+                .with_context(|| format!("the [runner] section of `{}`", spec_path.display()))?;
+            let runner = CudaRunner::new(&runner_spec, &space, &spec_dir).map_err(|e| {
+                let spec_problem = matches!(e, CudaError::Spec(_) | CudaError::Source { .. });
+                let e = anyhow::Error::from(e);
+                if spec_problem {
+                    e.context(format!("the [runner] section of `{}`", spec_path.display()))
+                } else {
+                    e
+                }
+            })?;
+            if !args.quiet && !args.json {
+                let d = runner.device();
+                eprintln!(
+                    "ktune tune: {} (compute capability {}.{}), {} compile jobs",
+                    d.name,
+                    d.compute_capability / 10,
+                    d.compute_capability % 10,
+                    runner.jobs()
+                );
+            }
+            let jobs = runner.jobs();
+            (Box::new(runner), jobs)
+        }
+        other => bail!(
+            "[runner] kind = \"{other}\" in `{}` is not a runner; available: command, cuda",
+            spec_path.display()
+        ),
+    };
     let objective = runner.metrics()[0].clone();
 
     let (strategy_name, mut strategy) = match (&args.strategy, doc.get("strategy")) {
@@ -213,11 +255,11 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         let space_ref = &space;
         let progress = progress.as_ref();
         let objective = &objective;
-        Tuner::new(&space, &mut runner, budget.clone())
+        Tuner::new(&space, runner.as_mut(), budget.clone())
             .replay(previous)
             // Ask for `jobs` configurations at a time so they compile in parallel (their runs
             // stay sequential in the runner).
-            .batch_size(runner_spec.jobs)
+            .batch_size(jobs)
             .stop_flag(&stop)
             .on_record(|record| {
                 store

@@ -177,14 +177,14 @@ pub enum CommandError {
 
 /// One word of a command template, split into literal text and placeholders.
 #[derive(Clone, Debug, PartialEq)]
-enum Piece {
+pub(crate) enum Piece {
     Text(String),
     Param(usize),
     BuildDir,
     ConfigId,
 }
 
-type Word = Vec<Piece>;
+pub(crate) type Word = Vec<Piece>;
 
 /// Runs configurations as external commands.
 pub struct CommandRunner {
@@ -234,7 +234,11 @@ fn parse_template(
     words.iter().map(|w| parse_word(w, step, names)).collect()
 }
 
-fn parse_word(w: &str, step: &'static str, names: &[String]) -> Result<Word, CommandError> {
+pub(crate) fn parse_word(
+    w: &str,
+    step: &'static str,
+    names: &[String],
+) -> Result<Word, CommandError> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut chars = w.chars().peekable();

@@ -2,12 +2,16 @@
 //!
 //! - [`command`]: compiles and runs external programs, one configuration at a time, with
 //!   timeouts that kill the process group, parsing the objective from their output.
+//! - [`cuda`]: compiles CUDA kernels with NVRTC and times them with CUDA events on a GPU,
+//!   checking their output; the driver, NVRTC and NVML are loaded at run time.
 //! - [`simulate`]: replays a brute-forced Kernel Tuner cache file, with a simulated clock
 //!   (the BO paper's simulation mode), so strategies can be compared without a GPU.
 #![deny(missing_docs)]
 
 pub mod command;
+pub mod cuda;
 pub mod simulate;
 
 pub use command::{CommandError, CommandRunner, CommandSpec, CommandTemplate, ObjectiveSpec};
+pub use cuda::{CudaError, CudaRunner, CudaSpec};
 pub use simulate::{Simulation, SimulationError, SimulationRunner};

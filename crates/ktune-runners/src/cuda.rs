@@ -1,0 +1,841 @@
+//! The CUDA runner: compile each configuration with NVRTC, launch it through the driver API,
+//! time it with CUDA events and check its output, the way Kernel Tuner's CUDA backends do,
+//! without Python.
+//!
+//! Parameters reach the kernel as preprocessor defines (and optionally template
+//! arguments); block dimensions come from `block_size_x/y/z`, the grid from the problem size
+//! divided by `grid_div_x/y/z` ([`launch`]). Arguments are declared in the spec and live on
+//! the GPU for the whole run ([`data`]). For every batch of configurations the compiles run
+//! on worker threads while the GPU benchmarks the configurations already compiled, in order.
+//!
+//! Per configuration: load the module; one launch whose outputs are compared with the
+//! reference (when verification is on), the rest of the warm-up, then `repeat` launches,
+//! each timed with a pair of events; optionally a power measurement through NVML. Compile
+//! errors, launch errors (too many resources, invalid dimensions), faults and wrong output
+//! are failed outcomes with their reason. A fault poisons a CUDA context, so the runner
+//! resets it and uploads the arguments again; a kernel that outlives its timeout is given a
+//! grace period, after which the runner stops (keeping every outcome measured so far),
+//! since a running kernel cannot be cancelled from the host.
+//!
+//! The driver, NVRTC and NVML are loaded at run time: on a machine without them the runner
+//! says which one is missing, and everything else in ktune works.
+
+pub mod data;
+pub mod driver;
+pub mod launch;
+pub mod nvml;
+pub mod nvrtc;
+pub mod spec;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use ktune_core::{CoreError, Direction, FailureKind, Metric, Observed, Outcome, Runner, Timings};
+use ktune_space::{Configuration, SearchSpace, Value};
+use serde_json::json;
+
+use crate::command::mean_and_stdev;
+use data::{HostArg, compare};
+use driver::{Gpu, GpuError, Kernel};
+use launch::{Launch, LaunchPlan};
+pub use spec::{ArgumentSpec, CudaObjective, CudaSpec, SizeSpec, VerifySpec};
+
+/// How long a kernel that ran past its timeout may still take before the runner gives up
+/// on the GPU.
+const GRACE: Duration = Duration::from_secs(30);
+
+/// A CUDA runner could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CudaError {
+    /// The `[runner]` section is wrong.
+    #[error("{0}")]
+    Spec(String),
+    /// The kernel source cannot be read.
+    #[error("cannot read the kernel source `{}`: {source}", path.display())]
+    Source {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// No CUDA driver library.
+    #[error(
+        "no CUDA driver found (libcuda.so could not be loaded): the cuda runner needs an NVIDIA GPU and its driver; \
+         on a machine without one, tune with the command runner (kind = \"command\") or simulate from a cache file"
+    )]
+    NoDriver,
+    /// No NVRTC library.
+    #[error(
+        "NVRTC (libnvrtc.so) could not be loaded: install the CUDA toolkit and put its lib64 directory on \
+         LD_LIBRARY_PATH (e.g. /usr/local/cuda/lib64), where libnvrtc.so or libnvrtc.so.12 is found"
+    )]
+    NoNvrtc,
+    /// The device cannot be used.
+    #[error("CUDA device: {0}")]
+    Device(String),
+    /// NVML is needed and missing.
+    #[error("{0}")]
+    Nvml(String),
+    /// The reference configuration for verification did not run.
+    #[error("verification: the reference configuration {configuration} failed: {reason}")]
+    Reference {
+        /// The configuration, described.
+        configuration: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The spec, checked and compiled, before any GPU is touched.
+pub struct Problem {
+    spec: CudaSpec,
+    plan: LaunchPlan,
+    source: String,
+    source_path: PathBuf,
+    args: Vec<HostArg>,
+    verify: Option<(f64, f64)>,
+    reference: Option<Configuration>,
+    metrics: Vec<Metric>,
+}
+
+impl Problem {
+    /// Checks `spec` against `space` and reads what it names (relative paths are relative to
+    /// `spec_dir`).
+    pub fn new(
+        spec: &CudaSpec,
+        space: &SearchSpace,
+        spec_dir: &Path,
+    ) -> Result<Problem, CudaError> {
+        let err = |m: String| CudaError::Spec(m);
+        if let Some(kind) = &spec.kind
+            && kind != "cuda"
+        {
+            return Err(err(format!(
+                "[runner] kind = \"{kind}\" is not the cuda runner"
+            )));
+        }
+        if spec.repeat == 0 {
+            return Err(err("[runner] repeat: must be at least 1".into()));
+        }
+        if spec.jobs == Some(0) {
+            return Err(err("[runner] jobs: must be at least 1".into()));
+        }
+        for (name, t) in [
+            ("kernel_timeout", spec.kernel_timeout),
+            ("power_seconds", spec.power_seconds),
+        ] {
+            if !(t > 0.0 && t.is_finite()) {
+                return Err(err(format!(
+                    "[runner] {name}: must be a positive number of seconds, not {t}"
+                )));
+            }
+        }
+        if spec.objective.needs_flops() && spec.flops.is_none() {
+            return Err(err(format!(
+                "[runner] objective = \"{}\" needs `flops`, the floating-point operations of one launch (e.g. flops = \"2 * 4096 * 4096 * 4096\")",
+                spec.objective.name()
+            )));
+        }
+        if spec.objective.needs_power() && spec.power == Some(false) {
+            return Err(err(format!(
+                "[runner] objective = \"{}\" needs power measurements, but power = false",
+                spec.objective.name()
+            )));
+        }
+        let plan = LaunchPlan::new(spec, space).map_err(err)?;
+        let source_path = spec_dir.join(&spec.source);
+        let source = std::fs::read_to_string(&source_path).map_err(|e| CudaError::Source {
+            path: source_path.clone(),
+            source: e,
+        })?;
+        let args = data::build_args(&spec.arguments, spec_dir)
+            .map_err(|e| err(format!("[runner] {e}")))?;
+        for (i, a) in spec.arguments.iter().enumerate() {
+            if spec.arguments[..i].iter().any(|b| b.name == a.name) {
+                return Err(err(format!(
+                    "[runner] two arguments are called `{}`",
+                    a.name
+                )));
+            }
+        }
+        let outputs = args
+            .iter()
+            .filter(|a| matches!(a, HostArg::Array { output: true, .. }))
+            .count();
+        let expected_files = args.iter().any(|a| {
+            matches!(
+                a,
+                HostArg::Array {
+                    expected: Some(_),
+                    ..
+                }
+            )
+        });
+        let verify = match (&spec.verify, expected_files) {
+            (Some(v), _) => Some((v.atol, v.rtol)),
+            (None, true) => Some((1e-6, 0.0)),
+            (None, false) => None,
+        };
+        if let Some((atol, rtol)) = verify {
+            if outputs == 0 {
+                return Err(err(
+                    "[runner.verify]: no argument has `output = true`, so there is nothing to verify".into(),
+                ));
+            }
+            if !(atol >= 0.0 && rtol >= 0.0) {
+                return Err(err(format!(
+                    "[runner.verify]: tolerances must be at least 0 (atol = {atol}, rtol = {rtol})"
+                )));
+            }
+        }
+        // A reference configuration is needed unless every output has an expected file.
+        let needs_reference = verify.is_some()
+            && args.iter().any(|a| {
+                matches!(
+                    a,
+                    HostArg::Array {
+                        output: true,
+                        expected: None,
+                        ..
+                    }
+                )
+            });
+        let reference = if needs_reference {
+            Some(reference_configuration(
+                spec.verify.as_ref().and_then(|v| v.reference.as_ref()),
+                space,
+            )?)
+        } else {
+            None
+        };
+        let mut metrics = Vec::new();
+        let objective = spec.objective;
+        metrics.push(Metric::new(
+            objective.name(),
+            match objective {
+                CudaObjective::Time | CudaObjective::Energy => Direction::Minimize,
+                CudaObjective::Gflops | CudaObjective::GflopsPerWatt => Direction::Maximize,
+            },
+        ));
+        if objective != CudaObjective::Time {
+            metrics.push(Metric::new("time", Direction::Minimize));
+        }
+        metrics.push(Metric::new("time stdev", Direction::Minimize));
+        Ok(Problem {
+            spec: spec.clone(),
+            plan,
+            source,
+            source_path,
+            args,
+            verify,
+            reference,
+            metrics,
+        })
+    }
+
+    /// The metrics every successful outcome reports: the objective, the kernel time in
+    /// milliseconds (when it is not the objective), its standard deviation.
+    pub fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+
+    /// The launch of a configuration.
+    pub fn launch(&self, space: &SearchSpace, config: &Configuration) -> Result<Launch, String> {
+        self.plan.launch(space, config)
+    }
+
+    /// The reference configuration for verification, when one is needed.
+    pub fn reference(&self) -> Option<&Configuration> {
+        self.reference.as_ref()
+    }
+
+    /// The kernel arguments as built on the host.
+    pub fn args(&self) -> &[HostArg] {
+        &self.args
+    }
+
+    /// NVRTC options for a launch: the architecture, the source's directory for includes,
+    /// the spec's options, then the defines.
+    pub fn compiler_options(&self, arch: &str, launch: &Launch) -> Vec<String> {
+        let mut options = vec![arch.to_string()];
+        if let Some(dir) = self
+            .source_path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            options.push(format!("--include-path={}", dir.display()));
+        }
+        options.extend(self.spec.compiler_options.iter().cloned());
+        options.extend(launch.defines.iter().map(|(k, v)| format!("-D{k}={v}")));
+        options
+    }
+}
+
+/// The reference configuration: the default configuration with the values `table` gives.
+fn reference_configuration(
+    table: Option<&toml::Table>,
+    space: &SearchSpace,
+) -> Result<Configuration, CudaError> {
+    let mut config = space
+        .default_configuration()
+        .filter(|c| space.contains(c))
+        .unwrap_or_else(|| space.configuration(0));
+    let Some(table) = table else {
+        return Ok(config);
+    };
+    for (name, v) in table {
+        let Some(p) = space.param_index(name) else {
+            let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+            return Err(CudaError::Spec(format!(
+                "[runner.verify] reference: `{name}` is not a parameter; parameters: {}",
+                names.join(", ")
+            )));
+        };
+        let wanted = match v {
+            toml::Value::Integer(i) => Some(Value::Int(*i)),
+            toml::Value::Float(x) => Some(Value::Real(*x)),
+            toml::Value::Boolean(b) => Some(Value::Bool(*b)),
+            toml::Value::String(s) => Some(Value::Str(s.clone())),
+            _ => None,
+        };
+        let values = space.params()[p].values();
+        let index = values.iter().position(|x| match (x, &wanted) {
+            (a, Some(b)) if a == b => true,
+            (Value::Real(a), Some(Value::Int(b))) => *a == *b as f64,
+            _ => false,
+        });
+        let Some(index) = index else {
+            return Err(CudaError::Spec(format!(
+                "[runner.verify] reference: {name} = {v} is not one of its values"
+            )));
+        };
+        config[p] = index as u32;
+    }
+    if !space.contains(&config) {
+        return Err(CudaError::Spec(format!(
+            "[runner.verify] reference: {} violates the constraints",
+            space.describe(&config)
+        )));
+    }
+    Ok(config)
+}
+
+/// Runs configurations of a CUDA kernel on a GPU.
+pub struct CudaRunner {
+    /// Shared with the compiler threads.
+    problem: Arc<Problem>,
+    gpu: Gpu,
+    power: Option<nvml::PowerMeter>,
+    measure_power: bool,
+    arch: String,
+    cubin: bool,
+    jobs: usize,
+    /// Expected contents per argument (outputs only), once known.
+    expected: Vec<Option<Vec<u8>>>,
+    /// Set when the GPU can no longer be used (a kernel that never finished).
+    broken: Option<String>,
+    base: Observed,
+}
+
+impl CudaRunner {
+    /// Checks the spec, opens the device, uploads the arguments and, when verification is
+    /// on, runs the reference configuration.
+    pub fn new(
+        spec: &CudaSpec,
+        space: &SearchSpace,
+        spec_dir: &Path,
+    ) -> Result<CudaRunner, CudaError> {
+        let problem = Problem::new(spec, space, spec_dir)?;
+        CudaRunner::open(problem, space)
+    }
+
+    /// Opens the GPU for a checked problem.
+    pub fn open(problem: Problem, space: &SearchSpace) -> Result<CudaRunner, CudaError> {
+        if !driver::driver_available() {
+            return Err(CudaError::NoDriver);
+        }
+        if !nvrtc::available() {
+            return Err(CudaError::NoNvrtc);
+        }
+        let gpu = Gpu::open(problem.spec.device, &problem.args).map_err(|e| match e {
+            GpuError::Setup(m) | GpuError::Launch(m) | GpuError::Load(m) | GpuError::Fault(m) => {
+                CudaError::Device(m)
+            }
+            GpuError::Timeout(_) => CudaError::Device("timed out".into()),
+        })?;
+        let (arch, cubin) =
+            nvrtc::arch_option(gpu.info.compute_capability, &nvrtc::supported_archs());
+        let wants_power = problem
+            .spec
+            .power
+            .unwrap_or(problem.spec.objective.needs_power());
+        let power = match nvml::PowerMeter::open(&gpu.info.uuid) {
+            Ok(p) => Some(p),
+            Err(e) if wants_power => {
+                return Err(CudaError::Nvml(format!(
+                    "power measurements need NVML (libnvidia-ml.so.1), which is unavailable: {e}"
+                )));
+            }
+            Err(_) => None,
+        };
+        let mut base = Observed::new();
+        base.insert("device".into(), json!(gpu.info.name));
+        base.insert(
+            "compute_capability".into(),
+            json!(format!(
+                "{}.{}",
+                gpu.info.compute_capability / 10,
+                gpu.info.compute_capability % 10
+            )),
+        );
+        let jobs = problem.spec.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+                .min(4)
+        });
+        let expected = problem
+            .args
+            .iter()
+            .map(|a| match a {
+                HostArg::Array {
+                    expected: Some(e), ..
+                } => Some(e.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut runner = CudaRunner {
+            problem: Arc::new(problem),
+            gpu,
+            power,
+            measure_power: wants_power,
+            arch,
+            cubin,
+            jobs,
+            expected,
+            broken: None,
+            base,
+        };
+        if let Some(reference) = runner.problem.reference.clone() {
+            runner.record_reference(space, &reference)?;
+        }
+        Ok(runner)
+    }
+
+    /// Configurations compiled in parallel (ask the strategy for this many at a time).
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
+    /// What is known about the device.
+    pub fn device(&self) -> &driver::DeviceInfo {
+        &self.gpu.info
+    }
+
+    /// Runs the reference configuration once and keeps its outputs as the expected ones.
+    fn record_reference(
+        &mut self,
+        space: &SearchSpace,
+        config: &Configuration,
+    ) -> Result<(), CudaError> {
+        let failed = |reason: String| CudaError::Reference {
+            configuration: space.describe(config),
+            reason,
+        };
+        let launch = self.problem.launch(space, config).map_err(failed)?;
+        let compiled = self.compile(&launch).map_err(failed)?;
+        let kernel = self
+            .gpu
+            .load(&compiled.image, &compiled.lowered_name, &launch)
+            .map_err(|e| failed(gpu_reason(&e)))?;
+        let outputs = self.reset_outputs().and_then(|()| {
+            self.gpu
+                .run(&kernel, &launch, self.timeout())
+                .and_then(|_| self.read_outputs())
+        });
+        self.gpu.unload(kernel);
+        let outputs = outputs.map_err(|e| failed(gpu_reason(&e)))?;
+        for (i, out) in outputs {
+            if self.expected[i].is_none() {
+                self.expected[i] = Some(out);
+            }
+        }
+        Ok(())
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.problem.spec.kernel_timeout)
+    }
+
+    fn compile(&self, launch: &Launch) -> Result<nvrtc::Compiled, String> {
+        compile_one(&self.problem, &self.arch, self.cubin, launch)
+    }
+
+    /// Restores every output array to its initial contents.
+    fn reset_outputs(&self) -> Result<(), GpuError> {
+        for (i, a) in self.problem.args.iter().enumerate() {
+            if let HostArg::Array {
+                output: true,
+                bytes,
+                ..
+            } = a
+            {
+                self.gpu.upload(i, bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The contents of every output array.
+    fn read_outputs(&self) -> Result<Vec<(usize, Vec<u8>)>, GpuError> {
+        let mut out = Vec::new();
+        for (i, a) in self.problem.args.iter().enumerate() {
+            if let HostArg::Array {
+                output: true,
+                bytes,
+                ..
+            } = a
+            {
+                out.push((i, self.gpu.download(i, bytes.len())?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Compares the outputs with the expected ones; `Err` says which differs and how.
+    fn check_outputs(&self, outputs: &[(usize, Vec<u8>)]) -> Result<(), String> {
+        let Some((atol, rtol)) = self.problem.verify else {
+            return Ok(());
+        };
+        for (i, got) in outputs {
+            let (HostArg::Array { name, dtype, .. }, Some(want)) =
+                (&self.problem.args[*i], &self.expected[*i])
+            else {
+                continue;
+            };
+            if let Some(m) = compare(*dtype, got, want, atol, rtol) {
+                return Err(format!("output `{name}`: {m}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Benchmarks one compiled configuration.
+    fn benchmark(
+        &mut self,
+        launch: &Launch,
+        compiled: &nvrtc::Compiled,
+        compile_s: f64,
+    ) -> Outcome {
+        let started = Instant::now();
+        let mut timings = Timings {
+            compile: compile_s,
+            ..Timings::default()
+        };
+        let mut observed = self.base.clone();
+        observed.insert("grid".into(), json!(launch.grid));
+        observed.insert("block".into(), json!(launch.block));
+        let kernel = match self
+            .gpu
+            .load(&compiled.image, &compiled.lowered_name, launch)
+        {
+            Ok(k) => k,
+            Err(e) => return self.failure(e, timings, observed),
+        };
+        let result = self.measure(&kernel, launch, &mut timings, &mut observed);
+        self.gpu.unload(kernel);
+        timings.framework =
+            (started.elapsed().as_secs_f64() - timings.benchmark - timings.verification).max(0.0);
+        match result {
+            Ok(values) => Outcome::ok(values, timings).with_observed(observed),
+            Err(Measured::Gpu(e)) => self.failure(e, timings, observed),
+            Err(Measured::WrongOutput(reason)) => {
+                Outcome::failed(FailureKind::WrongOutput, reason, timings).with_observed(observed)
+            }
+        }
+    }
+
+    fn measure(
+        &mut self,
+        kernel: &Kernel,
+        launch: &Launch,
+        timings: &mut Timings,
+        observed: &mut Observed,
+    ) -> Result<Vec<f64>, Measured> {
+        let spec = &self.problem.spec;
+        let timeout = self.timeout();
+        let mut warmup = spec.warmup;
+        if self.problem.verify.is_some() {
+            let t = Instant::now();
+            self.reset_outputs()?;
+            self.gpu.run(kernel, launch, timeout)?;
+            let outputs = self.read_outputs()?;
+            let checked = self.check_outputs(&outputs);
+            timings.verification = t.elapsed().as_secs_f64();
+            checked.map_err(Measured::WrongOutput)?;
+            // The checked launch was a warm-up too.
+            warmup = warmup.saturating_sub(1);
+        }
+        let t = Instant::now();
+        for _ in 0..warmup {
+            self.gpu.run(kernel, launch, timeout)?;
+        }
+        let mut times = Vec::with_capacity(spec.repeat);
+        for _ in 0..spec.repeat {
+            times.push(self.gpu.run(kernel, launch, timeout)?);
+        }
+        let (mean, stdev) = mean_and_stdev(&times);
+        observed.insert("times_ms".into(), json!(times));
+        if let Some(meter) = &self.power {
+            observed.extend(meter.snapshot());
+        }
+        let mut watts = None;
+        if self.measure_power
+            && let Some(meter) = &self.power
+        {
+            let gpu = &self.gpu;
+            let seconds = spec.power_seconds;
+            let p = meter.measure(|sample| {
+                let t = Instant::now();
+                gpu.run_for(kernel, launch, seconds, timeout, sample)
+                    .map(|(n, _)| (n, t.elapsed().as_secs_f64()))
+            })?;
+            if let Some(p) = p {
+                observed.insert("power_w".into(), json!(p.watts));
+                observed.insert("energy_j".into(), json!(p.joules_per_launch));
+                watts = Some(p);
+            }
+        }
+        timings.benchmark = t.elapsed().as_secs_f64();
+        let gflops = launch.flops.map(|f| f / (mean * 1e-3) / 1e9);
+        if let Some(g) = gflops {
+            observed.insert("gflops".into(), json!(g));
+        }
+        let objective = match spec.objective {
+            CudaObjective::Time => return Ok(vec![mean, stdev]),
+            CudaObjective::Gflops => gflops,
+            CudaObjective::Energy => watts.map(|p| p.joules_per_launch),
+            CudaObjective::GflopsPerWatt => gflops.zip(watts).map(|(g, p)| g / p.watts),
+        };
+        match objective {
+            Some(v) if v.is_finite() => Ok(vec![v, mean, stdev]),
+            _ => Err(Measured::Gpu(GpuError::Launch(format!(
+                "could not compute {} (flops {:?}, power {:?})",
+                spec.objective.name(),
+                launch.flops,
+                watts.map(|p| p.watts)
+            )))),
+        }
+    }
+
+    /// The outcome of a GPU error, after putting the GPU back in order.
+    fn failure(&mut self, e: GpuError, timings: Timings, observed: Observed) -> Outcome {
+        let (kind, reason) = match &e {
+            GpuError::Load(m) => (FailureKind::Compile, m.clone()),
+            GpuError::Launch(m) | GpuError::Setup(m) => (FailureKind::Runtime, m.clone()),
+            GpuError::Fault(m) => {
+                let reason = match self.gpu.recover(&self.problem.args) {
+                    Ok(()) => format!("kernel fault: {m} (the CUDA context was reset)"),
+                    Err(r) => {
+                        self.broken = Some(format!(
+                            "a kernel fault ({m}) left the GPU unusable: {}",
+                            gpu_reason(&r)
+                        ));
+                        format!("kernel fault: {m}")
+                    }
+                };
+                (FailureKind::Runtime, reason)
+            }
+            GpuError::Timeout(s) => {
+                let finished = match self.gpu.wait(GRACE) {
+                    Ok(()) => true,
+                    Err(GpuError::Timeout(_)) => false,
+                    // It ended by faulting: reset the context as for any fault.
+                    Err(_) => self.gpu.recover(&self.problem.args).is_ok(),
+                };
+                if !finished {
+                    self.broken = Some(format!(
+                        "a kernel ran for over {:.0} s and is still running; the GPU cannot be \
+                         used until it ends (results so far are saved: fix the kernel or lower \
+                         the problem size, then run again to resume)",
+                        s + GRACE.as_secs_f64()
+                    ));
+                }
+                (
+                    FailureKind::Timeout,
+                    format!(
+                        "the kernel ran past its {:.1} s timeout (kernel_timeout)",
+                        self.problem.spec.kernel_timeout
+                    ),
+                )
+            }
+        };
+        Outcome::failed(kind, reason, timings).with_observed(observed)
+    }
+}
+
+/// Why measuring stopped.
+enum Measured {
+    Gpu(GpuError),
+    WrongOutput(String),
+}
+
+impl From<GpuError> for Measured {
+    fn from(e: GpuError) -> Self {
+        Measured::Gpu(e)
+    }
+}
+
+fn gpu_reason(e: &GpuError) -> String {
+    match e {
+        GpuError::Launch(m) | GpuError::Load(m) | GpuError::Fault(m) | GpuError::Setup(m) => {
+            m.clone()
+        }
+        GpuError::Timeout(s) => format!("ran past its timeout ({s:.1} s)"),
+    }
+}
+
+/// Compiles one configuration (on any thread).
+fn compile_one(
+    problem: &Problem,
+    arch: &str,
+    cubin: bool,
+    launch: &Launch,
+) -> Result<nvrtc::Compiled, String> {
+    let options = problem.compiler_options(arch, launch);
+    let file_name = problem
+        .source_path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kernel.cu".into());
+    nvrtc::compile(
+        &problem.source,
+        &file_name,
+        &launch.name_expression,
+        &options,
+        cubin,
+    )
+}
+
+impl Runner for CudaRunner {
+    fn name(&self) -> &str {
+        "cuda"
+    }
+
+    fn metrics(&self) -> &[Metric] {
+        &self.problem.metrics
+    }
+
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        let stopped = |message: String, outcomes: Vec<Outcome>| CoreError::RunnerStopped {
+            runner: "cuda".into(),
+            message,
+            outcomes,
+        };
+        if let Some(m) = &self.broken {
+            return Err(stopped(m.clone(), Vec::new()));
+        }
+        self.gpu
+            .bind()
+            .map_err(|e| stopped(gpu_reason(&e), Vec::new()))?;
+        let launches: Vec<Result<Launch, String>> = configs
+            .iter()
+            .map(|c| self.problem.launch(space, c))
+            .collect();
+        // Workers compile in order of need; this thread benchmarks each configuration as
+        // soon as it is compiled, while the workers go on with the next ones.
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::channel::<(usize, Result<nvrtc::Compiled, String>)>();
+        let mut outcomes: Vec<Outcome> = Vec::with_capacity(configs.len());
+        let (arch, cubin) = (self.arch.clone(), self.cubin);
+        let workers = self
+            .jobs
+            .min(launches.iter().filter(|l| l.is_ok()).count())
+            .max(1);
+        std::thread::scope(|s| {
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let problem = Arc::clone(&self.problem);
+                let (next, launches, arch) = (&next, &launches, &arch);
+                s.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(l) = launches.get(i) else { break };
+                        let r = match l {
+                            Ok(launch) => compile_one(&problem, arch, cubin, launch),
+                            Err(_) => Err(String::new()),
+                        };
+                        if tx.send((i, r)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut ready: Vec<Option<Result<nvrtc::Compiled, String>>> =
+                (0..configs.len()).map(|_| None).collect();
+            for (i, launch) in launches.iter().enumerate() {
+                while ready[i].is_none() {
+                    match rx.recv() {
+                        Ok((j, r)) => ready[j] = Some(r),
+                        Err(_) => break,
+                    }
+                }
+                let outcome = match (launch, ready[i].take()) {
+                    (Err(why), _) => Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("cannot be launched: {why}"),
+                        Timings::default(),
+                    ),
+                    (Ok(_), Some(Err(log))) => Outcome::failed(
+                        FailureKind::Compile,
+                        format!("NVRTC: {}", tail(&log)),
+                        Timings::default(),
+                    ),
+                    (Ok(launch), Some(Ok(compiled))) => {
+                        let compile_s = compiled.seconds;
+                        self.benchmark(launch, &compiled, compile_s)
+                    }
+                    (Ok(_), None) => Outcome::failed(
+                        FailureKind::Compile,
+                        "the compiler thread did not report",
+                        Timings::default(),
+                    ),
+                };
+                outcomes.push(outcome);
+                if self.broken.is_some() {
+                    // Stop the workers; what was measured is returned below.
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    break;
+                }
+            }
+        });
+        match &self.broken {
+            Some(m) if outcomes.len() < configs.len() => Err(stopped(m.clone(), outcomes)),
+            _ => Ok(outcomes),
+        }
+    }
+}
+
+/// The last lines of a compiler log (the errors are at its end).
+fn tail(log: &str) -> String {
+    const MAX: usize = 4000;
+    if log.len() <= MAX {
+        return log.to_string();
+    }
+    let mut start = log.len() - MAX;
+    while !log.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &log[start..])
+}

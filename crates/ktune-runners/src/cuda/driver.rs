@@ -1,0 +1,512 @@
+//! The GPU side: the CUDA driver API through cudarc's raw bindings, loaded at run time.
+//!
+//! One primary context on one device, one stream, the kernel arguments allocated once and
+//! kept for the whole run. A kernel fault (illegal address, misaligned access, trap, ...)
+//! poisons a CUDA context; [`Gpu::recover`] resets the primary context and uploads the
+//! arguments again, so one faulting configuration does not end the tuning run.
+//!
+//! Every `unsafe` block below calls the driver with handles this type created and pointers
+//! into memory it owns for the duration of the call.
+
+use std::ffi::{CString, c_int, c_void};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::result::DriverError;
+use cudarc::driver::sys::{
+    self, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction,
+    CUfunction_attribute, CUmodule, CUresult, CUstream,
+};
+
+use super::data::HostArg;
+use super::launch::Launch;
+
+/// Why something on the GPU did not work.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuError {
+    /// This configuration cannot be launched (too many resources, invalid dimensions); the
+    /// context is fine.
+    Launch(String),
+    /// The module could not be loaded (bad image, no code for this GPU).
+    Load(String),
+    /// The kernel faulted; the context must be recreated before the next configuration.
+    Fault(String),
+    /// The launch ran past its time limit.
+    Timeout(f64),
+    /// The device cannot be used at all.
+    Setup(String),
+}
+
+/// What is known about the device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    /// Its name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability as one number (90 for 9.0).
+    pub compute_capability: i32,
+    /// NVML's identifier (`GPU-xxxxxxxx-xxxx-...`).
+    pub uuid: String,
+    /// Streaming multiprocessors.
+    pub multiprocessors: i32,
+    /// Threads per block at most.
+    pub max_threads_per_block: i32,
+    /// Shared memory per block an opted-in kernel may use, in bytes.
+    pub max_shared_per_block: i32,
+    /// The driver's CUDA version (12080 for 12.8).
+    pub driver_version: i32,
+}
+
+fn describe(r: CUresult) -> String {
+    let e = DriverError(r);
+    match (e.error_name(), e.error_string()) {
+        (Ok(n), Ok(s)) => format!("{} ({})", n.to_string_lossy(), s.to_string_lossy()),
+        _ => format!("{r:?}"),
+    }
+}
+
+/// Errors that leave the context unusable (the "sticky" ones).
+fn is_sticky(r: CUresult) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        r,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUDA_ERROR_CONTEXT_IS_DESTROYED
+    )
+}
+
+fn ok(r: CUresult) -> bool {
+    r == sys::CUresult::CUDA_SUCCESS
+}
+
+fn setup(r: CUresult, what: &str) -> Result<(), GpuError> {
+    if ok(r) {
+        Ok(())
+    } else {
+        Err(GpuError::Setup(format!("{what}: {}", describe(r))))
+    }
+}
+
+/// Whether the CUDA driver library can be loaded.
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the library by its candidate names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// A loaded kernel.
+pub struct Kernel {
+    module: CUmodule,
+    function: CUfunction,
+}
+
+/// One device, its context, a stream and the kernel arguments.
+pub struct Gpu {
+    device: CUdevice,
+    context: CUcontext,
+    stream: CUstream,
+    start: CUevent,
+    end: CUevent,
+    /// Per argument: the device pointer of an array (0 for a scalar).
+    pointers: Vec<CUdeviceptr>,
+    /// Per argument: a scalar's bytes in an 8-byte-aligned cell.
+    scalars: Vec<[u64; 1]>,
+    /// The device.
+    pub info: DeviceInfo,
+}
+
+impl Gpu {
+    /// Opens device `ordinal` and uploads `args`. The caller checked [`driver_available`].
+    pub fn open(ordinal: usize, args: &[HostArg]) -> Result<Gpu, GpuError> {
+        // SAFETY: see the module documentation.
+        unsafe {
+            setup(sys::cuInit(0), "cuInit")?;
+            let mut driver_version: c_int = 0;
+            setup(
+                sys::cuDriverGetVersion(&mut driver_version),
+                "driver version",
+            )?;
+            let mut count: c_int = 0;
+            setup(sys::cuDeviceGetCount(&mut count), "counting devices")?;
+            if count <= 0 {
+                return Err(GpuError::Setup(
+                    "the CUDA driver is installed but sees no GPU".into(),
+                ));
+            }
+            if ordinal >= count as usize {
+                return Err(GpuError::Setup(format!(
+                    "[runner] device = {ordinal}, but there are only {count} GPUs (0 to {})",
+                    count - 1
+                )));
+            }
+            let mut device: CUdevice = 0;
+            setup(
+                sys::cuDeviceGet(&mut device, ordinal as c_int),
+                "cuDeviceGet",
+            )?;
+            let attr = |a: CUdevice_attribute| -> i32 {
+                let mut v: c_int = 0;
+                if ok(sys::cuDeviceGetAttribute(&mut v, a, device)) {
+                    v
+                } else {
+                    0
+                }
+            };
+            use sys::CUdevice_attribute::*;
+            let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+            let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+            let mut uuid = sys::CUuuid { bytes: [0; 16] };
+            let _ = sys::cuDeviceGetUuid(&mut uuid, device);
+            let info = DeviceInfo {
+                name: cudarc::driver::result::device::get_name(device)
+                    .unwrap_or_else(|_| format!("CUDA device {ordinal}")),
+                compute_capability: major * 10 + minor,
+                uuid: nvml_uuid(&uuid.bytes.map(|b| b as u8)),
+                multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                max_threads_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+                max_shared_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+                driver_version,
+            };
+            let mut gpu = Gpu {
+                device,
+                context: std::ptr::null_mut(),
+                stream: std::ptr::null_mut(),
+                start: std::ptr::null_mut(),
+                end: std::ptr::null_mut(),
+                pointers: Vec::new(),
+                scalars: Vec::new(),
+                info,
+            };
+            gpu.create(args)?;
+            Ok(gpu)
+        }
+    }
+
+    /// Retains the primary context and makes the stream, the events and the arguments.
+    unsafe fn create(&mut self, args: &[HostArg]) -> Result<(), GpuError> {
+        unsafe {
+            setup(
+                sys::cuDevicePrimaryCtxRetain(&mut self.context, self.device),
+                "creating the CUDA context",
+            )?;
+            setup(sys::cuCtxSetCurrent(self.context), "cuCtxSetCurrent")?;
+            setup(
+                sys::cuStreamCreate(&mut self.stream, 0),
+                "creating a CUDA stream",
+            )?;
+            setup(sys::cuEventCreate(&mut self.start, 0), "creating an event")?;
+            setup(sys::cuEventCreate(&mut self.end, 0), "creating an event")?;
+            self.pointers.clear();
+            self.scalars.clear();
+            for a in args {
+                let mut ptr: CUdeviceptr = 0;
+                let mut cell = [0u64; 1];
+                match a {
+                    HostArg::Array { name, bytes, .. } => {
+                        // A zero-length array still gets a valid pointer.
+                        let r = sys::cuMemAlloc_v2(&mut ptr, bytes.len().max(1));
+                        if !ok(r) {
+                            return Err(GpuError::Setup(format!(
+                                "allocating {} bytes for argument `{name}`: {}",
+                                bytes.len(),
+                                describe(r)
+                            )));
+                        }
+                        self.pointers.push(ptr);
+                        self.upload(self.pointers.len() - 1, bytes)?;
+                    }
+                    HostArg::Scalar { bytes, .. } => {
+                        let n = bytes.len().min(8);
+                        std::ptr::copy_nonoverlapping(
+                            bytes.as_ptr(),
+                            cell.as_mut_ptr() as *mut u8,
+                            n,
+                        );
+                        self.pointers.push(0);
+                    }
+                }
+                self.scalars.push(cell);
+            }
+            Ok(())
+        }
+    }
+
+    /// Makes this context current on the calling thread.
+    pub fn bind(&self) -> Result<(), GpuError> {
+        // SAFETY: see the module documentation.
+        setup(
+            unsafe { sys::cuCtxSetCurrent(self.context) },
+            "cuCtxSetCurrent",
+        )
+    }
+
+    /// Copies `bytes` into argument `i`'s device array.
+    pub fn upload(&self, i: usize, bytes: &[u8]) -> Result<(), GpuError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the allocation has at least `bytes.len()` bytes.
+        let r = unsafe {
+            sys::cuMemcpyHtoD_v2(
+                self.pointers[i],
+                bytes.as_ptr() as *const c_void,
+                bytes.len(),
+            )
+        };
+        self.classify(r, "copying to the GPU")
+    }
+
+    /// Reads `len` bytes of argument `i`'s device array.
+    pub fn download(&self, i: usize, len: usize) -> Result<Vec<u8>, GpuError> {
+        let mut out = vec![0u8; len];
+        if len == 0 {
+            return Ok(out);
+        }
+        // SAFETY: the allocation has at least `len` bytes.
+        let r =
+            unsafe { sys::cuMemcpyDtoH_v2(out.as_mut_ptr() as *mut c_void, self.pointers[i], len) };
+        self.classify(r, "copying from the GPU")?;
+        Ok(out)
+    }
+
+    fn classify(&self, r: CUresult, what: &str) -> Result<(), GpuError> {
+        if ok(r) {
+            Ok(())
+        } else if is_sticky(r) || !self.context_healthy() {
+            Err(GpuError::Fault(format!("{what}: {}", describe(r))))
+        } else {
+            Err(GpuError::Launch(format!("{what}: {}", describe(r))))
+        }
+    }
+
+    fn context_healthy(&self) -> bool {
+        // SAFETY: see the module documentation.
+        unsafe { ok(sys::cuCtxSynchronize()) }
+    }
+
+    /// Loads a compiled image and finds the kernel in it; checks the launch against the
+    /// kernel's limits so that resource problems get a precise message.
+    pub fn load(
+        &self,
+        image: &[u8],
+        lowered_name: &CString,
+        launch: &Launch,
+    ) -> Result<Kernel, GpuError> {
+        // SAFETY: `image` is a CUBIN or NUL-terminated PTX that lives through the call.
+        unsafe {
+            let mut module: CUmodule = std::ptr::null_mut();
+            let r = sys::cuModuleLoadData(&mut module, image.as_ptr() as *const c_void);
+            if !ok(r) {
+                return Err(GpuError::Load(format!(
+                    "loading the compiled kernel: {}",
+                    describe(r)
+                )));
+            }
+            let mut function: CUfunction = std::ptr::null_mut();
+            let r = sys::cuModuleGetFunction(&mut function, module, lowered_name.as_ptr());
+            let kernel = Kernel { module, function };
+            if !ok(r) {
+                self.unload(kernel);
+                return Err(GpuError::Load(format!(
+                    "the module has no kernel `{}`: {}",
+                    lowered_name.to_string_lossy(),
+                    describe(r)
+                )));
+            }
+            let fattr = |a: CUfunction_attribute| -> i32 {
+                let mut v: c_int = 0;
+                if ok(sys::cuFuncGetAttribute(&mut v, a, function)) {
+                    v
+                } else {
+                    0
+                }
+            };
+            use sys::CUfunction_attribute::*;
+            let max_threads = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+            let threads = launch.threads();
+            if max_threads > 0 && threads > max_threads as u64 {
+                let regs = fattr(CU_FUNC_ATTRIBUTE_NUM_REGS);
+                self.unload(kernel);
+                return Err(GpuError::Launch(format!(
+                    "too many resources requested for launch: {threads} threads per block, but \
+                     this kernel can run at most {max_threads} ({regs} registers per thread)"
+                )));
+            }
+            if launch.shared_bytes > 48 * 1024 {
+                // More than 48 KiB of dynamic shared memory needs an opt-in per kernel.
+                let r = sys::cuFuncSetAttribute(
+                    function,
+                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    launch.shared_bytes as c_int,
+                );
+                if !ok(r) {
+                    self.unload(kernel);
+                    return Err(GpuError::Launch(format!(
+                        "{} bytes of dynamic shared memory: {}",
+                        launch.shared_bytes,
+                        describe(r)
+                    )));
+                }
+            }
+            Ok(kernel)
+        }
+    }
+
+    /// Unloads a kernel's module.
+    pub fn unload(&self, kernel: Kernel) {
+        // SAFETY: the module came from `load` and is unloaded once.
+        unsafe {
+            sys::cuModuleUnload(kernel.module);
+        }
+    }
+
+    /// Launches `kernel` once and waits for it, up to `timeout`; returns the kernel time in
+    /// milliseconds from CUDA events.
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        timeout: Duration,
+    ) -> Result<f64, GpuError> {
+        let mut params: Vec<*mut c_void> = Vec::with_capacity(self.pointers.len());
+        for i in 0..self.pointers.len() {
+            if self.pointers[i] != 0 {
+                params.push(&self.pointers[i] as *const CUdeviceptr as *mut c_void);
+            } else {
+                params.push(self.scalars[i].as_ptr() as *mut c_void);
+            }
+        }
+        // SAFETY: the parameter pointers point into `self`, which outlives the launch (it is
+        // awaited below); the kernel's handles are live.
+        unsafe {
+            self.classify(
+                sys::cuEventRecord(self.start, self.stream),
+                "recording an event",
+            )?;
+            let r = sys::cuLaunchKernel(
+                kernel.function,
+                launch.grid[0],
+                launch.grid[1],
+                launch.grid[2],
+                launch.block[0],
+                launch.block[1],
+                launch.block[2],
+                launch.shared_bytes,
+                self.stream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            );
+            self.classify(r, "launching the kernel")?;
+            self.classify(
+                sys::cuEventRecord(self.end, self.stream),
+                "recording an event",
+            )?;
+            self.wait(timeout)?;
+            let mut ms = 0f32;
+            self.classify(
+                sys::cuEventElapsedTime(&mut ms, self.start, self.end),
+                "reading the kernel time",
+            )?;
+            Ok(ms as f64)
+        }
+    }
+
+    /// Waits for the end event, polling, so that a hanging kernel becomes a timeout instead
+    /// of a hung tuner.
+    pub fn wait(&self, timeout: Duration) -> Result<(), GpuError> {
+        let started = Instant::now();
+        loop {
+            // SAFETY: the event is live.
+            let r = unsafe { sys::cuEventQuery(self.end) };
+            if ok(r) {
+                return Ok(());
+            }
+            if r != sys::CUresult::CUDA_ERROR_NOT_READY {
+                return Err(self.classify(r, "running the kernel").unwrap_err());
+            }
+            let waited = started.elapsed();
+            if waited > timeout {
+                return Err(GpuError::Timeout(waited.as_secs_f64()));
+            }
+            // Spin briefly for short kernels, then sleep so a long one does not burn a core.
+            if waited < Duration::from_millis(2) {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    /// Resets the context after a fault and uploads `args` again.
+    pub fn recover(&mut self, args: &[HostArg]) -> Result<(), GpuError> {
+        // SAFETY: see the module documentation; the old handles die with the reset.
+        unsafe {
+            sys::cuDevicePrimaryCtxRelease_v2(self.device);
+            setup(
+                sys::cuDevicePrimaryCtxReset_v2(self.device),
+                "resetting the CUDA context after a kernel fault",
+            )?;
+            self.create(args)
+        }
+    }
+
+    /// Launches `kernel` back to back for at least `seconds` and calls `sample` every few
+    /// milliseconds while they run; returns how many launches ran and their GPU time in
+    /// milliseconds.
+    pub fn run_for(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        seconds: f64,
+        timeout: Duration,
+        mut sample: impl FnMut(),
+    ) -> Result<(usize, f64), GpuError> {
+        let mut launches = 0usize;
+        let mut total_ms = 0.0;
+        let started = Instant::now();
+        while started.elapsed().as_secs_f64() < seconds {
+            sample();
+            total_ms += self.run(kernel, launch, timeout)?;
+            launches += 1;
+        }
+        sample();
+        Ok((launches, total_ms))
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: handles created by this value; freeing them once.
+        unsafe {
+            sys::cuCtxSetCurrent(self.context);
+            for &p in &self.pointers {
+                if p != 0 {
+                    sys::cuMemFree_v2(p);
+                }
+            }
+            sys::cuEventDestroy_v2(self.start);
+            sys::cuEventDestroy_v2(self.end);
+            sys::cuStreamDestroy_v2(self.stream);
+            sys::cuDevicePrimaryCtxRelease_v2(self.device);
+        }
+    }
+}
+
+/// NVML's spelling of a device UUID: `GPU-` and the 16 bytes as 8-4-4-4-12 hex digits.
+pub fn nvml_uuid(bytes: &[u8; 16]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}

@@ -1,0 +1,199 @@
+//! The `[runner]` section for `kind = "cuda"`, as written in a `ktune.toml`.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// The `[runner]` section of a `ktune.toml` for `kind = "cuda"`.
+///
+/// ```toml
+/// [runner]
+/// kind = "cuda"
+/// source = "vector_add.cu"
+/// kernel = "vector_add"
+/// problem_size = [10_000_000]
+///
+/// [[runner.argument]]
+/// name = "c"
+/// type = "float32"
+/// size = 10_000_000
+/// output = true
+/// ```
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaSpec {
+    /// `"cuda"`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// The CUDA source file (relative to the spec's directory).
+    pub source: PathBuf,
+    /// The kernel's name (a `__global__` function, `extern "C"` or not).
+    pub kernel: String,
+    /// Template arguments of the kernel, as C++ text with `{param}` placeholders, e.g.
+    /// `["float", "{block_size_x}"]`.
+    #[serde(default)]
+    pub template_args: Vec<String>,
+    /// The problem size in x, y, z (one to three entries; integers or expressions of the
+    /// parameters). The grid is the problem size divided by the grid divisors, rounded up.
+    pub problem_size: Vec<SizeSpec>,
+    /// The parameters that give the thread-block dimensions (default `block_size_x`,
+    /// `block_size_y`, `block_size_z`). A name that is not a parameter means 256 threads in x
+    /// and 1 in y and z, as in Kernel Tuner.
+    pub block_size_names: Option<Vec<String>>,
+    /// Expressions whose product divides the problem size in x (default: the block size in
+    /// x); Kernel Tuner's `grid_div_x`.
+    pub grid_div_x: Option<Vec<String>>,
+    /// The same in y.
+    pub grid_div_y: Option<Vec<String>>,
+    /// The same in z.
+    pub grid_div_z: Option<Vec<String>>,
+    /// Bytes of dynamic shared memory per block: an expression of the parameters.
+    pub shared_memory: Option<String>,
+    /// Extra NVRTC options (`-std=c++17`, `--use_fast_math`, `-I...`).
+    #[serde(default)]
+    pub compiler_options: Vec<String>,
+    /// The CUDA device's ordinal.
+    #[serde(default)]
+    pub device: usize,
+    /// Unmeasured launches before the measured ones (the first also checks the output).
+    #[serde(default = "default_warmup")]
+    pub warmup: usize,
+    /// Measured launches, each timed with CUDA events; the objective is their mean.
+    #[serde(default = "default_repeat")]
+    pub repeat: usize,
+    /// Seconds one launch may take before the configuration is a timeout.
+    #[serde(default = "default_kernel_timeout")]
+    pub kernel_timeout: f64,
+    /// Configurations compiled in parallel while another is benchmarked (default: the CPU
+    /// count, at most 4). The strategy is asked for this many configurations at a time, so
+    /// a larger value trades a little search adaptivity for throughput.
+    pub jobs: Option<usize>,
+    /// What to optimise.
+    #[serde(default)]
+    pub objective: CudaObjective,
+    /// Floating-point operations per launch: an expression of the parameters (needed for
+    /// the `GFLOP/s` objectives).
+    pub flops: Option<String>,
+    /// Measure power and energy through NVML (default: only when the objective needs it).
+    pub power: Option<bool>,
+    /// Seconds of repeated launches over which power is measured.
+    #[serde(default = "default_power_seconds")]
+    pub power_seconds: f64,
+    /// The kernel's arguments, in order.
+    #[serde(default, rename = "argument")]
+    pub arguments: Vec<ArgumentSpec>,
+    /// Output verification.
+    pub verify: Option<VerifySpec>,
+}
+
+fn default_warmup() -> usize {
+    1
+}
+fn default_repeat() -> usize {
+    7
+}
+fn default_kernel_timeout() -> f64 {
+    10.0
+}
+fn default_power_seconds() -> f64 {
+    0.5
+}
+
+/// A problem-size entry: a number or an expression of the parameters.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum SizeSpec {
+    /// `4096`
+    Int(i64),
+    /// `"n * 2"`
+    Expr(String),
+}
+
+/// The quantity a CUDA configuration is judged by.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+pub enum CudaObjective {
+    /// Kernel time in milliseconds (minimised).
+    #[default]
+    #[serde(rename = "time")]
+    Time,
+    /// Energy per launch in joules, from NVML (minimised).
+    #[serde(rename = "energy")]
+    Energy,
+    /// Throughput from `flops` and the time (maximised).
+    #[serde(rename = "GFLOP/s")]
+    Gflops,
+    /// Throughput per watt of measured power (maximised).
+    #[serde(rename = "GFLOP/s per watt", alias = "GFLOPS/W")]
+    GflopsPerWatt,
+}
+
+impl CudaObjective {
+    /// The metric's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CudaObjective::Time => "time",
+            CudaObjective::Energy => "energy",
+            CudaObjective::Gflops => "GFLOP/s",
+            CudaObjective::GflopsPerWatt => "GFLOP/s per watt",
+        }
+    }
+
+    /// Whether it needs NVML's power readings.
+    pub fn needs_power(self) -> bool {
+        matches!(self, CudaObjective::Energy | CudaObjective::GflopsPerWatt)
+    }
+
+    /// Whether it needs the `flops` expression.
+    pub fn needs_flops(self) -> bool {
+        matches!(self, CudaObjective::Gflops | CudaObjective::GflopsPerWatt)
+    }
+}
+
+/// One kernel argument: a device array (with `size`) or a scalar (with `value`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArgumentSpec {
+    /// Its name (for messages and verification reports).
+    pub name: String,
+    /// The element type: `float32`/`float`, `float64`/`double`, `int8` ... `int64`,
+    /// `uint8` ... `uint64` (`int` is `int32`).
+    #[serde(rename = "type")]
+    pub dtype: String,
+    /// Number of elements of a device array.
+    pub size: Option<u64>,
+    /// The value of a scalar argument.
+    pub value: Option<toml::Value>,
+    /// How an array is filled: `"random"`, `"zeros"`, or a number (every element).
+    pub fill: Option<toml::Value>,
+    /// `[low, high)` of a random fill (default `[0, 1)`, `[0, 100)` for integers).
+    pub range: Option<[f64; 2]>,
+    /// Seed of a random fill (default: the argument's position).
+    pub seed: Option<u64>,
+    /// Initial contents from a file: `.npy`, or raw little-endian elements.
+    pub file: Option<PathBuf>,
+    /// The kernel writes it: it is restored before each configuration and verified.
+    #[serde(default)]
+    pub output: bool,
+    /// The expected contents after a launch (`.npy` or raw), instead of the reference
+    /// configuration's output.
+    pub expected: Option<PathBuf>,
+}
+
+/// `[runner.verify]`: how outputs are checked.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifySpec {
+    /// Absolute tolerance.
+    #[serde(default = "default_atol")]
+    pub atol: f64,
+    /// Relative tolerance (of the expected value).
+    #[serde(default)]
+    pub rtol: f64,
+    /// The configuration whose outputs are the reference, as parameter values (missing
+    /// parameters take their default); by default the default configuration.
+    pub reference: Option<toml::Table>,
+}
+
+fn default_atol() -> f64 {
+    1e-6
+}

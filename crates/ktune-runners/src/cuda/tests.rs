@@ -1,0 +1,656 @@
+//! Tests of the CUDA runner. Everything up to the GPU runs here; the tests marked
+//! `#[ignore = "needs an NVIDIA GPU ..."]` run on a GPU machine with `cargo test -- --ignored`.
+
+use std::path::{Path, PathBuf};
+
+use ktune_space::{Parameter, SearchSpace, Value};
+
+use super::data::{DType, HostArg, build_args, compare, npy_bytes, read_elements};
+use super::launch::define_text;
+use super::*;
+
+fn space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::integer("block_size_x", [32, 64, 128]).unwrap(),
+            Parameter::integer("block_size_y", [1, 2, 4]).unwrap(),
+            Parameter::integer("tile", [1, 2, 0]).unwrap(),
+            Parameter::boolean("fast").unwrap(),
+        ],
+        &["block_size_x * block_size_y <= 256"],
+    )
+    .unwrap()
+}
+
+fn config(space: &SearchSpace, bx: i64, by: i64, tile: i64, fast: bool) -> Configuration {
+    space
+        .configuration_of(&[
+            Value::Int(bx),
+            Value::Int(by),
+            Value::Int(tile),
+            Value::Bool(fast),
+        ])
+        .unwrap()
+}
+
+/// A spec from TOML, with a kernel source file written into `dir`.
+fn spec_in(dir: &Path, text: &str) -> CudaSpec {
+    std::fs::write(
+        dir.join("k.cu"),
+        "extern \"C\" __global__ void k(float *x, int n) {}\n",
+    )
+    .unwrap();
+    let full = format!("source = \"k.cu\"\nkernel = \"k\"\n{text}");
+    toml::from_str(&full).unwrap_or_else(|e| panic!("{e}\n{full}"))
+}
+
+fn problem(text: &str) -> Result<Problem, CudaError> {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_in(dir.path(), text);
+    Problem::new(&spec, &space(), dir.path())
+}
+
+fn problem_err(text: &str) -> String {
+    match problem(text) {
+        Ok(_) => panic!("accepted: {text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn grids_divide_the_problem_size_by_the_block_rounding_up() {
+    let s = space();
+    let p = problem("problem_size = [1000, 30]").unwrap();
+    let l = p.launch(&s, &config(&s, 128, 2, 1, false)).unwrap();
+    assert_eq!(l.block, [128, 2, 1]);
+    assert_eq!(l.grid, [8, 15, 1]);
+    assert_eq!(l.threads(), 256);
+    assert_eq!(l.shared_bytes, 0);
+    assert_eq!(l.name_expression, "k");
+}
+
+#[test]
+fn grid_divisors_are_products_of_expressions() {
+    let s = space();
+    let p = problem(
+        "problem_size = [4096, \"64 * block_size_y\"]\n\
+         grid_div_x = [\"block_size_x\", \"tile if tile > 0 else 1\"]\n\
+         grid_div_y = [\"block_size_y * 2\"]",
+    )
+    .unwrap();
+    let l = p.launch(&s, &config(&s, 64, 4, 2, false)).unwrap();
+    assert_eq!(l.grid, [32, 32, 1]);
+    let l = p.launch(&s, &config(&s, 64, 4, 0, false)).unwrap();
+    assert_eq!(l.grid, [64, 32, 1]);
+}
+
+#[test]
+fn block_names_that_are_not_parameters_take_kernel_tuners_defaults() {
+    let s = SearchSpace::new(
+        vec![Parameter::integer("tile", [1, 2]).unwrap()],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_in(dir.path(), "problem_size = [1024]");
+    let p = Problem::new(&spec, &s, dir.path()).unwrap();
+    let l = p.launch(&s, &s.configuration(1)).unwrap();
+    assert_eq!(l.block, [256, 1, 1]);
+    assert_eq!(l.grid, [4, 1, 1]);
+    let defines: Vec<String> = l.defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    assert_eq!(
+        defines,
+        [
+            "grid_size_x=4",
+            "grid_size_y=1",
+            "grid_size_z=1",
+            "block_size_x=256",
+            "block_size_y=1",
+            "block_size_z=1",
+            "tile=2",
+            "kernel_tuner=1",
+            "ktune=1"
+        ]
+    );
+}
+
+#[test]
+fn every_parameter_becomes_a_define_and_a_template_argument() {
+    let s = space();
+    let p = problem(
+        "problem_size = [256]\ntemplate_args = [\"float\", \"{block_size_x}\", \"{fast}\"]\n\
+         shared_memory = \"block_size_x * 4 * (tile + 1)\"\nflops = \"2.0 * block_size_x\"",
+    )
+    .unwrap();
+    let l = p.launch(&s, &config(&s, 32, 4, 2, true)).unwrap();
+    assert_eq!(l.name_expression, "k<float, 32, 1>");
+    assert_eq!(l.shared_bytes, 384);
+    assert_eq!(l.flops, Some(64.0));
+    let has = |k: &str, v: &str| l.defines.iter().any(|(a, b)| a == k && b == v);
+    assert!(
+        has("block_size_x", "32") && has("block_size_y", "4"),
+        "{:?}",
+        l.defines
+    );
+    assert!(has("block_size_z", "1") && has("fast", "1") && has("tile", "2"));
+    assert!(has("grid_size_x", "8"));
+    let options = p.compiler_options("--gpu-architecture=sm_90", &l);
+    assert_eq!(options[0], "--gpu-architecture=sm_90");
+    assert!(options[1].starts_with("--include-path="), "{options:?}");
+    assert!(options.contains(&"-Dblock_size_x=32".to_string()));
+    assert!(options.contains(&"-Dfast=1".to_string()));
+}
+
+#[test]
+fn values_are_written_as_c_source() {
+    assert_eq!(define_text(&Value::Bool(true)), "1");
+    assert_eq!(define_text(&Value::Bool(false)), "0");
+    assert_eq!(define_text(&Value::Real(0.5)), "0.5");
+    assert_eq!(define_text(&Value::Real(2.0)), "2.0");
+    assert_eq!(define_text(&Value::Int(-3)), "-3");
+    assert_eq!(define_text(&Value::Str("float4".into())), "float4");
+    assert_eq!(define_text(&Value::Perm(vec![2, 0, 1])), "{2, 0, 1}");
+}
+
+#[test]
+fn configurations_that_cannot_launch_say_why() {
+    let s = space();
+    let p = problem("problem_size = [1024]\ngrid_div_x = [\"tile\"]").unwrap();
+    let e = p.launch(&s, &config(&s, 32, 1, 0, false)).unwrap_err();
+    assert!(
+        e.contains("grid_div_x `tile`") || e.contains("divisor"),
+        "{e}"
+    );
+    let p = problem("problem_size = [1024]\ngrid_div_x = [\"1 // tile\"]").unwrap();
+    let e = p.launch(&s, &config(&s, 32, 1, 0, false)).unwrap_err();
+    assert!(e.contains("division") || e.contains("zero"), "{e}");
+    let p = problem("problem_size = [1024]\nshared_memory = \"0 - block_size_x\"").unwrap();
+    let e = p.launch(&s, &config(&s, 32, 1, 1, false)).unwrap_err();
+    assert!(e.contains("shared_memory"), "{e}");
+}
+
+#[test]
+fn bad_specs_are_clear_errors() {
+    let e = problem_err("problem_size = []");
+    assert!(e.contains("problem_size needs one to three"), "{e}");
+    let e = problem_err("problem_size = [1, 2, 3, 4]");
+    assert!(e.contains("problem_size"), "{e}");
+    let e = problem_err("problem_size = [0]");
+    assert!(e.contains("at least 1"), "{e}");
+    // An unknown name in an expression is drawn with a caret under it.
+    let e = problem_err("problem_size = [1024]\ngrid_div_x = [\"block_size_x * tile_x\"]");
+    assert!(
+        e.contains("grid_div_x") && e.contains("tile_x") && e.contains('^'),
+        "{e}"
+    );
+    let e = problem_err("problem_size = [8]\nrepeat = 0");
+    assert!(e.contains("repeat"), "{e}");
+    let e = problem_err("problem_size = [8]\nkernel_timeout = -1.0");
+    assert!(e.contains("kernel_timeout"), "{e}");
+    let e = problem_err("problem_size = [8]\nobjective = \"GFLOP/s\"");
+    assert!(e.contains("needs `flops`"), "{e}");
+    let e = problem_err("problem_size = [8]\nobjective = \"energy\"\npower = false");
+    assert!(e.contains("needs power"), "{e}");
+    let e = problem_err("problem_size = [8]\ntemplate_args = [\"{nope}\"]");
+    assert!(e.contains("nope"), "{e}");
+    let e = problem_err(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"complex64\"\nsize = 4",
+    );
+    assert!(
+        e.contains("argument `x`") && e.contains("unknown type"),
+        "{e}"
+    );
+    let e = problem_err(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"int\"\nvalue = 1\n\
+         [[argument]]\nname = \"x\"\ntype = \"int\"\nvalue = 2",
+    );
+    assert!(e.contains("two arguments are called `x`"), "{e}");
+    let e = problem_err(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\n[verify]",
+    );
+    assert!(e.contains("nothing to verify"), "{e}");
+    let e = problem_err(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\noutput = true\n\
+         [verify]\nreference = { block_size_x = 48 }",
+    );
+    assert!(
+        e.contains("block_size_x = 48 is not one of its values"),
+        "{e}"
+    );
+    let e = problem_err(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\noutput = true\n\
+         [verify]\nreference = { warp = 32 }",
+    );
+    assert!(e.contains("`warp` is not a parameter"), "{e}");
+    let e = problem_err(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\noutput = true\n\
+         [verify]\nreference = { block_size_x = 128, block_size_y = 4 }",
+    );
+    assert!(e.contains("violates the constraints"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let spec: CudaSpec =
+        toml::from_str("source = \"missing.cu\"\nkernel = \"k\"\nproblem_size = [8]").unwrap();
+    let e = Problem::new(&spec, &space(), dir.path()).err().unwrap();
+    assert!(matches!(e, CudaError::Source { .. }), "{e}");
+    assert!(e.to_string().contains("missing.cu"), "{e}");
+    // Unknown keys are refused by the TOML reader with the key's name.
+    let e = toml::from_str::<CudaSpec>(
+        "source = \"k.cu\"\nkernel = \"k\"\nproblem_size = [8]\nrepeats = 3",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("repeats"), "{e}");
+}
+
+#[test]
+fn the_reference_is_the_default_configuration_with_the_given_values() {
+    let text = "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\n\
+                output = true\n[verify]\nreference = { block_size_y = 2, fast = true }";
+    let p = problem(text).unwrap();
+    let s = space();
+    assert_eq!(p.reference(), Some(&config(&s, 32, 2, 1, true)));
+    assert_eq!(p.verify, Some((1e-6, 0.0)));
+    // Without [verify] and expected files there is no verification and no reference.
+    let p = problem(
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\noutput = true",
+    )
+    .unwrap();
+    assert_eq!(p.reference(), None);
+    assert_eq!(p.verify, None);
+}
+
+#[test]
+fn metrics_follow_the_objective() {
+    let names = |text: &str| -> Vec<(String, Direction)> {
+        problem(text)
+            .unwrap()
+            .metrics()
+            .iter()
+            .map(|m| (m.name.clone(), m.direction))
+            .collect()
+    };
+    use Direction::*;
+    assert_eq!(
+        names("problem_size = [8]"),
+        [("time".into(), Minimize), ("time stdev".into(), Minimize)]
+    );
+    assert_eq!(
+        names("problem_size = [8]\nobjective = \"GFLOP/s\"\nflops = \"2 * 8\""),
+        [
+            ("GFLOP/s".into(), Maximize),
+            ("time".into(), Minimize),
+            ("time stdev".into(), Minimize)
+        ]
+    );
+    assert_eq!(
+        names("problem_size = [8]\nobjective = \"GFLOP/s per watt\"\nflops = \"16\"")[0],
+        ("GFLOP/s per watt".into(), Maximize)
+    );
+    assert_eq!(
+        names("problem_size = [8]\nobjective = \"energy\"")[0],
+        ("energy".into(), Minimize)
+    );
+}
+
+fn arg_specs(text: &str) -> Vec<ArgumentSpec> {
+    #[derive(serde::Deserialize)]
+    struct Args {
+        argument: Vec<ArgumentSpec>,
+    }
+    toml::from_str::<Args>(text).unwrap().argument
+}
+
+#[test]
+fn arguments_are_filled_as_declared() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = build_args(
+        &arg_specs(
+            "[[argument]]\nname = \"z\"\ntype = \"float32\"\nsize = 3\n\
+             [[argument]]\nname = \"c\"\ntype = \"int16\"\nsize = 2\nfill = -7\n\
+             [[argument]]\nname = \"h\"\ntype = \"double\"\nsize = 2\nfill = 0.5\n\
+             [[argument]]\nname = \"r\"\ntype = \"float\"\nsize = 1000\nfill = \"random\"\nrange = [2.0, 3.0]\nseed = 9\n\
+             [[argument]]\nname = \"ri\"\ntype = \"uint8\"\nsize = 1000\nfill = \"random\"\n\
+             [[argument]]\nname = \"n\"\ntype = \"int64\"\nvalue = 9007199254740993\n\
+             [[argument]]\nname = \"s\"\ntype = \"float\"\nvalue = 1.5",
+        ),
+        dir.path(),
+    )
+    .unwrap();
+    let array = |i: usize| match &args[i] {
+        HostArg::Array { dtype, bytes, .. } => (*dtype, bytes.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(array(0), (DType::F32, vec![0u8; 12]));
+    let (d, b) = array(1);
+    assert_eq!((d.get(&b, 0), d.get(&b, 1)), (-7.0, -7.0));
+    let (d, b) = array(2);
+    assert_eq!(d.get(&b, 1), 0.5);
+    let (d, b) = array(3);
+    let xs: Vec<f64> = (0..1000).map(|i| d.get(&b, i)).collect();
+    assert!(xs.iter().all(|&x| (2.0..3.0).contains(&x)), "in range");
+    assert!(
+        xs.iter().any(|&x| x < 2.1) && xs.iter().any(|&x| x > 2.9),
+        "spread"
+    );
+    let (d, b) = array(4);
+    let ys: Vec<f64> = (0..1000).map(|i| d.get(&b, i)).collect();
+    assert!(
+        ys.iter()
+            .all(|&y| y.fract() == 0.0 && (0.0..100.0).contains(&y))
+    );
+    assert!(ys.iter().any(|&y| y >= 90.0));
+    // Exact beyond 2^53.
+    assert_eq!(
+        args[5],
+        HostArg::Scalar {
+            name: "n".into(),
+            dtype: DType::I64,
+            bytes: 9007199254740993i64.to_le_bytes().to_vec()
+        }
+    );
+    assert_eq!(
+        args[6],
+        HostArg::Scalar {
+            name: "s".into(),
+            dtype: DType::F32,
+            bytes: 1.5f32.to_le_bytes().to_vec()
+        }
+    );
+    // The same seed gives the same data: runs are reproducible.
+    let again = build_args(
+        &arg_specs("[[argument]]\nname = \"r\"\ntype = \"float\"\nsize = 1000\nfill = \"random\"\nrange = [2.0, 3.0]\nseed = 9"),
+        dir.path(),
+    )
+    .unwrap();
+    assert_eq!(again[0], args[3].clone());
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = |text: &str| build_args(&arg_specs(text), dir.path()).unwrap_err();
+    let e = err("[[argument]]\nname = \"n\"\ntype = \"int8\"\nvalue = 300");
+    assert!(e.contains("300 does not fit"), "{e}");
+    let e = err("[[argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 1.5");
+    assert!(e.contains("is not a int"), "{e}");
+    let e = err("[[argument]]\nname = \"a\"\ntype = \"float\"");
+    assert!(e.contains("give `size`"), "{e}");
+    let e = err("[[argument]]\nname = \"a\"\ntype = \"float\"\nsize = 2\nvalue = 1");
+    assert!(e.contains("not both"), "{e}");
+    let e = err("[[argument]]\nname = \"a\"\ntype = \"float\"\nsize = 2\nfill = \"ones\"");
+    assert!(e.contains("fill"), "{e}");
+    let e = err(
+        "[[argument]]\nname = \"a\"\ntype = \"float\"\nsize = 2\nfill = \"random\"\nrange = [1.0, 1.0]",
+    );
+    assert!(e.contains("empty"), "{e}");
+    let e = err("[[argument]]\nname = \"a\"\ntype = \"float\"\nsize = 2\nfile = \"nope.npy\"");
+    assert!(e.contains("argument `a`") && e.contains("nope.npy"), "{e}");
+    let e = err("[[argument]]\nname = \"s\"\ntype = \"float\"\nvalue = 1.0\noutput = true");
+    assert!(e.contains("scalar"), "{e}");
+}
+
+#[test]
+fn npy_and_raw_files_are_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut raw = Vec::new();
+    for x in [1.5f32, -2.0, 3.25] {
+        raw.extend(x.to_le_bytes());
+    }
+    let npy = dir.path().join("x.npy");
+    std::fs::write(&npy, npy_bytes(DType::F32, &raw)).unwrap();
+    assert_eq!(read_elements(&npy, DType::F32, 3).unwrap(), raw);
+    let e = read_elements(&npy, DType::F64, 3).unwrap_err();
+    assert!(e.contains("<f4") && e.contains("<f8"), "{e}");
+    let e = read_elements(&npy, DType::F32, 4).unwrap_err();
+    assert!(e.contains("12 bytes") && e.contains("16"), "{e}");
+    let bin = dir.path().join("x.bin");
+    std::fs::write(&bin, &raw).unwrap();
+    assert_eq!(read_elements(&bin, DType::F32, 3).unwrap(), raw);
+    // A header NumPy itself wrote (numpy 1.26, np.save of np.arange(3, dtype=np.int32)).
+    let mut numpy = b"\x93NUMPY\x01\x00v\x00".to_vec();
+    let mut header = "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }".to_string();
+    while header.len() < 117 {
+        header.push(' ');
+    }
+    header.push('\n');
+    numpy.extend(header.as_bytes());
+    for i in 0..3i32 {
+        numpy.extend(i.to_le_bytes());
+    }
+    let f = dir.path().join("n.npy");
+    std::fs::write(&f, &numpy).unwrap();
+    let b = read_elements(&f, DType::I32, 3).unwrap();
+    assert_eq!(DType::I32.get(&b, 2), 2.0);
+    let at = numpy.windows(5).position(|w| w == b"False").unwrap();
+    let mut fortran = numpy.clone();
+    fortran[at..at + 5].copy_from_slice(b"True ");
+    std::fs::write(&f, &fortran).unwrap();
+    assert!(
+        read_elements(&f, DType::I32, 3)
+            .unwrap_err()
+            .contains("Fortran")
+    );
+    std::fs::write(&f, b"not numpy at all").unwrap();
+    assert!(
+        read_elements(&f, DType::I32, 3)
+            .unwrap_err()
+            .contains("magic")
+    );
+}
+
+#[test]
+fn outputs_are_compared_within_the_tolerance() {
+    let enc = |xs: &[f64]| {
+        let mut b = Vec::new();
+        for &x in xs {
+            DType::F32.encode(x, &mut b);
+        }
+        b
+    };
+    let want = enc(&[1.0, 2.0, f64::NAN, 100.0]);
+    assert_eq!(compare(DType::F32, &want, &want, 0.0, 0.0), None);
+    let close = enc(&[1.0 + 1e-7, 2.0, f64::NAN, 100.001]);
+    assert_eq!(compare(DType::F32, &close, &want, 1e-6, 1e-5), None);
+    let m = compare(DType::F32, &close, &want, 1e-6, 0.0).unwrap();
+    assert_eq!((m.count, m.total, m.first.0), (1, 4, 3));
+    let wrong = enc(&[1.0, 5.0, 0.0, 100.0]);
+    let m = compare(DType::F32, &wrong, &want, 1e-3, 0.0).unwrap();
+    assert_eq!(m.count, 2);
+    assert_eq!(m.first, (1, 5.0, 2.0));
+    assert_eq!(m.max_abs, f64::INFINITY);
+    let text = m.to_string();
+    assert!(
+        text.contains("2 of 4 elements differ") && text.contains("[1]: 5 instead of 2"),
+        "{text}"
+    );
+    // Integers compare exactly with atol 0.
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    DType::I64.encode(1e15, &mut a);
+    DType::I64.encode(1e15 + 1.0, &mut b);
+    assert!(compare(DType::I64, &a, &b, 0.0, 0.0).is_some());
+}
+
+#[test]
+fn the_architecture_option_falls_back_to_ptx_for_unknown_devices() {
+    assert_eq!(
+        nvrtc::arch_option(90, &[75, 80, 86, 89, 90]),
+        ("--gpu-architecture=sm_90".into(), true)
+    );
+    assert_eq!(
+        nvrtc::arch_option(120, &[75, 80, 90]),
+        ("--gpu-architecture=compute_90".into(), false)
+    );
+    assert_eq!(
+        nvrtc::arch_option(86, &[]),
+        ("--gpu-architecture=sm_86".into(), true)
+    );
+}
+
+#[test]
+fn uuids_are_written_as_nvml_does() {
+    let bytes: [u8; 16] = [
+        0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd,
+        0xef,
+    ];
+    assert_eq!(
+        driver::nvml_uuid(&bytes),
+        "GPU-12345678-9abc-def0-0123-456789abcdef"
+    );
+}
+
+#[test]
+fn without_a_driver_the_runner_says_so() {
+    if driver::driver_available() {
+        eprintln!("skipped: this machine has a CUDA driver (the GPU tests cover it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = spec_in(dir.path(), "problem_size = [8]");
+    let e = CudaRunner::new(&spec, &space(), dir.path()).err().unwrap();
+    assert!(matches!(e, CudaError::NoDriver), "{e}");
+    assert!(e.to_string().contains("no CUDA driver found"), "{e}");
+}
+
+// ---- On a GPU: `cargo test -p ktune-runners -- --ignored` ----
+
+const GPU: &str = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine";
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// The runner and space of an example directory's ktune.toml, with `edit` applied to the
+/// [runner] table.
+fn example(name: &str, edit: impl FnOnce(&mut toml::Table)) -> (CudaRunner, SearchSpace) {
+    assert!(
+        driver::driver_available(),
+        "no CUDA driver on this machine: this test needs a GPU"
+    );
+    let dir = examples().join(name);
+    let path = dir.join("ktune.toml");
+    let space = ktune_space::spec::SpaceSpec::from_path(&path)
+        .unwrap()
+        .build()
+        .unwrap();
+    let doc: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut runner = doc["runner"].as_table().unwrap().clone();
+    edit(&mut runner);
+    let spec: CudaSpec = toml::Value::Table(runner).try_into().unwrap();
+    let r = CudaRunner::new(&spec, &space, &dir).unwrap_or_else(|e| panic!("{e}"));
+    (r, space)
+}
+
+fn by_values(space: &SearchSpace, values: &[(&str, i64)]) -> Configuration {
+    let mut c = space.default_configuration().unwrap();
+    for (name, v) in values {
+        let p = space.param_index(name).unwrap();
+        c[p] = space.params()[p]
+            .values()
+            .iter()
+            .position(|x| x == &Value::Int(*v))
+            .unwrap() as u32;
+    }
+    c
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn vector_add_is_timed_and_verified_on_the_gpu() {
+    let _ = GPU;
+    let (mut r, space) = example("cuda-vector-add", |_| {});
+    let configs: Vec<Configuration> = [32, 256, 1024]
+        .iter()
+        .map(|&b| by_values(&space, &[("block_size_x", b)]))
+        .collect();
+    let out = r.evaluate(&space, &configs).unwrap();
+    for o in &out {
+        let Outcome::Ok {
+            values,
+            observed,
+            timings,
+        } = o
+        else {
+            panic!("{o:?}")
+        };
+        assert!(values[0] > 0.0 && values[0] < 100.0, "{values:?}");
+        assert_eq!(observed["times_ms"].as_array().unwrap().len(), 7);
+        assert!(
+            observed["device"].as_str().unwrap().contains("NVIDIA"),
+            "{observed:?}"
+        );
+        assert!(timings.compile > 0.0 && timings.verification > 0.0);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn failures_on_the_gpu_are_outcomes_and_tuning_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        r#"
+extern "C" __global__ void k(float *x, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+#if mode == 1
+    x[i + (1 << 30)] = 1.0f;          // far out of bounds: a kernel fault
+#elif mode == 2
+    if (i < n) x[i] = 2.0f;           // wrong output
+#elif mode == 3
+    this does not compile;
+#else
+    if (i < n) x[i] = 1.0f;
+#endif
+}
+"#,
+    )
+    .unwrap();
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("block_size_x", [64, 2048]).unwrap(),
+            Parameter::integer("mode", [0, 1, 2, 3]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let spec: CudaSpec = toml::from_str(
+        "source = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\n\
+         [[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
+         [[argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
+         [verify]\nreference = { block_size_x = 64, mode = 0 }",
+    )
+    .unwrap();
+    let mut r = CudaRunner::new(&spec, &space, dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let c = |b: i64, m: i64| {
+        space
+            .configuration_of(&[Value::Int(b), Value::Int(m)])
+            .unwrap()
+    };
+    let out = r
+        .evaluate(
+            &space,
+            &[c(64, 1), c(64, 0), c(64, 2), c(64, 3), c(2048, 0), c(64, 0)],
+        )
+        .unwrap();
+    let kinds: Vec<Option<FailureKind>> = out.iter().map(|o| o.failure()).collect();
+    assert_eq!(
+        kinds,
+        [
+            Some(FailureKind::Runtime),
+            None,
+            Some(FailureKind::WrongOutput),
+            Some(FailureKind::Compile),
+            Some(FailureKind::Runtime),
+            None
+        ],
+        "{out:#?}"
+    );
+    let reason = |i: usize| match &out[i] {
+        Outcome::Failed { reason, .. } => reason.clone(),
+        _ => String::new(),
+    };
+    assert!(reason(0).contains("context was reset"), "{}", reason(0));
+    assert!(reason(2).contains("output `x`"), "{}", reason(2));
+    assert!(reason(3).contains("error"), "{}", reason(3));
+    assert!(reason(4).contains("2048"), "{}", reason(4));
+}
