@@ -1,0 +1,108 @@
+//! `ktune` with the CUDA runner where no GPU is needed: the examples' spaces, clear errors for
+//! bad CUDA specs, and a clear message (not a panic, no database) where no driver exists.
+//! The GPU runs themselves are in ktune-runners' ignored tests and BENCHMARKS.md.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn ktune() -> Command {
+    Command::cargo_bin("ktune").unwrap()
+}
+
+fn examples() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
+}
+
+fn has_cuda_driver() -> bool {
+    [
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+        "/usr/local/nvidia/lib64/libcuda.so.1",
+    ]
+    .iter()
+    .any(|p| Path::new(p).exists())
+}
+
+#[test]
+fn the_cuda_examples_have_the_spaces_they_describe() {
+    for (name, size) in [("cuda-vector-add", "32"), ("cuda-matmul", "140")] {
+        let out = ktune()
+            .args(["space", "--json"])
+            .arg(examples().join(name).join("ktune.toml"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(j["size"].to_string(), size, "{name}: {j}");
+    }
+}
+
+#[test]
+fn without_a_driver_tune_says_so_and_writes_nothing() {
+    if has_cuda_driver() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let out = ktune()
+        .arg("tune")
+        .arg(examples().join("cuda-vector-add/ktune.toml"))
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no CUDA driver found"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!db.exists());
+}
+
+#[test]
+fn bad_cuda_specs_name_the_problem_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        "extern \"C\" __global__ void k() {}\n",
+    )
+    .unwrap();
+    let write = |runner: &str| {
+        let spec = format!(
+            "[[parameter]]\nname = \"block_size_x\"\nvalues = [32, 64]\n\n[runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\n{runner}"
+        );
+        let path = dir.path().join("ktune.toml");
+        std::fs::write(&path, spec).unwrap();
+        let out = ktune()
+            .arg("tune")
+            .arg(&path)
+            .args(["--max-evals", "2"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = write("problem_size = [64]\ngrid_div_x = [\"block_size_x * tile\"]");
+    assert!(
+        e.contains("[runner] section") && e.contains("grid_div_x"),
+        "{e}"
+    );
+    assert!(e.contains("tile") && e.contains('^'), "{e}");
+    let e = write("problem_size = [64]\nrepeats = 3");
+    assert!(e.contains("repeats"), "{e}");
+    let e = write("problem_size = [64]\nobjective = \"GFLOP/s\"");
+    assert!(e.contains("needs `flops`"), "{e}");
+    let e = write("problem_size = [64]\nkind2 = 1");
+    assert!(e.contains("kind2"), "{e}");
+    std::fs::remove_file(dir.path().join("k.cu")).unwrap();
+    let e = write("problem_size = [64]");
+    assert!(
+        e.contains("cannot read the kernel source") && e.contains("k.cu"),
+        "{e}"
+    );
+}
