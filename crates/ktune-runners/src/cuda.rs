@@ -363,7 +363,22 @@ impl CudaRunner {
         if !nvrtc::available() {
             return Err(CudaError::NoNvrtc);
         }
-        let gpu = Gpu::open(problem.spec.device, &problem.args).map_err(|e| match e {
+        // cudarc panics when the driver library lacks an entry point it binds lazily (a
+        // driver older than the bindings); that must be an error, not a crash.
+        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            Gpu::open(problem.spec.device, &problem.args)
+        }))
+        .map_err(|p| {
+            let what = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            CudaError::Device(format!(
+                "the CUDA driver library could not be used (too old for CUDA 12 bindings?): {what}"
+            ))
+        })?;
+        let gpu = opened.map_err(|e| match e {
             GpuError::Setup(m) | GpuError::Launch(m) | GpuError::Load(m) | GpuError::Fault(m) => {
                 CudaError::Device(m)
             }
