@@ -250,12 +250,17 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .filter(|r| r.outcome.failure().is_some())
         .count();
     let json = args.json;
+    let loop_started = Instant::now();
+    let mut timed = Timed {
+        inner: runner.as_mut(),
+        seconds: 0.0,
+    };
     let run = {
         let store = &mut store;
         let space_ref = &space;
         let progress = progress.as_ref();
         let objective = &objective;
-        Tuner::new(&space, runner.as_mut(), budget.clone())
+        Tuner::new(&space, &mut timed, budget.clone())
             .replay(previous)
             // Ask for `jobs` configurations at a time so they compile in parallel (their runs
             // stay sequential in the runner).
@@ -289,9 +294,22 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     if let Some(pb) = &progress {
         pb.finish_and_clear();
     }
+    let this_run = &run.records[resumed.min(run.records.len())..];
+    // Time outside the runner (strategy, storage, progress) plus the runner's own
+    // bookkeeping; compiles and kernel runs are excluded even when they overlap.
+    let overhead = Overhead {
+        seconds: (loop_started.elapsed().as_secs_f64() - timed.seconds).max(0.0)
+            + this_run
+                .iter()
+                .map(|r| r.outcome.timings().framework)
+                .filter(|f| f.is_finite())
+                .sum::<f64>(),
+        evaluations: this_run.len(),
+    };
     summary(
         &space,
         &run.records,
+        &overhead,
         default.as_deref(),
         &objective.name,
         objective.direction,
@@ -317,10 +335,48 @@ fn record_json(space: &SearchSpace, r: &Record, objective: &str) -> serde_json::
     json!({"config": config, "status": status, objective: r.outcome.objective(), "reason": reason, "clock": r.clock, "timings": r.outcome.timings()})
 }
 
+/// The tuner's own cost during the tuning loop.
+struct Overhead {
+    seconds: f64,
+    evaluations: usize,
+}
+
+impl Overhead {
+    fn ms_per_evaluation(&self) -> f64 {
+        1e3 * self.seconds / self.evaluations.max(1) as f64
+    }
+}
+
+/// Measures the time spent inside the runner, so the tuner's overhead can be told apart.
+struct Timed<'a> {
+    inner: &'a mut dyn Runner,
+    seconds: f64,
+}
+
+impl Runner for Timed<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn metrics(&self) -> &[ktune_core::Metric] {
+        self.inner.metrics()
+    }
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[ktune_space::Configuration],
+    ) -> Result<Vec<ktune_core::Outcome>, CoreError> {
+        let t = Instant::now();
+        let r = self.inner.evaluate(space, configs);
+        self.seconds += t.elapsed().as_secs_f64();
+        r
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn summary(
     space: &SearchSpace,
     records: &[Record],
+    overhead: &Overhead,
     default: Option<&[u32]>,
     objective: &str,
     direction: Direction,
@@ -380,6 +436,7 @@ fn summary(
                     "stop": stop_text,
                     "database": db.display().to_string(),
                     "seconds": started.elapsed().as_secs_f64(),
+                    "overhead_ms_per_evaluation": overhead.ms_per_evaluation(),
                 }
             })
         );
@@ -430,17 +487,12 @@ fn summary(
             println!("  {n} {} (e.g. {first})", k.name());
         }
     }
-    let this_run = &records[resumed.min(records.len())..];
-    let measured: f64 = this_run
-        .iter()
-        .map(|r| r.outcome.timings().compile + r.outcome.timings().benchmark)
-        .sum();
     let wall = started.elapsed().as_secs_f64();
-    if !this_run.is_empty() && wall > 0.0 {
+    if overhead.evaluations > 0 && wall > 0.0 {
         println!(
-            "tuner overhead: {:.2}% of the wall time ({:.1} ms per evaluation besides compiling and running)",
-            100.0 * (wall - measured).max(0.0) / wall,
-            1e3 * (wall - measured).max(0.0) / this_run.len() as f64
+            "tuner overhead: {:.1} ms per evaluation ({:.2}% of the wall time): strategy, storage and bookkeeping, not compiling or running",
+            overhead.ms_per_evaluation(),
+            100.0 * overhead.seconds / wall,
         );
     }
     println!(

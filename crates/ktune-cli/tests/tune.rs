@@ -317,6 +317,13 @@ fn the_matmul_example_tunes_end_to_end() {
     // Four evaluations as JSON lines (the default was measured before them), then the summary.
     let summary = &lines.last().unwrap()["summary"];
     assert_eq!(summary["evaluations"], 5);
+    // The tuner's overhead excludes compiling and running: far below the whole run's time.
+    let overhead = summary["overhead_ms_per_evaluation"].as_f64().unwrap();
+    let seconds = summary["seconds"].as_f64().unwrap();
+    assert!(
+        overhead >= 0.0 && overhead * 5.0 < 0.5 * seconds * 1e3,
+        "overhead {overhead} ms per evaluation in {seconds} s"
+    );
     let stored = rows(&db);
     assert_eq!(stored.len(), 5);
     let best = stored
