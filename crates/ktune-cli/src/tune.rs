@@ -452,8 +452,14 @@ fn summary(
     };
     let value = best.outcome.objective().unwrap_or(f64::NAN);
     let spread = match &best.outcome {
-        ktune_core::Outcome::Ok { values, .. } if values.len() > 1 => {
-            format!(" (± {:.4} over the measured runs)", values[1])
+        // The command and CUDA runners report the spread last; 0 means one measured run.
+        ktune_core::Outcome::Ok { values, .. }
+            if values.len() > 1 && values[values.len() - 1] > 0.0 =>
+        {
+            format!(
+                " (± {:.4} over the measured runs)",
+                values[values.len() - 1]
+            )
         }
         _ => String::new(),
     };
