@@ -14,16 +14,6 @@ fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
 }
 
-fn has_cuda_driver() -> bool {
-    [
-        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
-        "/usr/lib64/libcuda.so.1",
-        "/usr/local/nvidia/lib64/libcuda.so.1",
-    ]
-    .iter()
-    .any(|p| Path::new(p).exists())
-}
-
 #[test]
 fn the_cuda_examples_have_the_spaces_they_describe() {
     for (name, size) in [("cuda-vector-add", "32"), ("cuda-matmul", "140")] {
@@ -44,7 +34,7 @@ fn the_cuda_examples_have_the_spaces_they_describe() {
 
 #[test]
 fn without_a_driver_tune_says_so_and_writes_nothing() {
-    if has_cuda_driver() {
+    if ktune_runners::cuda::driver::driver_available() {
         eprintln!("skipped: this machine has a CUDA driver");
         return;
     }

@@ -378,12 +378,7 @@ impl CudaRunner {
                 "the CUDA driver library could not be used (too old for CUDA 12 bindings?): {what}"
             ))
         })?;
-        let gpu = opened.map_err(|e| match e {
-            GpuError::Setup(m) | GpuError::Launch(m) | GpuError::Load(m) | GpuError::Fault(m) => {
-                CudaError::Device(m)
-            }
-            GpuError::Timeout(_) => CudaError::Device("timed out".into()),
-        })?;
+        let gpu = opened.map_err(|e| CudaError::Device(e.to_string()))?;
         let (arch, cubin) =
             nvrtc::arch_option(gpu.info.compute_capability, &nvrtc::supported_archs());
         let wants_power = problem
@@ -468,14 +463,14 @@ impl CudaRunner {
         let kernel = self
             .gpu
             .load(&compiled.image, &compiled.lowered_name, &launch)
-            .map_err(|e| failed(gpu_reason(&e)))?;
+            .map_err(|e| failed(e.to_string()))?;
         let outputs = self.reset_outputs().and_then(|()| {
             self.gpu
                 .run(&kernel, &launch, self.timeout())
                 .and_then(|_| self.read_outputs())
         });
         self.gpu.unload(kernel);
-        let outputs = outputs.map_err(|e| failed(gpu_reason(&e)))?;
+        let outputs = outputs.map_err(|e| failed(e.to_string()))?;
         for (i, out) in outputs {
             if self.expected[i].is_none() {
                 self.expected[i] = Some(out);
@@ -616,11 +611,8 @@ impl CudaRunner {
         {
             let gpu = &self.gpu;
             let seconds = spec.power_seconds;
-            let p = meter.measure(|sample| {
-                let t = Instant::now();
-                gpu.run_for(kernel, launch, seconds, timeout, sample)
-                    .map(|(n, _)| (n, t.elapsed().as_secs_f64()))
-            })?;
+            let p =
+                meter.measure(|sample| gpu.run_for(kernel, launch, seconds, timeout, sample))?;
             if let Some(p) = p {
                 observed.insert("power_w".into(), json!(p.watts));
                 observed.insert("energy_j".into(), json!(p.joules_per_launch));
@@ -658,10 +650,8 @@ impl CudaRunner {
                 let reason = match self.gpu.recover(&self.problem.args) {
                     Ok(()) => format!("kernel fault: {m} (the CUDA context was reset)"),
                     Err(r) => {
-                        self.broken = Some(format!(
-                            "a kernel fault ({m}) left the GPU unusable: {}",
-                            gpu_reason(&r)
-                        ));
+                        self.broken =
+                            Some(format!("a kernel fault ({m}) left the GPU unusable: {}", r));
                         format!("kernel fault: {m}")
                     }
                 };
@@ -704,15 +694,6 @@ enum Measured {
 impl From<GpuError> for Measured {
     fn from(e: GpuError) -> Self {
         Measured::Gpu(e)
-    }
-}
-
-fn gpu_reason(e: &GpuError) -> String {
-    match e {
-        GpuError::Launch(m) | GpuError::Load(m) | GpuError::Fault(m) | GpuError::Setup(m) => {
-            m.clone()
-        }
-        GpuError::Timeout(s) => format!("ran past its timeout ({s:.1} s)"),
     }
 }
 
@@ -762,7 +743,7 @@ impl Runner for CudaRunner {
         }
         self.gpu
             .bind()
-            .map_err(|e| stopped(gpu_reason(&e), Vec::new()))?;
+            .map_err(|e| stopped(e.to_string(), Vec::new()))?;
         let launches: Vec<Result<Launch, String>> = configs
             .iter()
             .map(|c| self.problem.launch(space, c))

@@ -173,23 +173,22 @@ impl LaunchPlan {
     /// below 1 or beyond the hardware's range) means the configuration cannot run.
     pub fn launch(&self, space: &SearchSpace, config: &Configuration) -> Result<Launch, String> {
         let scalars = space.scalars(config);
-        let eval = |d: &Dim, what: &str| -> Result<i64, String> {
-            match d {
-                Dim::Const(n) => Ok(*n),
-                Dim::Expr(e) => {
-                    let v = e
-                        .evaluate(&scalars)
-                        .map_err(|err| format!("{what} `{}`: {err}", e.source()))?;
-                    let x = number(v, what, e.source())?;
-                    if x.fract() != 0.0 {
-                        return Err(format!(
-                            "{what} `{}` is {x}, not a whole number",
-                            e.source()
-                        ));
-                    }
-                    Ok(x as i64)
-                }
+        let whole = |e: &Expression, what: &str| -> Result<i64, String> {
+            let v = e
+                .evaluate(&scalars)
+                .map_err(|err| format!("{what} `{}`: {err}", e.source()))?;
+            let x = number(v, what, e.source())?;
+            if x.fract() != 0.0 {
+                return Err(format!(
+                    "{what} `{}` is {x}, not a whole number",
+                    e.source()
+                ));
             }
+            Ok(x as i64)
+        };
+        let eval = |d: &Dim, what: &str| match d {
+            Dim::Const(n) => Ok(*n),
+            Dim::Expr(e) => whole(e, what),
         };
         let mut block = [1u32; 3];
         let mut grid = [1u32; 3];
@@ -206,7 +205,7 @@ impl LaunchPlan {
             } else {
                 let mut div = 1i64;
                 for e in &self.grid_div[d] {
-                    let v = eval(&Dim::Expr(e.clone()), &format!("grid_div_{axis}"))?;
+                    let v = whole(e, &format!("grid_div_{axis}"))?;
                     div = div.saturating_mul(v);
                 }
                 div
@@ -223,7 +222,7 @@ impl LaunchPlan {
         let shared_bytes = match &self.shared {
             None => 0,
             Some(e) => {
-                let v = eval(&Dim::Expr(e.clone()), "shared_memory")?;
+                let v = whole(e, "shared_memory")?;
                 u32::try_from(v).map_err(|_| format!("shared_memory is {v} bytes"))?
             }
         };
