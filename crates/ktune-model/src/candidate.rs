@@ -393,6 +393,29 @@ impl CandidateGp {
         *self = fresh;
         Ok(())
     }
+
+    /// Recomputes everything with new observed values, one per observation in the order
+    /// they were observed (e.g. after the caller changed how it transforms its targets);
+    /// `O(n²·m)`.
+    ///
+    /// On error (a length mismatch or a non-finite value) the model is left unchanged.
+    pub fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
+        if ys.len() != self.obs.len() {
+            return Err(ModelError::LengthMismatch {
+                what: format!(
+                    "{} new values for {} observations",
+                    ys.len(),
+                    self.obs.len()
+                ),
+            });
+        }
+        let mut fresh = CandidateGp::new(self.kernel.clone(), self.cands.clone(), self.dims)?;
+        for (&j, &y) in self.obs.iter().zip(ys) {
+            fresh.observe(j, y)?;
+        }
+        *self = fresh;
+        Ok(())
+    }
 }
 
 /// Everything the per-chunk update reads.
@@ -553,6 +576,29 @@ mod tests {
         assert_eq!(gp.means(), fresh.means());
         assert_eq!(gp.variances(), fresh.variances());
         assert_eq!(gp.observed_indices(), &[2, 5, 11]);
+    }
+
+    #[test]
+    fn replacing_values_matches_fresh() {
+        let cands: Vec<f64> = (0..20).map(|i| (i as f64 * 0.37).sin()).collect();
+        let kernel = Kernel::new(KernelKind::Matern32, 0.5);
+        let mut gp = CandidateGp::new(kernel.clone(), cands.clone(), 1).unwrap();
+        for (j, y) in [(2, 1.0), (5, 8.0), (11, 3.0)] {
+            gp.observe(j, y).unwrap();
+        }
+        let logs = [0.0, 8f64.ln(), 3f64.ln()];
+        gp.replace_values(&logs).unwrap();
+        let mut fresh = CandidateGp::new(kernel, cands, 1).unwrap();
+        for (&j, &y) in [2, 5, 11].iter().zip(&logs) {
+            fresh.observe(j, y).unwrap();
+        }
+        assert_eq!(gp.means(), fresh.means());
+        assert_eq!(gp.variances(), fresh.variances());
+        assert_eq!(gp.observed_values(), &logs);
+        // Wrong length or a non-finite value: an error, and the model is unchanged.
+        assert!(gp.replace_values(&[1.0]).is_err());
+        assert!(gp.replace_values(&[1.0, f64::NAN, 2.0]).is_err());
+        assert_eq!(gp.observed_values(), &logs);
     }
 
     #[test]

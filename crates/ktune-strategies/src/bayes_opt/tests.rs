@@ -200,10 +200,18 @@ fn options_are_validated() {
         "bayes_opt:discount_factor=1.5",
         "bayes_opt:initial_samples=0",
         "bayes_opt:initial_sampling=sobol",
+        "bayes_opt:transform=sqrt",
+        "bayes_opt:exploration_scale=huge",
+        "bayes_opt:explore_after=-1",
     ] {
         assert!(crate::create_spec(bad).is_err(), "{bad}");
     }
     assert!(crate::create_spec("bayes_opt:exploration=0.01:lengthscale=2").is_ok());
+    // The paper's behaviour, option by option.
+    assert!(
+        crate::create_spec("bayes_opt:transform=none:exploration_scale=objective:explore_after=0")
+            .is_ok()
+    );
 }
 
 #[test]
@@ -277,4 +285,149 @@ fn a_maximised_objective_works_too() {
         }
     }
     assert!(found >= 4, "found the maximum in {found} of 5 runs");
+}
+
+/// Every evaluation is worse than the one before: nothing improves on the first.
+struct Worsening(Vec<Metric>, f64);
+
+impl Runner for Worsening {
+    fn name(&self) -> &str {
+        "worsening"
+    }
+    fn metrics(&self) -> &[Metric] {
+        &self.0
+    }
+    fn evaluate(
+        &mut self,
+        _space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        Ok(configs
+            .iter()
+            .map(|_| {
+                self.1 += 0.1;
+                Outcome::ok(vec![self.1], Timings::default())
+            })
+            .collect())
+    }
+}
+
+fn worsening_run(spec: &str, budget: usize) -> Vec<Configuration> {
+    let space = space();
+    let mut runner = Worsening(vec![Metric::new("f", Direction::Minimize)], 1.0);
+    let (_, mut s) = crate::create_spec(spec).unwrap();
+    Tuner::new(
+        &space,
+        &mut runner,
+        Budget {
+            max_evaluations: Some(budget),
+            ..Budget::default()
+        },
+    )
+    .run(s.as_mut(), &mut Rng::seed_from_u64(4))
+    .unwrap()
+    .records
+    .into_iter()
+    .map(|r| r.config)
+    .collect()
+}
+
+#[test]
+fn stagnation_proposes_the_candidate_of_largest_variance() {
+    // 3 initial samples, then 4 model proposals that do not improve: the 8th proposal is
+    // where the posterior variance is largest, among the configurations not yet evaluated.
+    let configs = worsening_run("bayes_opt:initial_samples=3:explore_after=4", 8);
+    let space = space();
+    let encoder = space.encoder(Encoding::EpsSpaced);
+    let encode =
+        |c: &Configuration| -> Vec<f64> { (0..3).map(|d| encoder.coordinate(d, c[d])).collect() };
+    let xo: Vec<Vec<f64>> = configs[..7].iter().map(encode).collect();
+    let yo: Vec<f64> = (1..=7).map(|k| (1.0 + 0.1 * k as f64).ln()).collect();
+    let gp = DenseGp::fit(&Kernel::new(KernelKind::Matern32, 1.5), &xo, &yo).unwrap();
+    let unvisited: Vec<Configuration> = (0..space.size())
+        .map(|r| space.configuration(r))
+        .filter(|c| !configs[..7].contains(c))
+        .collect();
+    let vars: Vec<f64> = gp
+        .predict(&unvisited.iter().map(encode).collect::<Vec<_>>())
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    let max = vars.iter().copied().fold(f64::MIN, f64::max);
+    let chosen = unvisited.iter().position(|c| *c == configs[7]).unwrap();
+    assert!(
+        vars[chosen] >= max * (1.0 - 1e-9),
+        "variance {} of the 8th proposal, largest {max}",
+        vars[chosen]
+    );
+    // Without the rule the acquisition functions choose somewhere else.
+    let plain = worsening_run("bayes_opt:initial_samples=3:explore_after=0", 8);
+    assert_eq!(plain[..7], configs[..7]);
+    assert_ne!(plain[7], configs[7]);
+}
+
+#[test]
+fn the_log_transform_gives_way_to_mixed_signs() {
+    // Values crossing zero cannot be fitted as logarithms: the model refits them as they
+    // are and goes on (never repeating a configuration, deterministic).
+    struct Shifted(Landscape);
+    impl Runner for Shifted {
+        fn name(&self) -> &str {
+            "shifted"
+        }
+        fn metrics(&self) -> &[Metric] {
+            self.0.metrics()
+        }
+        fn evaluate(
+            &mut self,
+            space: &SearchSpace,
+            configs: &[Configuration],
+        ) -> Result<Vec<Outcome>, CoreError> {
+            Ok(self
+                .0
+                .evaluate(space, configs)?
+                .into_iter()
+                .map(|o| match o {
+                    Outcome::Ok {
+                        values, timings, ..
+                    } => Outcome::ok(vec![values[0] - 20.0], timings),
+                    failed => failed,
+                })
+                .collect())
+        }
+    }
+    let space = space();
+    let go = || {
+        let mut runner = Shifted(Landscape(vec![Metric::new("f", Direction::Minimize)]));
+        let (_, mut s) = crate::create_spec("bayes_opt").unwrap();
+        Tuner::new(
+            &space,
+            &mut runner,
+            Budget {
+                max_evaluations: Some(60),
+                ..Budget::default()
+            },
+        )
+        .run(s.as_mut(), &mut Rng::seed_from_u64(1))
+        .unwrap()
+    };
+    let a = go();
+    let configs: Vec<_> = a.records.iter().map(|r| r.config.clone()).collect();
+    assert_eq!(configs.iter().collect::<BTreeSet<_>>().len(), 60);
+    let values: Vec<f64> = a
+        .records
+        .iter()
+        .filter_map(|r| r.outcome.objective())
+        .collect();
+    assert!(values.iter().any(|&v| v > 0.0) && values.iter().any(|&v| v < 0.0));
+    // Still finds the optimum (13, 6, 0) = -18 as the untransformed model would.
+    assert_eq!(a.best().and_then(|b| b.outcome.objective()), Some(-18.0));
+    let b = go();
+    assert_eq!(
+        configs,
+        b.records
+            .iter()
+            .map(|r| r.config.clone())
+            .collect::<Vec<_>>()
+    );
 }
