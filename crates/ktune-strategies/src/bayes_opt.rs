@@ -302,8 +302,6 @@ struct State {
     visited: FxHashSet<u64>,
     /// Valid observed values, in order (minimisation form).
     valid: Vec<f64>,
-    /// Valid observed values as fitted (after the transform).
-    model_valid: Vec<f64>,
     /// Fit `ln |y|` (with the sign of `y`); cleared if the signs turn out mixed.
     log: bool,
     /// Evaluations since the best last improved (counted after the initial sample).
@@ -463,7 +461,6 @@ impl BayesianOptimization {
             model,
             visited: FxHashSet::default(),
             valid: Vec::new(),
-            model_valid: Vec::new(),
             log: self.opts.transform == Transform::Log,
             since_improvement: 0,
             fitted_raw: Vec::new(),
@@ -535,7 +532,6 @@ impl State {
         self.valid.push(value);
         let raw = value;
         let value = self.to_model(value);
-        self.model_valid.push(value);
         match &mut self.model {
             Model::Full(gp) => {
                 // Cannot fail for distinct candidates; if the factor could not be extended, the
@@ -559,7 +555,6 @@ impl State {
     /// Drops the log transform: refits the model on the values as observed.
     fn untransform(&mut self) {
         self.log = false;
-        self.model_valid = self.valid.clone();
         match &mut self.model {
             Model::Full(gp) => {
                 // The same points with finite values: cannot fail where observing did not.
@@ -605,13 +600,13 @@ fn same_sign(a: f64, b: f64) -> bool {
 
 /// Population standard deviation of `y` (1 when there is no spread): the unit of λ in EI and
 /// PI under `exploration_scale = "spread"`.
-fn spread(y: &[f64]) -> f64 {
-    if y.is_empty() {
+fn spread(y: impl Iterator<Item = f64> + Clone) -> f64 {
+    let (n, sum) = y.clone().fold((0usize, 0.0), |(n, s), v| (n + 1, s + v));
+    if n == 0 {
         return 1.0;
     }
-    let n = y.len() as f64;
-    let mean = y.iter().sum::<f64>() / n;
-    let var = y.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    let mean = sum / n as f64;
+    let var = y.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
     if var > 0.0 { var.sqrt() } else { 1.0 }
 }
 
@@ -748,7 +743,7 @@ impl BayesianOptimization {
         });
         let scale = match self.opts.exploration_scale {
             ExplorationScale::Objective => 1.0,
-            ExplorationScale::Spread => spread(&st.model_valid),
+            ExplorationScale::Spread => spread(st.valid.iter().map(|&v| st.to_model(v))),
         };
         // Stagnation: the model keeps proposing configurations that do not improve on the
         // best, typically around one basin of a non-smooth landscape it describes badly. One

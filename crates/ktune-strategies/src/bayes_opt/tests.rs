@@ -98,13 +98,13 @@ fn space() -> SearchSpace {
     .unwrap()
 }
 
-fn run(spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
+/// Tunes `space()` with `runner` and the strategy `spec` for `budget` evaluations.
+fn tune(runner: &mut dyn Runner, spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
     let space = space();
-    let mut runner = Landscape(vec![Metric::new("f", Direction::Minimize)]);
     let (_, mut s) = crate::create_spec(spec).unwrap();
     Tuner::new(
         &space,
-        &mut runner,
+        runner,
         Budget {
             max_evaluations: Some(budget),
             ..Budget::default()
@@ -112,6 +112,15 @@ fn run(spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
     )
     .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
     .unwrap()
+}
+
+fn run(spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
+    tune(
+        &mut Landscape(vec![Metric::new("f", Direction::Minimize)]),
+        spec,
+        seed,
+        budget,
+    )
 }
 
 #[test]
@@ -234,12 +243,12 @@ fn spaces_over_the_candidate_limit_are_scored_on_samples() {
     assert!(a.best().and_then(|r| r.outcome.objective()).unwrap() <= 4.0);
 }
 
-/// The landscape's objective as a rate to maximise (1000 / f).
-struct Rate(Landscape);
+/// The landscape with its objective passed through a function (e.g. a rate to maximise).
+struct Mapped(Landscape, fn(f64) -> f64);
 
-impl Runner for Rate {
+impl Runner for Mapped {
     fn name(&self) -> &str {
-        "rate"
+        "mapped"
     }
     fn metrics(&self) -> &[Metric] {
         self.0.metrics()
@@ -256,7 +265,7 @@ impl Runner for Rate {
             .map(|o| match o {
                 Outcome::Ok {
                     values, timings, ..
-                } => Outcome::ok(vec![1000.0 / values[0]], timings),
+                } => Outcome::ok(vec![(self.1)(values[0])], timings),
                 failed => failed,
             })
             .collect())
@@ -265,21 +274,13 @@ impl Runner for Rate {
 
 #[test]
 fn a_maximised_objective_works_too() {
-    let space = space();
     let mut found = 0;
     for seed in 0..5 {
-        let mut runner = Rate(Landscape(vec![Metric::new("GFLOP/s", Direction::Maximize)]));
-        let (_, mut s) = crate::create_spec("bayes_opt").unwrap();
-        let r = Tuner::new(
-            &space,
-            &mut runner,
-            Budget {
-                max_evaluations: Some(60),
-                ..Budget::default()
-            },
-        )
-        .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
-        .unwrap();
+        let mut runner = Mapped(
+            Landscape(vec![Metric::new("GFLOP/s", Direction::Maximize)]),
+            |f| 1000.0 / f,
+        );
+        let r = tune(&mut runner, "bayes_opt", seed, 60);
         if r.best().and_then(|b| b.outcome.objective()) == Some(500.0) {
             found += 1;
         }
@@ -313,23 +314,12 @@ impl Runner for Worsening {
 }
 
 fn worsening_run(spec: &str, budget: usize) -> Vec<Configuration> {
-    let space = space();
     let mut runner = Worsening(vec![Metric::new("f", Direction::Minimize)], 1.0);
-    let (_, mut s) = crate::create_spec(spec).unwrap();
-    Tuner::new(
-        &space,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        },
-    )
-    .run(s.as_mut(), &mut Rng::seed_from_u64(4))
-    .unwrap()
-    .records
-    .into_iter()
-    .map(|r| r.config)
-    .collect()
+    tune(&mut runner, spec, 4, budget)
+        .records
+        .into_iter()
+        .map(|r| r.config)
+        .collect()
 }
 
 #[test]
@@ -370,46 +360,12 @@ fn stagnation_proposes_the_candidate_of_largest_variance() {
 fn the_log_transform_gives_way_to_mixed_signs() {
     // Values crossing zero cannot be fitted as logarithms: the model refits them as they
     // are and goes on (never repeating a configuration, deterministic).
-    struct Shifted(Landscape);
-    impl Runner for Shifted {
-        fn name(&self) -> &str {
-            "shifted"
-        }
-        fn metrics(&self) -> &[Metric] {
-            self.0.metrics()
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            Ok(self
-                .0
-                .evaluate(space, configs)?
-                .into_iter()
-                .map(|o| match o {
-                    Outcome::Ok {
-                        values, timings, ..
-                    } => Outcome::ok(vec![values[0] - 20.0], timings),
-                    failed => failed,
-                })
-                .collect())
-        }
-    }
-    let space = space();
     let go = || {
-        let mut runner = Shifted(Landscape(vec![Metric::new("f", Direction::Minimize)]));
-        let (_, mut s) = crate::create_spec("bayes_opt").unwrap();
-        Tuner::new(
-            &space,
-            &mut runner,
-            Budget {
-                max_evaluations: Some(60),
-                ..Budget::default()
-            },
-        )
-        .run(s.as_mut(), &mut Rng::seed_from_u64(1))
-        .unwrap()
+        let mut runner = Mapped(
+            Landscape(vec![Metric::new("f", Direction::Minimize)]),
+            |f| f - 20.0,
+        );
+        tune(&mut runner, "bayes_opt", 1, 60)
     };
     let a = go();
     let configs: Vec<_> = a.records.iter().map(|r| r.config.clone()).collect();
