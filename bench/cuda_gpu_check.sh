@@ -1,29 +1,122 @@
 #!/usr/bin/env bash
-# The on-GPU check of the CUDA runner (issue 7), for a machine with an NVIDIA GPU, its driver
-# and a CUDA toolkit but no Rust toolchain. Build here, carry, run there:
+# The on-GPU check and measurements of the CUDA runner (issue 19), for a machine with an
+# NVIDIA GPU, its driver and a CUDA toolkit but no Rust toolchain. Build here, carry, run
+# there (BENCHMARKS.md, "The CUDA runner on a GPU", has the exact commands):
 #
 #   cargo build --release -p ktune-cli
-#   cargo test --release -p ktune-runners --no-run 2>&1 | grep -o 'target/release/deps/ktune_runners-[0-9a-f]*' | head -1
-#   mkdir -p .gpu && cp target/release/ktune <that test binary> .gpu/   # .gpu is git-ignored
-#   (on the GPU machine)  bash bench/cuda_gpu_check.sh .gpu "$OUT"
+#   cargo test --release -p ktune-runners --no-run     # prints the test binary's path
+#   mkdir -p .gpu && cp target/release/ktune target/release/deps/ktune_runners-<hash> .gpu/
+#   strip .gpu/*                                       # .gpu is git-ignored
+#   (on the GPU machine, from the repository root)  bash bench/cuda_gpu_check.sh .gpu "$OUT" [steps]
 #
-# It runs the GPU tests, then tunes examples/cuda-matmul with BO and with random sampling
-# (40 evaluations each, verification on) and exports what was measured.
+# steps (default: all): tests examples jobs energy, or single runs: example:<kernel>:<strategy>
+# (kernel: matmul, convolution, reduction) and jobs:<n>:<strategy>. Everything lands in
+# <out dir>; the summary lines (one JSON object per run) in <out dir>/summary.jsonl.
+#
+# NVRTC (CUDA 12.9 and later) caches compiled programs across processes, so a run compiles
+# faster after another run of the same kernel; compare runs from equally warm caches
+# (BENCHMARKS.md says how the figures there were taken).
 set -u -o pipefail
-bin=${1:?usage: cuda_gpu_check.sh <dir with ktune and the ktune_runners test binary> <out dir>}
-out=${2:?usage: cuda_gpu_check.sh <bin dir> <out dir>}
+bin=${1:?usage: cuda_gpu_check.sh <dir with ktune and the ktune_runners test binary> <out dir> [steps]}
+out=${2:?usage: cuda_gpu_check.sh <bin dir> <out dir> [steps]}
+steps=${3:-tests examples jobs energy}
 mkdir -p "$out"
-# NVRTC from the toolkit: libnvrtc.so (or .so.12) must be on the library path.
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+ktune="$bin/ktune"
+want() { [[ " $steps " == *" $1 "* ]]; }
+
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
-    ls /usr/local/cuda/lib64/libnvrtc* 2>&1
-} | tee "$out/device.txt"
-tests=$(ls "$bin"/ktune_runners-* | head -1)
-"$tests" --ignored --nocapture cuda:: 2>&1 | tee "$out/gpu-tests.txt"
-for strategy in bayes_opt random; do
-    rm -f "$out/$strategy.db"
-    /usr/bin/time -v "$bin/ktune" tune examples/cuda-matmul/ktune.toml --strategy "$strategy" \
-        --seed 1 --db "$out/$strategy.db" 2>&1 | tee "$out/tune-$strategy.txt"
-    "$bin/ktune" results "$out/$strategy.db" --format csv --out "$out/$strategy.csv"
+    nvcc --version 2>&1 | tail -1
+    nproc
+} > "$out/device.txt" 2>&1
+
+# One tuning run: its --json summary line, tagged, goes to summary.jsonl; the per-evaluation
+# lines and the exported results stay in files of their own.
+tune() { # tag spec strategy evals [extra ktune args...]
+    local tag=$1 spec=$2 strategy=$3 evals=$4
+    shift 4
+    rm -f "$out/$tag.db"
+    local t0=$(date +%s.%N)
+    "$ktune" tune "$spec" --strategy "$strategy" --seed 1 --max-evals "$evals" \
+        --db "$out/$tag.db" --json "$@" > "$out/$tag.jsonl" 2> "$out/$tag.err"
+    local rc=$? t1=$(date +%s.%N)
+    "$ktune" results "$out/$tag.db" --format csv --out "$out/$tag.csv" 2>> "$out/$tag.err"
+    tail -1 "$out/$tag.jsonl" | python3 -c "import json,sys; d=json.load(sys.stdin); d['tag']='$tag'; d['rc']=$rc; d['process_wall_s']=$t1-$t0; print(json.dumps(d))" \
+        >> "$out/summary.jsonl" 2>> "$out/$tag.err" || echo "{\"tag\": \"$tag\", \"rc\": $rc}" >> "$out/summary.jsonl"
+}
+
+# A copy of an example's spec next to it (relative paths keep working) with `line` added
+# to its [runner] section.
+variant() { # example name line
+    local spec="examples/$1/$2.toml"
+    sed "s|^\\[runner\\]\$|[runner]\\n$3|" "examples/$1/ktune.toml" > "$spec"
+    echo "$spec"
+}
+
+if want tests; then
+    # Every CUDA test, the GPU ones (#[ignore]d elsewhere) included.
+    tests=$(ls "$bin"/ktune_runners-* | head -1)
+    "$tests" --include-ignored --nocapture --test-threads 1 cuda:: > "$out/gpu-tests.txt" 2>&1
+    echo "gpu tests exit $?" >> "$out/gpu-tests.txt"
+fi
+
+example() { # kernel strategy: 60 evaluations, verification on, the default measured
+    tune "$1-$2" "examples/cuda-$1/ktune.toml" "$2" 60
+}
+
+# 100 evaluations of the matrix multiplication with `jobs` compile threads. Random sampling
+# draws the same configurations whatever the batch size, so jobs = 1 and 4 measure the same
+# work; bayes_opt's proposals depend on the batch size.
+jobs() { # n strategy
+    local spec
+    spec=$(variant cuda-matmul "jobs$1" "jobs = $1")
+    tune "matmul-$2-jobs$1" "$spec" "$2" 100 --no-default
+    rm -f "$spec"
+}
+
+if want examples; then
+    example matmul bayes_opt
+    example matmul random
+    example convolution bayes_opt
+    example reduction bayes_opt
+fi
+for step in $steps; do
+    case $step in
+        example:*:*) IFS=: read -r _ kernel strategy <<< "$step"; example "$kernel" "$strategy" ;;
+        jobs:*:*) IFS=: read -r _ n strategy <<< "$step"; jobs "$n" "$strategy" ;;
+    esac
 done
+
+if want jobs; then
+    for n in 1 4; do
+        jobs "$n" random
+        jobs "$n" bayes_opt
+    done
+fi
+
+if want energy; then
+    # NVML's energy counter: how often it moves while the GPU is busy.
+    python3 - > "$out/energy-counter.txt" 2>&1 <<'PY'
+import time, pynvml, torch
+pynvml.nvmlInit()
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+a = torch.randn(8192, 8192, device="cuda")
+changes, last, t0 = [], pynvml.nvmlDeviceGetTotalEnergyConsumption(h), time.perf_counter()
+while time.perf_counter() - t0 < 2.0:
+    a @ a
+    e = pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
+    if e != last:
+        changes.append((time.perf_counter() - t0, e - last))
+        last = e
+torch.cuda.synchronize()
+gaps = [b[0] - a_[0] for a_, b in zip(changes, changes[1:])]
+print(f"energy counter changes in 2 s under load: {len(changes)}; median gap {sorted(gaps)[len(gaps)//2]*1e3:.1f} ms; "
+      f"median step {sorted(c[1] for c in changes)[len(changes)//2]} mJ; power now {pynvml.nvmlDeviceGetPowerUsage(h)/1e3:.0f} W")
+PY
+    spec=$(variant cuda-reduction energy 'objective = "energy"')
+    tune reduction-energy "$spec" bayes_opt 30
+    rm -f "$spec"
+    spec=$(variant cuda-matmul efficiency 'objective = "GFLOP/s per watt"')
+    tune matmul-gflops-per-watt "$spec" bayes_opt 30
+    rm -f "$spec"
+fi

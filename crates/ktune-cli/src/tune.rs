@@ -98,6 +98,9 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .get("kind")
         .and_then(|k| k.as_str())
         .unwrap_or("command");
+    // Set by a runner that can only go on in a new process (a CUDA context poisoned by a
+    // kernel fault): `ktune tune` then restarts itself and resumes from the database.
+    let mut fresh_process: Option<Arc<AtomicBool>> = None;
     let (mut runner, jobs): (Box<dyn Runner>, usize) = match kind {
         "command" => {
             let runner_spec: CommandSpec = runner_table
@@ -126,15 +129,19 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             })?;
             if !args.quiet && !args.json {
                 let d = runner.device();
+                let (version, library) = runner.compiler();
                 eprintln!(
-                    "ktune tune: {} (compute capability {}.{}), {} compile jobs",
+                    "ktune tune: {} (compute capability {}.{}), NVRTC {} ({}), {} compile jobs",
                     d.name,
                     d.compute_capability / 10,
                     d.compute_capability % 10,
+                    version.map_or("?".into(), |(a, b)| format!("{a}.{b}")),
+                    library.display(),
                     runner.jobs()
                 );
             }
             let jobs = runner.jobs();
+            fresh_process = Some(runner.fresh_process_needed());
             (Box::new(runner), jobs)
         }
         other => bail!(
@@ -186,7 +193,10 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         && let Some(d) = &default
         && !previous.iter().any(|r| &r.config == d)
     {
-        let outcome = runner.evaluate(&space, std::slice::from_ref(d))?.remove(0);
+        let outcome = runner
+            .evaluate(&space, std::slice::from_ref(d))
+            .map_err(|e| restart_if_needed(fresh_process.as_deref(), e.into()))?
+            .remove(0);
         let clock = previous.last().map_or(0.0, |r| r.clock) + outcome.timings().total();
         let record = Record {
             config: d.clone(),
@@ -289,11 +299,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                 }
                 Ok(())
             })
-            .run(strategy.as_mut(), &mut Rng::seed_from_u64(args.seed))?
+            .run(strategy.as_mut(), &mut Rng::seed_from_u64(args.seed))
     };
     if let Some(pb) = &progress {
         pb.finish_and_clear();
     }
+    let run = run.map_err(|e| restart_if_needed(fresh_process.as_deref(), e.into()))?;
     let this_run = &run.records[resumed.min(run.records.len())..];
     // Time outside the runner (strategy, storage, progress) plus the runner's own
     // bookkeeping; compiles and kernel runs are excluded even when they overlap.
@@ -319,6 +330,76 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         started,
         args,
     )
+}
+
+/// How many times one `ktune tune` command restarts itself (the count travels in the
+/// environment of the new process).
+const RESTARTS_ENV: &str = "KTUNE_RESTARTS";
+const MAX_RESTARTS: u32 = 100;
+
+/// When the runner needs a new process (`flag` set), replaces this process with a new
+/// `ktune tune` with the same arguments, which resumes from the database where every
+/// result is already committed; returns `error` otherwise, or when the restart is refused
+/// or fails.
+fn restart_if_needed(flag: Option<&AtomicBool>, error: anyhow::Error) -> anyhow::Error {
+    if !flag.is_some_and(|f| f.load(Ordering::SeqCst)) {
+        return error;
+    }
+    let done: u32 = std::env::var(RESTARTS_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if done >= MAX_RESTARTS {
+        return error.context(format!(
+            "ktune restarted itself {done} times in this command and stops here; run the same \
+             command again to go on"
+        ));
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            return error.context(format!(
+                "ktune cannot find its own executable to restart ({e}); run the same command \
+                 again to go on"
+            ));
+        }
+    };
+    eprintln!(
+        "ktune tune: {error:#}\nktune tune: restarting to continue ({} of at most {MAX_RESTARTS})",
+        done + 1
+    );
+    close_on_exec();
+    use std::os::unix::process::CommandExt;
+    let e = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(RESTARTS_ENV, (done + 1).to_string())
+        .exec();
+    error.context(format!(
+        "restarting ktune failed ({e}); run the same command again to go on"
+    ))
+}
+
+/// Marks every open file descriptor above stderr close-on-exec, so that the new process
+/// does not inherit the GPU device files of the poisoned context (the driver frees that
+/// context and its memory when they close) or the database's handle.
+fn close_on_exec() {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: fcntl on a descriptor number has no memory effects; one that closed in
+        // the meantime just fails with EBADF.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 fn record_json(space: &SearchSpace, r: &Record, objective: &str) -> serde_json::Value {

@@ -1,6 +1,8 @@
 //! `ktune` with the CUDA runner where no GPU is needed: the examples' spaces, clear errors for
 //! bad CUDA specs, and a clear message (not a panic, no database) where no driver exists.
-//! The GPU runs themselves are in ktune-runners' ignored tests and BENCHMARKS.md.
+//! With a GPU (`--ignored`): a kernel fault poisons the process's CUDA context, and `ktune
+//! tune` restarts itself and finishes the run. The other GPU runs are in ktune-runners'
+//! ignored tests and BENCHMARKS.md.
 
 use std::path::Path;
 
@@ -16,7 +18,13 @@ fn examples() -> &'static Path {
 
 #[test]
 fn the_cuda_examples_have_the_spaces_they_describe() {
-    for (name, size) in [("cuda-vector-add", "32"), ("cuda-matmul", "140")] {
+    for (name, size) in [
+        ("cuda-vector-add", "32"),
+        ("cuda-matmul", "140"),
+        // Kernel Tuner's convolution space, as in the shared T1 file.
+        ("cuda-convolution", "4362"),
+        ("cuda-reduction", "1008"),
+    ] {
         let out = ktune()
             .args(["space", "--json"])
             .arg(examples().join(name).join("ktune.toml"))
@@ -95,4 +103,76 @@ fn bad_cuda_specs_name_the_problem_and_where() {
         e.contains("cannot read the kernel source") && e.contains("k.cu"),
         "{e}"
     );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn kernel_faults_restart_ktune_and_the_run_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        r#"
+extern "C" __global__ void k(float *x, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+#if mode == 1 || mode == 4
+    x[i + (1 << 30)] = 1.0f;          // far out of bounds: a sticky kernel fault
+#else
+    if (i < n) x[i] = 1.0f;
+#endif
+}
+"#,
+    )
+    .unwrap();
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        "[[parameter]]\nname = \"block_size_x\"\nvalues = [64]\n\n\
+         [[parameter]]\nname = \"mode\"\nvalues = [0, 1, 2, 3, 4, 5]\ndefault = 0\n\n\
+         [runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\njobs = 1\n\
+         [[runner.argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
+         [[runner.argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
+         [runner.verify]\natol = 0.0\n",
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args([
+            "--strategy",
+            "brute_force",
+            "--max-evals",
+            "6",
+            "--quiet",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Two faults, two restarts, and every configuration evaluated once.
+    assert!(err.contains("restarting to continue (1 of"), "{err}");
+    assert!(err.contains("restarting to continue (2 of"), "{err}");
+    assert!(!err.contains("(3 of"), "{err}");
+    let rows = ktune()
+        .args(["results", "--format", "json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for r in rows {
+        let mode = r["params"]["mode"].as_i64().unwrap();
+        if mode == 1 || mode == 4 {
+            assert_eq!(r["status"], "runtime", "{r}");
+            assert!(
+                r["reason"].as_str().unwrap().contains("kernel fault"),
+                "{r}"
+            );
+        } else {
+            assert_eq!(r["status"], "ok", "{r}");
+        }
+    }
 }

@@ -40,7 +40,7 @@ use ktune_space::{Configuration, SearchSpace, Value};
 use serde_json::json;
 
 use crate::command::mean_and_stdev;
-use data::{HostArg, compare};
+use data::{HostArg, HostConstant, compare};
 use driver::{Gpu, GpuError, Kernel};
 use launch::{Launch, LaunchPlan};
 pub use spec::{ArgumentSpec, CudaObjective, CudaSpec, SizeSpec, VerifySpec};
@@ -70,12 +70,9 @@ pub enum CudaError {
          on a machine without one, tune with the command runner (kind = \"command\") or simulate from a cache file"
     )]
     NoDriver,
-    /// No NVRTC library.
-    #[error(
-        "NVRTC (libnvrtc.so) could not be loaded: install the CUDA toolkit and put its lib64 directory on \
-         LD_LIBRARY_PATH (e.g. /usr/local/cuda/lib64), where libnvrtc.so or libnvrtc.so.12 is found"
-    )]
-    NoNvrtc,
+    /// No NVRTC library: where it was looked for.
+    #[error("{0}")]
+    NoNvrtc(String),
     /// The device cannot be used.
     #[error("CUDA device: {0}")]
     Device(String),
@@ -99,6 +96,7 @@ pub struct Problem {
     source: String,
     source_path: PathBuf,
     args: Vec<HostArg>,
+    constants: Vec<HostConstant>,
     verify: Option<(f64, f64)>,
     reference: Option<Configuration>,
     metrics: Vec<Metric>,
@@ -155,6 +153,8 @@ impl Problem {
             source: e,
         })?;
         let args = data::build_args(&spec.arguments, spec_dir)
+            .map_err(|e| err(format!("[runner] {e}")))?;
+        let constants = data::build_constants(&spec.constants, spec.arguments.len(), spec_dir)
             .map_err(|e| err(format!("[runner] {e}")))?;
         for (i, a) in spec.arguments.iter().enumerate() {
             if spec.arguments[..i].iter().any(|b| b.name == a.name) {
@@ -233,6 +233,7 @@ impl Problem {
             source,
             source_path,
             args,
+            constants,
             verify,
             reference,
             metrics,
@@ -260,9 +261,9 @@ impl Problem {
         &self.args
     }
 
-    /// NVRTC options for a launch: the architecture, the source's directory for includes,
-    /// the spec's options, then the defines.
-    pub fn compiler_options(&self, arch: &str, launch: &Launch) -> Vec<String> {
+    /// NVRTC options: the architecture, the source's directory for includes, the spec's
+    /// options.
+    pub fn compiler_options(&self, arch: &str) -> Vec<String> {
         let mut options = vec![arch.to_string()];
         if let Some(dir) = self
             .source_path
@@ -272,8 +273,33 @@ impl Problem {
             options.push(format!("--include-path={}", dir.display()));
         }
         options.extend(self.spec.compiler_options.iter().cloned());
-        options.extend(launch.defines.iter().map(|(k, v)| format!("-D{k}={v}")));
         options
+    }
+
+    /// The kernel source of one configuration: its defines as `#define` lines, then the
+    /// source from its first line.
+    ///
+    /// The defines go into the text, as Kernel Tuner puts them, and not on the command line
+    /// (`-D`): NVRTC includes its built-in CUDA headers before the source, and a `-D` define
+    /// applies to them too, so a parameter with a name those headers use (`mode`, `x`,
+    /// `size`, ...) broke them with errors inside `__nv_nvrtc_builtin_header.h`. The `#line`
+    /// directive keeps the compiler's messages on the file's own line numbers.
+    pub fn source_with_defines(&self, launch: &Launch) -> String {
+        let mut text = String::with_capacity(self.source.len() + 40 * launch.defines.len());
+        for (name, value) in &launch.defines {
+            text.push_str(&format!("#define {name} {value}\n"));
+        }
+        text.push_str(&format!("#line 1 \"{}\"\n", self.file_name()));
+        text.push_str(&self.source);
+        text
+    }
+
+    /// The source's file name, for the compiler's messages.
+    fn file_name(&self) -> String {
+        self.source_path
+            .file_name()
+            .map(|f| f.to_string_lossy().replace(['"', '\\'], "_"))
+            .unwrap_or_else(|| "kernel.cu".into())
     }
 }
 
@@ -330,6 +356,7 @@ fn reference_configuration(
 pub struct CudaRunner {
     /// Shared with the compiler threads.
     problem: Arc<Problem>,
+    nvrtc: &'static nvrtc::Nvrtc,
     gpu: Gpu,
     power: Option<nvml::PowerMeter>,
     measure_power: bool,
@@ -338,8 +365,12 @@ pub struct CudaRunner {
     jobs: usize,
     /// Expected contents per argument (outputs only), once known.
     expected: Vec<Option<Vec<u8>>>,
-    /// Set when the GPU can no longer be used (a kernel that never finished).
+    /// Set when the GPU can no longer be used in this process (a kernel fault the context
+    /// could not be reset from, a kernel that never finished).
     broken: Option<String>,
+    /// Shared with whoever owns the process: set together with `broken`, when only a new
+    /// process can use the GPU again (see [`CudaRunner::fresh_process_needed`]).
+    fresh_process: Arc<std::sync::atomic::AtomicBool>,
     base: Observed,
 }
 
@@ -360,9 +391,7 @@ impl CudaRunner {
         if !driver::driver_available() {
             return Err(CudaError::NoDriver);
         }
-        if !nvrtc::available() {
-            return Err(CudaError::NoNvrtc);
-        }
+        let nvrtc = nvrtc::Nvrtc::get().map_err(CudaError::NoNvrtc)?;
         // cudarc panics when the driver library lacks an entry point it binds lazily (a
         // driver older than the bindings); that must be an error, not a crash.
         let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -380,7 +409,7 @@ impl CudaRunner {
         })?;
         let gpu = opened.map_err(|e| CudaError::Device(e.to_string()))?;
         let (arch, cubin) =
-            nvrtc::arch_option(gpu.info.compute_capability, &nvrtc::supported_archs());
+            nvrtc::arch_option(gpu.info.compute_capability, &nvrtc.supported_archs());
         let wants_power = problem
             .spec
             .power
@@ -396,6 +425,9 @@ impl CudaRunner {
         };
         let mut base = Observed::new();
         base.insert("device".into(), json!(gpu.info.name));
+        if let Some((major, minor)) = nvrtc.version() {
+            base.insert("nvrtc".into(), json!(format!("{major}.{minor}")));
+        }
         base.insert(
             "compute_capability".into(),
             json!(format!(
@@ -422,6 +454,7 @@ impl CudaRunner {
             .collect();
         let mut runner = CudaRunner {
             problem: Arc::new(problem),
+            nvrtc,
             gpu,
             power,
             measure_power: wants_power,
@@ -430,6 +463,7 @@ impl CudaRunner {
             jobs,
             expected,
             broken: None,
+            fresh_process: Arc::default(),
             base,
         };
         if let Some(reference) = runner.problem.reference.clone() {
@@ -441,6 +475,22 @@ impl CudaRunner {
     /// Configurations compiled in parallel (ask the strategy for this many at a time).
     pub fn jobs(&self) -> usize {
         self.jobs
+    }
+
+    /// A flag that becomes true when this runner stopped because the GPU cannot be used
+    /// again in this process. A kernel fault (illegal address, ...) is "sticky": it poisons
+    /// the process's CUDA context, and current drivers refuse a new one in the same process
+    /// too (CUDA 13, driver 580: `cuDevicePrimaryCtxReset` and a new retain both fail with
+    /// the fault's error). A kernel that never ends cannot be stopped from the host either.
+    /// The runner records the failing configuration and stops; a program that owns the
+    /// process (`ktune tune`) then starts itself afresh, and resumes from its database.
+    pub fn fresh_process_needed(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        Arc::clone(&self.fresh_process)
+    }
+
+    /// The NVRTC in use: its version and the library it was loaded from.
+    pub fn compiler(&self) -> (Option<(i32, i32)>, &Path) {
+        (self.nvrtc.version(), &self.nvrtc.path)
     }
 
     /// What is known about the device.
@@ -462,7 +512,12 @@ impl CudaRunner {
         let compiled = self.compile(&launch).map_err(failed)?;
         let kernel = self
             .gpu
-            .load(&compiled.image, &compiled.lowered_name, &launch)
+            .load(
+                &compiled.image,
+                &compiled.lowered_name,
+                &launch,
+                &self.problem.constants,
+            )
             .map_err(|e| failed(e.to_string()))?;
         let outputs = self.reset_outputs().and_then(|()| {
             self.gpu
@@ -484,7 +539,7 @@ impl CudaRunner {
     }
 
     fn compile(&self, launch: &Launch) -> Result<nvrtc::Compiled, String> {
-        compile_one(&self.problem, &self.arch, self.cubin, launch)
+        compile_one(self.nvrtc, &self.problem, &self.arch, self.cubin, launch)
     }
 
     /// Restores every output array to its initial contents.
@@ -551,10 +606,12 @@ impl CudaRunner {
         let mut observed = self.base.clone();
         observed.insert("grid".into(), json!(launch.grid));
         observed.insert("block".into(), json!(launch.block));
-        let kernel = match self
-            .gpu
-            .load(&compiled.image, &compiled.lowered_name, launch)
-        {
+        let kernel = match self.gpu.load(
+            &compiled.image,
+            &compiled.lowered_name,
+            launch,
+            &self.problem.constants,
+        ) {
             Ok(k) => k,
             Err(e) => return self.failure(e, timings, observed),
         };
@@ -610,12 +667,17 @@ impl CudaRunner {
             && let Some(meter) = &self.power
         {
             let gpu = &self.gpu;
-            let seconds = spec.power_seconds;
-            let p =
-                meter.measure(|sample| gpu.run_for(kernel, launch, seconds, timeout, sample))?;
+            // Batches of about 5 ms of kernel time between waits.
+            let batch = (5.0 / mean.max(1e-4)).ceil().clamp(1.0, 10_000.0) as usize;
+            let p = meter.measure(mean, spec.power_seconds, || {
+                gpu.run_batch(kernel, launch, batch, timeout)
+            })?;
             if let Some(p) = p {
                 observed.insert("power_w".into(), json!(p.watts));
                 observed.insert("energy_j".into(), json!(p.joules_per_launch));
+                observed.insert("power_source".into(), json!(p.source));
+                observed.insert("power_samples_w".into(), json!(p.samples));
+                observed.insert("power_window_s".into(), json!(p.seconds));
                 watts = Some(p);
             }
         }
@@ -627,8 +689,8 @@ impl CudaRunner {
         let objective = match spec.objective {
             CudaObjective::Time => return Ok(vec![mean, stdev]),
             CudaObjective::Gflops => gflops,
-            CudaObjective::Energy => watts.map(|p| p.joules_per_launch),
-            CudaObjective::GflopsPerWatt => gflops.zip(watts).map(|(g, p)| g / p.watts),
+            CudaObjective::Energy => watts.as_ref().map(|p| p.joules_per_launch),
+            CudaObjective::GflopsPerWatt => gflops.zip(watts.as_ref()).map(|(g, p)| g / p.watts),
         };
         match objective {
             Some(v) if v.is_finite() => Ok(vec![v, mean, stdev]),
@@ -636,7 +698,7 @@ impl CudaRunner {
                 "could not compute {} (flops {:?}, power {:?})",
                 spec.objective.name(),
                 launch.flops,
-                watts.map(|p| p.watts)
+                watts.as_ref().map(|p| p.watts)
             )))),
         }
     }
@@ -650,8 +712,9 @@ impl CudaRunner {
                 let reason = match self.gpu.recover(&self.problem.args) {
                     Ok(()) => format!("kernel fault: {m} (the CUDA context was reset)"),
                     Err(r) => {
-                        self.broken =
-                            Some(format!("a kernel fault ({m}) left the GPU unusable: {}", r));
+                        self.stop_process(format!(
+                            "a kernel fault ({m}) left the CUDA context unusable in this process ({r})"
+                        ));
                         format!("kernel fault: {m}")
                     }
                 };
@@ -665,10 +728,9 @@ impl CudaRunner {
                     Err(_) => self.gpu.recover(&self.problem.args).is_ok(),
                 };
                 if !finished {
-                    self.broken = Some(format!(
-                        "a kernel ran for over {:.0} s and is still running; the GPU cannot be \
-                         used until it ends (results so far are saved: fix the kernel or lower \
-                         the problem size, then run again to resume)",
+                    self.stop_process(format!(
+                        "a kernel ran for over {:.0} s and is still running or left the context \
+                         unusable; only ending this process stops it",
                         s + GRACE.as_secs_f64()
                     ));
                 }
@@ -682,6 +744,18 @@ impl CudaRunner {
             }
         };
         Outcome::failed(kind, reason, timings).with_observed(observed)
+    }
+}
+
+impl CudaRunner {
+    /// Stops this runner for good: the GPU is not touched again in this process.
+    fn stop_process(&mut self, why: String) {
+        self.gpu.abandon();
+        self.fresh_process
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.broken = Some(format!(
+            "{why}; every result so far is saved, and a new process resumes from them"
+        ));
     }
 }
 
@@ -699,20 +773,16 @@ impl From<GpuError> for Measured {
 
 /// Compiles one configuration (on any thread).
 fn compile_one(
+    nvrtc: &nvrtc::Nvrtc,
     problem: &Problem,
     arch: &str,
     cubin: bool,
     launch: &Launch,
 ) -> Result<nvrtc::Compiled, String> {
-    let options = problem.compiler_options(arch, launch);
-    let file_name = problem
-        .source_path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "kernel.cu".into());
-    nvrtc::compile(
-        &problem.source,
-        &file_name,
+    let options = problem.compiler_options(arch);
+    nvrtc.compile(
+        &problem.source_with_defines(launch),
+        &problem.file_name(),
         &launch.name_expression,
         &options,
         cubin,
@@ -753,7 +823,7 @@ impl Runner for CudaRunner {
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::channel::<(usize, Result<nvrtc::Compiled, String>)>();
         let mut outcomes: Vec<Outcome> = Vec::with_capacity(configs.len());
-        let (arch, cubin) = (self.arch.clone(), self.cubin);
+        let (arch, cubin, nvrtc) = (self.arch.clone(), self.cubin, self.nvrtc);
         let workers = self
             .jobs
             .min(launches.iter().filter(|l| l.is_ok()).count())
@@ -768,7 +838,7 @@ impl Runner for CudaRunner {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(l) = launches.get(i) else { break };
                         let r = match l {
-                            Ok(launch) => compile_one(&problem, arch, cubin, launch),
+                            Ok(launch) => compile_one(nvrtc, &problem, arch, cubin, launch),
                             Err(_) => Err(String::new()),
                         };
                         if tx.send((i, r)).is_err() {

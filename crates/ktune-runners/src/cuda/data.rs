@@ -194,6 +194,51 @@ pub fn build_args(specs: &[ArgumentSpec], dir: &Path) -> Result<Vec<HostArg>, St
         .collect()
 }
 
+/// A `__constant__` symbol's initial contents, copied into every loaded module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConstant {
+    /// The symbol's name in the kernel source.
+    pub name: std::ffi::CString,
+    /// Little-endian elements.
+    pub bytes: Vec<u8>,
+}
+
+/// Builds the `[[runner.constant]]` entries of a spec (Kernel Tuner's `cmem_args`): arrays
+/// with `size` and a fill or file, and nothing that only kernel arguments have. Random fills
+/// are seeded by position after the `first_index` kernel arguments unless given a seed.
+pub fn build_constants(
+    specs: &[ArgumentSpec],
+    first_index: usize,
+    dir: &Path,
+) -> Result<Vec<HostConstant>, String> {
+    let mut out: Vec<HostConstant> = Vec::new();
+    for (i, a) in specs.iter().enumerate() {
+        let what = |e: String| format!("constant `{}`: {e}", a.name);
+        if a.value.is_some() || a.output || a.expected.is_some() {
+            return Err(what(
+                "a constant is an array copied into the kernel's __constant__ memory: give `size` \
+                 (and `fill` or `file`), not `value`, `output` or `expected`"
+                    .into(),
+            ));
+        }
+        if a.size.is_none() {
+            return Err(what("give `size`, the number of elements".into()));
+        }
+        let name = std::ffi::CString::new(a.name.as_str())
+            .map_err(|_| what("the name contains a NUL byte".into()))?;
+        if out.iter().any(|c| c.name == name) {
+            return Err(format!("two constants are called `{}`", a.name));
+        }
+        match build_arg(first_index + i, a, dir).map_err(what)? {
+            HostArg::Array { bytes, .. } => out.push(HostConstant { name, bytes }),
+            HostArg::Scalar { .. } => {
+                return Err(what("give `size`, the number of elements".into()));
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn build_arg(index: usize, a: &ArgumentSpec, dir: &Path) -> Result<HostArg, String> {
     let dtype = DType::parse(&a.dtype).ok_or_else(|| {
         format!(
@@ -423,12 +468,21 @@ impl std::fmt::Display for Mismatch {
 /// Compares `got` with `want` element by element: equal when `|got - want| <= atol + rtol *
 /// |want|` (NumPy's `isclose`), or both NaN.
 pub fn compare(dtype: DType, got: &[u8], want: &[u8], atol: f64, rtol: f64) -> Option<Mismatch> {
+    // Outputs are often tens of millions of elements, checked after every configuration:
+    // the common float types get a loop over typed chunks (several times faster than going
+    // through `DType::get`), which finds the first difference; the rest is then counted.
+    let first = match dtype {
+        DType::F32 => {
+            first_difference::<4>(got, want, atol, rtol, |b| f32::from_le_bytes(b) as f64)
+        }
+        DType::F64 => first_difference::<8>(got, want, atol, rtol, f64::from_le_bytes),
+        _ => Some(0),
+    }?;
     let n = want.len() / dtype.size();
     let mut out: Option<Mismatch> = None;
-    for i in 0..n {
+    for i in first..n {
         let (g, w) = (dtype.get(got, i), dtype.get(want, i));
-        let ok = (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= atol + rtol * w.abs();
-        if !ok {
+        if !close(g, w, atol, rtol) {
             let d = if (g - w).is_nan() {
                 f64::INFINITY
             } else {
@@ -451,4 +505,30 @@ pub fn compare(dtype: DType, got: &[u8], want: &[u8], atol: f64, rtol: f64) -> O
         }
     }
     out
+}
+
+fn close(g: f64, w: f64, atol: f64, rtol: f64) -> bool {
+    (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= atol + rtol * w.abs()
+}
+
+/// The index of the first element of `N`-byte values that differs, if any.
+fn first_difference<const N: usize>(
+    got: &[u8],
+    want: &[u8],
+    atol: f64,
+    rtol: f64,
+    value: impl Fn([u8; N]) -> f64,
+) -> Option<usize> {
+    let (g, w) = (got.chunks_exact(N), want.chunks_exact(N));
+    for (i, (g, w)) in g.zip(w).enumerate() {
+        // Bitwise-equal elements (the usual case) need no arithmetic.
+        if g != w {
+            let gv = value(g.try_into().unwrap_or([0; N]));
+            let wv = value(w.try_into().unwrap_or([0; N]));
+            if !close(gv, wv, atol, rtol) {
+                return Some(i);
+            }
+        }
+    }
+    None
 }

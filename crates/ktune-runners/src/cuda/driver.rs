@@ -17,7 +17,7 @@ use cudarc::driver::sys::{
     CUfunction_attribute, CUmodule, CUresult, CUstream,
 };
 
-use super::data::HostArg;
+use super::data::{HostArg, HostConstant};
 use super::launch::Launch;
 
 /// Why something on the GPU did not work.
@@ -128,6 +128,9 @@ pub struct Gpu {
     pointers: Vec<CUdeviceptr>,
     /// Per argument: a scalar's bytes in an 8-byte-aligned cell.
     scalars: Vec<[u64; 1]>,
+    /// The context is poisoned (a sticky fault it could not be reset from): its handles
+    /// must not be touched again, not even to free them.
+    abandoned: bool,
     /// The device.
     pub info: DeviceInfo,
 }
@@ -192,6 +195,7 @@ impl Gpu {
                 end: std::ptr::null_mut(),
                 pointers: Vec::new(),
                 scalars: Vec::new(),
+                abandoned: false,
                 info,
             };
             gpu.create(args)?;
@@ -302,12 +306,15 @@ impl Gpu {
     }
 
     /// Loads a compiled image and finds the kernel in it; checks the launch against the
-    /// kernel's limits so that resource problems get a precise message.
+    /// kernel's limits so that resource problems get a precise message; copies `constants`
+    /// into the module's `__constant__` variables of those names (a module without one is
+    /// left as it is: the configuration's code may not use it).
     pub fn load(
         &self,
         image: &[u8],
         lowered_name: &CString,
         launch: &Launch,
+        constants: &[HostConstant],
     ) -> Result<Kernel, GpuError> {
         // SAFETY: `image` is a CUBIN or NUL-terminated PTX that lives through the call.
         unsafe {
@@ -349,6 +356,32 @@ impl Gpu {
                      this kernel can run at most {max_threads} ({regs} registers per thread)"
                 )));
             }
+            for c in constants {
+                let (mut ptr, mut size): (CUdeviceptr, usize) = (0, 0);
+                let r = sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, module, c.name.as_ptr());
+                if r == sys::CUresult::CUDA_ERROR_NOT_FOUND {
+                    continue;
+                }
+                let copied = if !ok(r) {
+                    Err(format!("finding it: {}", describe(r)))
+                } else if size < c.bytes.len() {
+                    Err(format!(
+                        "the kernel declares {size} bytes, the spec gives {}",
+                        c.bytes.len()
+                    ))
+                } else {
+                    let r =
+                        sys::cuMemcpyHtoD_v2(ptr, c.bytes.as_ptr() as *const c_void, c.bytes.len());
+                    if ok(r) { Ok(()) } else { Err(describe(r)) }
+                };
+                if let Err(why) = copied {
+                    self.unload(kernel);
+                    return Err(GpuError::Launch(format!(
+                        "constant `{}`: {why}",
+                        c.name.to_string_lossy()
+                    )));
+                }
+            }
             if launch.shared_bytes > 48 * 1024 {
                 // More than 48 KiB of dynamic shared memory needs an opt-in per kernel.
                 let r = sys::cuFuncSetAttribute(
@@ -377,30 +410,30 @@ impl Gpu {
         }
     }
 
-    /// Launches `kernel` once and waits for it, up to `timeout`; returns the kernel time in
-    /// milliseconds from CUDA events.
-    pub fn run(
+    /// The kernel parameter array for `cuLaunchKernel`: pointers into `self`.
+    fn params(&self) -> Vec<*mut c_void> {
+        (0..self.pointers.len())
+            .map(|i| {
+                if self.pointers[i] != 0 {
+                    &self.pointers[i] as *const CUdeviceptr as *mut c_void
+                } else {
+                    self.scalars[i].as_ptr() as *mut c_void
+                }
+            })
+            .collect()
+    }
+
+    /// Queues one launch of `kernel` on the stream without waiting for it.
+    fn enqueue(
         &self,
         kernel: &Kernel,
         launch: &Launch,
-        timeout: Duration,
-    ) -> Result<f64, GpuError> {
-        let mut params: Vec<*mut c_void> = Vec::with_capacity(self.pointers.len());
-        for i in 0..self.pointers.len() {
-            if self.pointers[i] != 0 {
-                params.push(&self.pointers[i] as *const CUdeviceptr as *mut c_void);
-            } else {
-                params.push(self.scalars[i].as_ptr() as *mut c_void);
-            }
-        }
-        // SAFETY: the parameter pointers point into `self`, which outlives the launch (it is
-        // awaited below); the kernel's handles are live.
-        unsafe {
-            self.classify(
-                sys::cuEventRecord(self.start, self.stream),
-                "recording an event",
-            )?;
-            let r = sys::cuLaunchKernel(
+        params: &mut [*mut c_void],
+    ) -> Result<(), GpuError> {
+        // SAFETY: the parameter pointers point into `self`, which outlives the launch (every
+        // caller waits for the stream before returning); the kernel's handles are live.
+        let r = unsafe {
+            sys::cuLaunchKernel(
                 kernel.function,
                 launch.grid[0],
                 launch.grid[1],
@@ -412,8 +445,27 @@ impl Gpu {
                 self.stream,
                 params.as_mut_ptr(),
                 std::ptr::null_mut(),
-            );
-            self.classify(r, "launching the kernel")?;
+            )
+        };
+        self.classify(r, "launching the kernel")
+    }
+
+    /// Launches `kernel` once and waits for it, up to `timeout`; returns the kernel time in
+    /// milliseconds from CUDA events.
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        timeout: Duration,
+    ) -> Result<f64, GpuError> {
+        let mut params = self.params();
+        // SAFETY: the events and the stream are live.
+        unsafe {
+            self.classify(
+                sys::cuEventRecord(self.start, self.stream),
+                "recording an event",
+            )?;
+            self.enqueue(kernel, launch, &mut params)?;
             self.classify(
                 sys::cuEventRecord(self.end, self.stream),
                 "recording an event",
@@ -454,45 +506,71 @@ impl Gpu {
         }
     }
 
-    /// Resets the context after a fault and uploads `args` again.
+    /// Resets the context after a fault and uploads `args` again. On `Err` the GPU is
+    /// unusable in this process (see [`Gpu::abandon`]).
     pub fn recover(&mut self, args: &[HostArg]) -> Result<(), GpuError> {
-        // SAFETY: see the module documentation; the old handles die with the reset.
+        // SAFETY: see the module documentation. The reset destroys every handle made in
+        // the old context, so they are forgotten before anything can use or free them.
         unsafe {
             sys::cuDevicePrimaryCtxRelease_v2(self.device);
-            setup(
-                sys::cuDevicePrimaryCtxReset_v2(self.device),
-                "resetting the CUDA context after a kernel fault",
-            )?;
-            self.create(args)
+            self.forget_handles();
+            let r = sys::cuDevicePrimaryCtxReset_v2(self.device);
+            if !ok(r) {
+                self.abandon();
+                return Err(GpuError::Setup(format!(
+                    "resetting the CUDA context after a kernel fault: {}",
+                    describe(r)
+                )));
+            }
+            self.create(args).inspect_err(|_| self.abandon())
         }
     }
 
-    /// Launches `kernel` back to back for at least `seconds` and calls `sample` before
-    /// every launch and after the last; returns how many launches ran and the wall seconds
-    /// they took.
-    pub fn run_for(
+    fn forget_handles(&mut self) {
+        self.context = std::ptr::null_mut();
+        self.stream = std::ptr::null_mut();
+        self.start = std::ptr::null_mut();
+        self.end = std::ptr::null_mut();
+        self.pointers.clear();
+        self.scalars.clear();
+    }
+
+    /// Gives the GPU up in this process: nothing is called on it again, not even on drop
+    /// (the driver frees everything when the process ends).
+    pub fn abandon(&mut self) {
+        self.abandoned = true;
+        self.forget_handles();
+    }
+
+    /// Queues `batch` launches of `kernel` back to back, with no wait between them, and
+    /// waits for the last. Waiting for each launch would leave the GPU idle between them,
+    /// so the power of a short kernel would be measured as mostly idle power.
+    pub fn run_batch(
         &self,
         kernel: &Kernel,
         launch: &Launch,
-        seconds: f64,
+        batch: usize,
         timeout: Duration,
-        mut sample: impl FnMut(),
-    ) -> Result<(usize, f64), GpuError> {
-        let mut launches = 0usize;
-        let started = Instant::now();
-        while started.elapsed().as_secs_f64() < seconds {
-            sample();
-            self.run(kernel, launch, timeout)?;
-            launches += 1;
+    ) -> Result<(), GpuError> {
+        let mut params = self.params();
+        for _ in 0..batch.max(1) {
+            self.enqueue(kernel, launch, &mut params)?;
         }
-        sample();
-        Ok((launches, started.elapsed().as_secs_f64()))
+        // SAFETY: the event and the stream are live.
+        self.classify(
+            unsafe { sys::cuEventRecord(self.end, self.stream) },
+            "recording an event",
+        )?;
+        self.wait(timeout.saturating_mul(batch.clamp(1, u32::MAX as usize) as u32))
     }
 }
 
 impl Drop for Gpu {
     fn drop(&mut self) {
-        // SAFETY: handles created by this value; freeing them once.
+        if self.abandoned || self.context.is_null() {
+            return;
+        }
+        // SAFETY: live handles created by this value; freeing each once.
         unsafe {
             sys::cuCtxSetCurrent(self.context);
             for &p in &self.pointers {
@@ -500,9 +578,14 @@ impl Drop for Gpu {
                     sys::cuMemFree_v2(p);
                 }
             }
-            sys::cuEventDestroy_v2(self.start);
-            sys::cuEventDestroy_v2(self.end);
-            sys::cuStreamDestroy_v2(self.stream);
+            for event in [self.start, self.end] {
+                if !event.is_null() {
+                    sys::cuEventDestroy_v2(event);
+                }
+            }
+            if !self.stream.is_null() {
+                sys::cuStreamDestroy_v2(self.stream);
+            }
             sys::cuDevicePrimaryCtxRelease_v2(self.device);
         }
     }

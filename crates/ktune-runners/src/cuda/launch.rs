@@ -44,8 +44,9 @@ enum Dim {
 pub struct LaunchPlan {
     problem: [Dim; 3],
     block: [Dim; 3],
-    /// Empty: divide by the block dimension.
-    grid_div: [Vec<Expression>; 3],
+    /// `None`: divide by the block dimension; an empty list divides by 1 (the problem size
+    /// is the grid), as `grid_div_x = []` does in Kernel Tuner.
+    grid_div: [Option<Vec<Expression>>; 3],
     shared: Option<Expression>,
     flops: Option<Expression>,
     kernel: String,
@@ -118,17 +119,18 @@ impl LaunchPlan {
                 Dim::Const(if d == 0 { DEFAULT_BLOCK_X } else { 1 })
             }
         });
-        let mut grid_div: [Vec<Expression>; 3] = Default::default();
+        let mut grid_div: [Option<Vec<Expression>>; 3] = Default::default();
         for (d, given) in [&spec.grid_div_x, &spec.grid_div_y, &spec.grid_div_z]
             .into_iter()
             .enumerate()
         {
             if let Some(list) = given {
                 let what = ["grid_div_x", "grid_div_y", "grid_div_z"][d];
-                grid_div[d] = list
-                    .iter()
-                    .map(|e| compile(space, e, what))
-                    .collect::<Result<_, _>>()?;
+                grid_div[d] = Some(
+                    list.iter()
+                        .map(|e| compile(space, e, what))
+                        .collect::<Result<_, _>>()?,
+                );
             }
         }
         let shared = spec
@@ -200,15 +202,16 @@ impl LaunchPlan {
             }
             block[d] = b as u32;
             let n = eval(&self.problem[d], &format!("problem size in {axis}"))?;
-            let div = if self.grid_div[d].is_empty() {
-                b
-            } else {
-                let mut div = 1i64;
-                for e in &self.grid_div[d] {
-                    let v = whole(e, &format!("grid_div_{axis}"))?;
-                    div = div.saturating_mul(v);
+            let div = match &self.grid_div[d] {
+                None => b,
+                Some(list) => {
+                    let mut div = 1i64;
+                    for e in list {
+                        let v = whole(e, &format!("grid_div_{axis}"))?;
+                        div = div.saturating_mul(v);
+                    }
+                    div
                 }
-                div
             };
             if div < 1 {
                 return Err(format!("the grid divisor in {axis} is {div}"));

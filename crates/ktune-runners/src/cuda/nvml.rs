@@ -3,6 +3,7 @@
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
 use serde_json::json;
+use std::time::Instant;
 
 use ktune_core::Observed;
 
@@ -12,13 +13,23 @@ pub struct PowerMeter {
     uuid: String,
 }
 
-/// A power measurement over many launches.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A power measurement while a kernel runs back to back.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Power {
-    /// Mean power in watts.
+    /// Mean power in watts while the kernel ran.
     pub watts: f64,
-    /// Energy per launch in joules.
+    /// Energy per launch in joules: the power times the kernel's (event-timed) duration,
+    /// as Kernel Tuner defines it.
     pub joules_per_launch: f64,
+    /// Where the power came from: `"energy counter"` (NVML's total-energy counter between
+    /// two of its updates) or `"power samples"` (the mean of NVML's power readings, on GPUs
+    /// whose counter does not move).
+    pub source: &'static str,
+    /// NVML's power readings during the window, in watts (kept with the result so the
+    /// figure can be checked against them).
+    pub samples: Vec<f64>,
+    /// The seconds the power was averaged over.
+    pub seconds: f64,
 }
 
 impl PowerMeter {
@@ -68,41 +79,72 @@ impl PowerMeter {
             .ok()
     }
 
-    /// Measures while `work` runs `launches` launches (it returns how many ran and the wall
-    /// seconds they took, and calls the sampler it is given every launch). Energy comes
-    /// from the energy counter where the GPU has one, else from sampled power.
+    /// The power drawn while `batch` keeps the GPU busy (each call queues a few
+    /// milliseconds of back-to-back launches and waits for them), averaged over at least
+    /// `seconds`, and the energy of one launch of `kernel_ms` milliseconds.
+    ///
+    /// NVML's energy counter moves in steps (every 100 ms on an H100 with driver 580), so a
+    /// difference over an arbitrary window is off by up to a step at each end (20% over
+    /// 0.5 s). The window therefore runs from one update of the counter to a later one,
+    /// and starts at the second update seen, because the period that ends at the first
+    /// may have begun before the launches did.
     pub fn measure<E>(
         &self,
-        work: impl FnOnce(&mut dyn FnMut()) -> Result<(usize, f64), E>,
+        kernel_ms: f64,
+        seconds: f64,
+        mut batch: impl FnMut() -> Result<(), E>,
     ) -> Result<Option<Power>, E> {
-        let e0 = self.energy_mj();
         let mut samples: Vec<f64> = Vec::new();
-        let mut sampler = || {
+        let sample = |samples: &mut Vec<f64>| {
             if let Some(p) = self.power_mw() {
                 samples.push(p as f64 / 1000.0);
             }
         };
-        let (launches, seconds) = work(&mut sampler)?;
-        let e1 = self.energy_mj();
-        if launches == 0 || seconds <= 0.0 {
-            return Ok(None);
+        let started = Instant::now();
+        // Without a moving counter, give up on it after this long and use the samples.
+        let patience = 2.0 * seconds + 0.5;
+        let mut last = self.energy_mj();
+        let mut updates = 0usize;
+        let mut from: Option<(Instant, u64)> = None;
+        let mut power: Option<(f64, f64)> = None;
+        while power.is_none() && started.elapsed().as_secs_f64() < patience {
+            batch()?;
+            sample(&mut samples);
+            let now = self.energy_mj();
+            if now == last || now.is_none() {
+                continue;
+            }
+            last = now;
+            updates += 1;
+            let (Some(e), t) = (now, Instant::now()) else {
+                continue;
+            };
+            match from {
+                None if updates >= 2 => {
+                    from = Some((t, e));
+                    samples.clear();
+                }
+                Some((t0, e0)) if (t - t0).as_secs_f64() >= seconds && e > e0 => {
+                    let s = (t - t0).as_secs_f64();
+                    power = Some(((e - e0) as f64 / 1000.0 / s, s));
+                }
+                _ => {}
+            }
         }
-        Ok(match (e0, e1) {
-            (Some(a), Some(b)) if b > a => {
-                let joules = (b - a) as f64 / 1000.0;
-                Some(Power {
-                    watts: joules / seconds,
-                    joules_per_launch: joules / launches as f64,
-                })
+        let (watts, window, source) = match power {
+            Some((w, s)) => (w, s, "energy counter"),
+            None if !samples.is_empty() => {
+                let w = samples.iter().sum::<f64>() / samples.len() as f64;
+                (w, started.elapsed().as_secs_f64(), "power samples")
             }
-            _ if !samples.is_empty() => {
-                let watts = samples.iter().sum::<f64>() / samples.len() as f64;
-                Some(Power {
-                    watts,
-                    joules_per_launch: watts * seconds / launches as f64,
-                })
-            }
-            _ => None,
-        })
+            None => return Ok(None),
+        };
+        Ok(Some(Power {
+            watts,
+            joules_per_launch: watts * kernel_ms * 1e-3,
+            source,
+            samples,
+            seconds: window,
+        }))
     }
 }

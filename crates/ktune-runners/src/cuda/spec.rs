@@ -76,12 +76,18 @@ pub struct CudaSpec {
     pub flops: Option<String>,
     /// Measure power and energy through NVML (default: only when the objective needs it).
     pub power: Option<bool>,
-    /// Seconds of repeated launches over which power is measured.
+    /// Seconds of back-to-back launches over which power is averaged (at least: the
+    /// window runs between two updates of NVML's energy counter).
     #[serde(default = "default_power_seconds")]
     pub power_seconds: f64,
     /// The kernel's arguments, in order.
     #[serde(default, rename = "argument")]
     pub arguments: Vec<ArgumentSpec>,
+    /// Arrays copied into the kernel's `__constant__` variables of the same names before
+    /// its launches (Kernel Tuner's `cmem_args`); a configuration whose code does not
+    /// declare one simply does not get it.
+    #[serde(default, rename = "constant")]
+    pub constants: Vec<ArgumentSpec>,
     /// Output verification.
     pub verify: Option<VerifySpec>,
 }
