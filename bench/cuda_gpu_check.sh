@@ -9,13 +9,17 @@
 #   strip .gpu/*                                       # .gpu is git-ignored
 #   (on the GPU machine, from the repository root)  bash bench/cuda_gpu_check.sh .gpu "$OUT" [steps]
 #
-# steps (default: all): tests examples jobs energy, or single runs: example:<kernel>:<strategy>
-# (kernel: matmul, convolution, reduction) and jobs:<n>:<strategy>. Everything lands in
-# <out dir>; the summary lines (one JSON object per run) in <out dir>/summary.jsonl.
-#
-# NVRTC (CUDA 12.9 and later) caches compiled programs across processes, so a run compiles
-# faster after another run of the same kernel; compare runs from equally warm caches
-# (BENCHMARKS.md says how the figures there were taken).
+# steps (default: tests examples jobs energy): those four, or single runs:
+# example:<kernel>:<strategy> (kernel: matmul, convolution, reduction), jobs:<n>:<strategy>,
+# kt:<kernel>:<backend> (Kernel Tuner 1.5, bayes_opt, 60 evaluations; backend NVCUDA or CUPY;
+# needs kernel_tuner on PYTHONPATH). Add `cold` to empty the CUDA compile cache before every
+# run: NVRTC (CUDA 12.9 and later) keeps compiled programs in it across processes, so a run
+# after another run of the same kernel compiles several times faster. BENCHMARKS.md's figures:
+#   cold example:matmul:bayes_opt example:matmul:random example:convolution:bayes_opt
+#   example:reduction:bayes_opt kt:matmul:NVCUDA kt:reduction:NVCUDA kt:convolution:CUPY
+#   jobs:1:random jobs:1:bayes_opt jobs:4:random jobs:4:bayes_opt
+# Everything lands in <out dir>; one JSON summary line per ktune run in summary.jsonl, per
+# Kernel Tuner run in kt-summary.jsonl.
 set -u -o pipefail
 bin=${1:?usage: cuda_gpu_check.sh <dir with ktune and the ktune_runners test binary> <out dir> [steps]}
 out=${2:?usage: cuda_gpu_check.sh <bin dir> <out dir> [steps]}
@@ -30,11 +34,18 @@ want() { [[ " $steps " == *" $1 "* ]]; }
     nproc
 } > "$out/device.txt" 2>&1
 
+cache=${CUDA_CACHE_PATH:-$HOME/.nv/ComputeCache}
+cold() {
+    if want cold; then rm -rf "$cache"; fi
+}
+export CUPY_CACHE_IN_MEMORY=1
+
 # One tuning run: its --json summary line, tagged, goes to summary.jsonl; the per-evaluation
 # lines and the exported results stay in files of their own.
 tune() { # tag spec strategy evals [extra ktune args...]
     local tag=$1 spec=$2 strategy=$3 evals=$4
     shift 4
+    cold
     rm -f "$out/$tag.db"
     local t0=$(date +%s.%N)
     "$ktune" tune "$spec" --strategy "$strategy" --seed 1 --max-evals "$evals" \
@@ -84,6 +95,13 @@ for step in $steps; do
     case $step in
         example:*:*) IFS=: read -r _ kernel strategy <<< "$step"; example "$kernel" "$strategy" ;;
         jobs:*:*) IFS=: read -r _ n strategy <<< "$step"; jobs "$n" "$strategy" ;;
+        kt:*:*)
+            IFS=: read -r _ kernel backend <<< "$step"
+            cold
+            python3 bench/kt_cuda.py --kernel "$kernel" --strategy bayes_opt --evals 60 --seed 1 \
+                --lang "$backend" --out "$out/kt-$kernel-$backend.json" > "$out/kt-$kernel-$backend.log" 2>&1
+            tail -1 "$out/kt-$kernel-$backend.log" >> "$out/kt-summary.jsonl"
+            ;;
     esac
 done
 
