@@ -281,8 +281,8 @@ impl Problem {
     ///
     /// The defines go into the text, as Kernel Tuner puts them, and not on the command line
     /// (`-D`): NVRTC includes its built-in CUDA headers before the source, and a `-D` define
-    /// applies to them too, so a parameter with a name those headers use (`mode`, `x`,
-    /// `size`, ...) broke them with errors inside `__nv_nvrtc_builtin_header.h`. The `#line`
+    /// applies to them too, so a parameter with a name those headers use (`mode`, `layer`,
+    /// ...) broke them with errors inside `__nv_nvrtc_builtin_header.h`. The `#line`
     /// directive keeps the compiler's messages on the file's own line numbers.
     pub fn source_with_defines(&self, launch: &Launch) -> String {
         let mut text = String::with_capacity(self.source.len() + 40 * launch.defines.len());
