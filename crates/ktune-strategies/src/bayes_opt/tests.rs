@@ -387,3 +387,139 @@ fn the_log_transform_gives_way_to_mixed_signs() {
             .collect::<Vec<_>>()
     );
 }
+
+/// The configurations (by rank) that each case below evaluates, in order: the fixed-seed
+/// record that proves refactors of the strategy change nothing. Regenerate only for an
+/// intended change of behaviour, with
+/// `KTUNE_UPDATE_GOLDEN=1 cargo test -p ktune-strategies --release golden_traces`.
+const GOLDEN: &str = include_str!("golden_traces.json");
+
+fn golden_cases() -> Vec<(String, Vec<u64>)> {
+    let shared =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/spaces");
+    let mut out = Vec::new();
+    let mut trace = |name: String,
+                     space: &SearchSpace,
+                     runner: &mut dyn Runner,
+                     spec: &str,
+                     seed: u64,
+                     budget: usize,
+                     batch: usize| {
+        let (_, mut s) = crate::create_spec(spec).unwrap();
+        let run = Tuner::new(
+            space,
+            runner,
+            Budget {
+                max_evaluations: Some(budget),
+                ..Budget::default()
+            },
+        )
+        .batch_size(batch)
+        .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+        .unwrap();
+        let ranks = run
+            .records
+            .iter()
+            .map(|r| space.rank(&r.config).unwrap())
+            .collect();
+        out.push((format!("{name} {spec} seed={seed} batch={batch}"), ranks));
+    };
+    for (file, spec, seed, budget) in [
+        ("convolution_A4000", "bayes_opt", 1, 120),
+        ("dedispersion_A100", "bayes_opt", 2, 120),
+        ("convolution_A4000", "bayes_opt:method=multi", 3, 80),
+        (
+            "convolution_W6600",
+            "bayes_opt:transform=none:exploration_scale=objective:explore_after=0",
+            4,
+            80,
+        ),
+    ] {
+        let sim =
+            ktune_runners::Simulation::open(&shared.join(format!("{file}.json.gz")), None, None)
+                .unwrap();
+        trace(
+            file.to_string(),
+            sim.space(),
+            &mut sim.runner(),
+            spec,
+            seed,
+            budget,
+            1,
+        );
+    }
+    let space = space();
+    for (spec, budget, batch, direction) in [
+        (
+            "bayes_opt:method=ei:exploration=0.01",
+            60,
+            1,
+            Direction::Minimize,
+        ),
+        (
+            "bayes_opt:method=lcb:kernel=rbf:initial_sampling=lhs",
+            60,
+            1,
+            Direction::Minimize,
+        ),
+        (
+            "bayes_opt:method=poi:kernel=matern52:initial_sampling=random",
+            50,
+            1,
+            Direction::Minimize,
+        ),
+        (
+            "bayes_opt:candidate_limit=100:sample_size=50",
+            40,
+            1,
+            Direction::Minimize,
+        ),
+        ("bayes_opt", 60, 4, Direction::Minimize),
+        ("bayes_opt:method=multi", 60, 3, Direction::Maximize),
+    ] {
+        let mut runner = Landscape(vec![Metric::new("f", direction)]);
+        trace(
+            format!("landscape {direction:?}"),
+            &space,
+            &mut runner,
+            spec,
+            7,
+            budget,
+            batch,
+        );
+    }
+    out
+}
+
+#[test]
+fn golden_traces_are_unchanged() {
+    let cases = golden_cases();
+    let text = serde_json::to_string_pretty(
+        &cases
+            .iter()
+            .map(|(name, ranks)| serde_json::json!({"case": name, "ranks": ranks}))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/bayes_opt/golden_traces.json");
+        std::fs::write(path, text + "\n").unwrap();
+        return;
+    }
+    let golden: Vec<serde_json::Value> = serde_json::from_str(GOLDEN).unwrap();
+    assert_eq!(
+        golden.len(),
+        cases.len(),
+        "cases added or removed: regenerate"
+    );
+    for (g, (name, ranks)) in golden.iter().zip(&cases) {
+        assert_eq!(g["case"], name.as_str());
+        let want: Vec<u64> = serde_json::from_value(g["ranks"].clone()).unwrap();
+        let first = want.iter().zip(ranks).position(|(a, b)| a != b);
+        assert!(
+            want == *ranks,
+            "{name}: the trace changed (first difference at evaluation {first:?})"
+        );
+    }
+}
