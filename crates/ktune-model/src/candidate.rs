@@ -25,12 +25,14 @@
 //! over `V`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
 use crate::error::ModelError;
 use crate::kernel::{Kernel, Prepared};
 use crate::stats::{PIVOT_THRESHOLD, jitter_sequence, normalisation};
+use crate::surrogate::{Point, Surrogate};
 
 /// Candidates are processed in chunks of this many (the chunk of the new row stays in L1).
 const CHUNK: usize = 1024;
@@ -78,8 +80,9 @@ pub struct CandidateGp {
     prep: Prepared,
     dims: usize,
     m: usize,
-    /// Candidate coordinates, row-major `m × dims`.
-    cands: Vec<f64>,
+    /// Candidate coordinates, row-major `m × dims` (shared with the caller, who usually
+    /// needs them too).
+    cands: Arc<[f64]>,
     observed: Vec<bool>,
     obs: Vec<usize>,
     ys: Vec<f64>,
@@ -117,15 +120,16 @@ impl fmt::Debug for CandidateGp {
 
 impl CandidateGp {
     /// A GP with no observations over `candidates`: `m` points of dimension `dims`,
-    /// row-major (`m·dims` values).
+    /// row-major (`m·dims` values; a `Vec<f64>` or a shared `Arc<[f64]>`).
     ///
     /// Errors: `dims == 0`, a length that is not a multiple of `dims`, non-finite
     /// coordinates, or hyperparameters that are invalid for `dims`.
     pub fn new(
         kernel: Kernel,
-        candidates: Vec<f64>,
+        candidates: impl Into<Arc<[f64]>>,
         dims: usize,
     ) -> Result<CandidateGp, ModelError> {
+        let candidates: Arc<[f64]> = candidates.into();
         if dims == 0 {
             return Err(ModelError::DimensionMismatch {
                 what: "candidate dimension (must be at least 1)".into(),
@@ -291,6 +295,44 @@ impl CandidateGp {
         self.m
     }
 
+    /// The coordinates of candidate `j` (empty when out of range).
+    pub fn candidate(&self, j: usize) -> &[f64] {
+        self.cands
+            .get(j * self.dims..(j + 1) * self.dims)
+            .unwrap_or(&[])
+    }
+
+    /// Posterior `(mean, variance)` at any point `x` of the candidates' dimension, in
+    /// `O(n²)`: the exact posterior of the observations so far, as at a candidate.
+    ///
+    /// The Cholesky factor is not stored, but each of its rows is a column of `V`:
+    /// `L[i][j] = V_j[obs_i]` for `j <= i` (the diagonal entry of row `i` is `l_nn` of
+    /// observation `i`, which is also `V_i[obs_i]`).
+    pub fn posterior(&self, x: &[f64]) -> (f64, f64) {
+        if x.len() != self.dims {
+            return (f64::NAN, f64::NAN);
+        }
+        let n = self.obs.len();
+        let mut v: Vec<f64> = self
+            .obs
+            .iter()
+            .map(|&j| self.prep.eval(self.candidate(j), x))
+            .collect();
+        for i in 0..n {
+            let row_i = self.obs[i];
+            let mut t = v[i];
+            for (j, vj) in v.iter().enumerate().take(i) {
+                t -= self.rows[j][row_i] * vj;
+            }
+            v[i] = t / self.rows[i][row_i];
+        }
+        let dot = |z: &[f64]| v.iter().zip(z).map(|(a, b)| a * b).sum::<f64>();
+        let mean = self.y_mean + dot(&self.z_y) - (self.y_mean - self.shift) * dot(&self.z_1);
+        let vv: f64 = v.iter().map(|a| a * a).sum();
+        let var = self.y_std * self.y_std * (self.prep.eval(x, x) - vv).max(0.0);
+        (mean, var)
+    }
+
     /// Dimension of the candidates.
     pub fn dims(&self) -> usize {
         self.dims
@@ -386,7 +428,7 @@ impl CandidateGp {
     ///
     /// On error the model is left unchanged.
     pub fn rebuild(&mut self, kernel: Kernel) -> Result<(), ModelError> {
-        let mut fresh = CandidateGp::new(kernel, self.cands.clone(), self.dims)?;
+        let mut fresh = CandidateGp::new(kernel, Arc::clone(&self.cands), self.dims)?;
         for (&j, &y) in self.obs.iter().zip(&self.ys) {
             fresh.observe(j, y)?;
         }
@@ -409,12 +451,49 @@ impl CandidateGp {
                 ),
             });
         }
-        let mut fresh = CandidateGp::new(self.kernel.clone(), self.cands.clone(), self.dims)?;
+        let mut fresh = CandidateGp::new(self.kernel.clone(), Arc::clone(&self.cands), self.dims)?;
         for (&j, &y) in self.obs.iter().zip(ys) {
             fresh.observe(j, y)?;
         }
         *self = fresh;
         Ok(())
+    }
+}
+
+/// The candidate GP as a [`Surrogate`]: a point's key is its candidate index. Points
+/// without a key are observed at the candidate with the same coordinates and predicted
+/// anywhere (exactly, in `O(n²)` each).
+impl Surrogate for CandidateGp {
+    fn observe(&mut self, point: Point<'_>, y: f64) -> Result<(), ModelError> {
+        let index = match point.key {
+            Some(k) => usize::try_from(k).unwrap_or(usize::MAX),
+            None => (0..self.m)
+                .find(|&j| self.candidate(j) == point.x)
+                .ok_or_else(|| ModelError::NotACandidate {
+                    what: format!("{:?}", point.x),
+                })?,
+        };
+        CandidateGp::observe(self, index, y)
+    }
+
+    fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
+        CandidateGp::replace_values(self, ys)
+    }
+
+    fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError> {
+        let one = |p: &Point<'_>| match p.key.and_then(|k| usize::try_from(k).ok()) {
+            Some(j) if j < self.m => (self.mean(j), self.variance(j)),
+            _ => self.posterior(p.x),
+        };
+        Ok(if points.len() >= PARALLEL_MIN {
+            points.par_iter().map(one).collect()
+        } else {
+            points.iter().map(one).collect()
+        })
+    }
+
+    fn observed_values(&self) -> &[f64] {
+        &self.ys
     }
 }
 

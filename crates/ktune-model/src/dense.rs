@@ -140,13 +140,19 @@ impl DenseGp {
     ///
     /// A point whose dimension differs from the training points gives `(NaN, NaN)`.
     pub fn predict(&self, x: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        let x: Vec<&[f64]> = x.iter().map(Vec::as_slice).collect();
+        self.predict_slices(&x)
+    }
+
+    /// [`DenseGp::predict`] for points given as slices.
+    pub fn predict_slices(&self, x: &[&[f64]]) -> Vec<(f64, f64)> {
         let mut out = vec![(f64::NAN, f64::NAN); x.len()];
         let valid: Vec<usize> = (0..x.len()).filter(|&i| x[i].len() == self.dims).collect();
         let n = self.x.len();
         let s2 = self.y_std * self.y_std;
         for block in valid.chunks(PREDICT_BLOCK) {
             let mut kt = Mat::from_fn(n, block.len(), |i, j| {
-                self.prep.eval(&self.x[i], &x[block[j]])
+                self.prep.eval(&self.x[i], x[block[j]])
             });
             let means: Vec<f64> = (0..block.len())
                 .map(|j| {
@@ -160,7 +166,7 @@ impl DenseGp {
             self.l.solve_lower_triangular_in_place(kt.as_mut());
             for (j, &t) in block.iter().enumerate() {
                 let vv: f64 = kt.col_as_slice(j).iter().map(|v| v * v).sum();
-                let var = (self.prep.eval(&x[t], &x[t]) - vv).max(0.0);
+                let var = (self.prep.eval(x[t], x[t]) - vv).max(0.0);
                 out[t] = (self.y_mean + self.y_std * means[j], s2 * var);
             }
         }

@@ -37,24 +37,118 @@ impl KernelKind {
     }
 }
 
-/// Per-dimension distance contribution.
-///
-/// This issue needs only Euclidean distance on the given coordinates; later kernels
-/// (BaCO) add Hamming, permutation and logarithmic distances.
+/// How the coordinates of one parameter contribute to the squared distance `r²` (before the
+/// parameter's lengthscale divides it). Every contribution lies in `[0, 1]` for inputs
+/// normalised to `[0, 1]`, so one set of lengthscale priors suits every parameter type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Distance {
-    /// `(a - b)²` per dimension, i.e. Euclidean distance overall.
+    /// `Σ (a - b)²` over the parameter's coordinates: numeric, integer and ordinal
+    /// parameters on a normalised (possibly logarithmic) scale, one coordinate each.
     Euclidean,
+    /// 1 when any coordinate differs, else 0: categorical parameters, coordinate = the
+    /// value's index.
+    Hamming,
+    /// Permutations of `n` items, coordinates = the position of each item (`0..n`):
+    /// Spearman's `Σ (p_i - p'_i)²` divided by its largest value, `n(n² - 1)/3`.
+    Spearman,
+    /// Kendall's tau distance: the pairs of items whose order differs, divided by
+    /// `n(n - 1)/2`.
+    Kendall,
+    /// The items whose position differs, divided by `n`.
+    PermutationHamming,
 }
 
 impl Distance {
-    /// Contribution of one dimension to the *squared* distance, before lengthscale scaling.
+    /// The contribution of one parameter whose coordinates are `a` and `b` (equal lengths).
     #[inline]
-    pub fn contribution(self, a: f64, b: f64) -> f64 {
+    pub fn contribution(self, a: &[f64], b: &[f64]) -> f64 {
         match self {
-            Distance::Euclidean => {
-                let t = a - b;
-                t * t
+            Distance::Euclidean => a
+                .iter()
+                .zip(b)
+                .map(|(x, y)| {
+                    let t = x - y;
+                    t * t
+                })
+                .sum(),
+            Distance::Hamming => f64::from(u8::from(a != b)),
+            Distance::Spearman => {
+                let n = a.len() as f64;
+                let max = n * (n * n - 1.0) / 3.0;
+                if max <= 0.0 {
+                    return 0.0;
+                }
+                a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>() / max
+            }
+            Distance::Kendall => {
+                let n = a.len();
+                if n < 2 {
+                    return 0.0;
+                }
+                let mut discordant = 0usize;
+                for i in 0..n {
+                    for j in i + 1..n {
+                        if (a[i] < a[j]) != (b[i] < b[j]) {
+                            discordant += 1;
+                        }
+                    }
+                }
+                discordant as f64 / (n * (n - 1) / 2) as f64
+            }
+            Distance::PermutationHamming => {
+                if a.is_empty() {
+                    return 0.0;
+                }
+                a.iter().zip(b).filter(|(x, y)| x != y).count() as f64 / a.len() as f64
+            }
+        }
+    }
+}
+
+/// How the coordinates of an encoded point are grouped into parameters, each with one
+/// distance and one lengthscale.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Every coordinate is a parameter of its own, with this distance (one lengthscale per
+    /// coordinate): the Euclidean distance of the BO paper's encodings.
+    PerCoordinate(Distance),
+    /// Parameters of one or more consecutive coordinates (a permutation of `n` items takes
+    /// `n`), in order; the lengths sum to the point's dimension.
+    Parameters(Vec<Block>),
+}
+
+/// One parameter of a [`Metric::Parameters`] layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Coordinates it takes.
+    pub len: usize,
+    /// How they are compared.
+    pub distance: Distance,
+}
+
+impl Metric {
+    /// The number of parameters (lengthscales) for points of dimension `dims`.
+    pub fn parameters(&self, dims: usize) -> usize {
+        match self {
+            Metric::PerCoordinate(_) => dims,
+            Metric::Parameters(blocks) => blocks.len(),
+        }
+    }
+
+    /// Checks the layout against the points' dimension.
+    pub fn validate(&self, dims: usize) -> Result<(), ModelError> {
+        match self {
+            Metric::PerCoordinate(_) => Ok(()),
+            Metric::Parameters(blocks) => {
+                let total: usize = blocks.iter().map(|b| b.len).sum();
+                if total != dims || blocks.iter().any(|b| b.len == 0) {
+                    return Err(ModelError::DimensionMismatch {
+                        what: "coordinates of the metric's parameters (each at least one)".into(),
+                        expected: dims,
+                        got: total,
+                    });
+                }
+                Ok(())
             }
         }
     }
@@ -63,7 +157,8 @@ impl Distance {
 /// Kernel hyperparameters (fixed during a run, but replaceable through `rebuild`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hyperparameters {
-    /// One lengthscale per dimension, or a single value broadcast to all dimensions.
+    /// One lengthscale per parameter of the kernel's [`Metric`] (per coordinate by
+    /// default), or a single value broadcast to all of them.
     pub lengthscales: Vec<f64>,
     /// Signal variance `k(x, x)`; default 1.
     pub output_scale: f64,
@@ -88,13 +183,14 @@ impl Hyperparameters {
         }
     }
 
-    /// Checks that the hyperparameters are usable for points of dimension `dims`.
-    pub fn validate(&self, dims: usize) -> Result<(), ModelError> {
+    /// Checks that the hyperparameters are usable for `params` parameters (dimensions,
+    /// with the default metric).
+    pub fn validate(&self, params: usize) -> Result<(), ModelError> {
         let n = self.lengthscales.len();
-        if n != 1 && n != dims {
+        if n != 1 && n != params {
             return Err(ModelError::DimensionMismatch {
-                what: "lengthscales (one, or one per dimension)".into(),
-                expected: dims,
+                what: "lengthscales (one, or one per parameter)".into(),
+                expected: params,
                 got: n,
             });
         }
@@ -124,7 +220,7 @@ impl Hyperparameters {
         Ok(())
     }
 
-    /// The lengthscale of dimension `dim` (the broadcast value when there is only one).
+    /// The lengthscale of parameter `dim` (the broadcast value when there is only one).
     pub fn lengthscale(&self, dim: usize) -> f64 {
         match self.lengthscales.as_slice() {
             [l] => *l,
@@ -133,16 +229,17 @@ impl Hyperparameters {
     }
 }
 
-/// A stationary kernel: correlation function, distance and hyperparameters.
+/// A stationary kernel: correlation function, metric and hyperparameters.
 ///
-/// `k(a, b) = output_scale · kind(r)`, `r² = Σ_d distance(a_d, b_d) / l_d²`.
-/// The noise term is *not* part of `eval`; models add it to the training diagonal only.
+/// `k(a, b) = output_scale · kind(r)`, `r² = Σ_p distance_p(a_p, b_p) / l_p²` over the
+/// metric's parameters `p`. The noise term is *not* part of `eval`; models add it to the
+/// training diagonal only.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     /// Correlation function.
     pub kind: KernelKind,
-    /// Per-dimension distance.
-    pub distance: Distance,
+    /// How coordinates are grouped into parameters and compared.
+    pub metric: Metric,
     /// Hyperparameters.
     pub hyper: Hyperparameters,
 }
@@ -153,32 +250,31 @@ impl Kernel {
         Kernel::with_hyperparameters(kind, Hyperparameters::isotropic(lengthscale))
     }
 
-    /// Kernel with Euclidean distance and the given hyperparameters.
+    /// Kernel with Euclidean distance per coordinate and the given hyperparameters.
     pub fn with_hyperparameters(kind: KernelKind, hyper: Hyperparameters) -> Self {
         Kernel {
             kind,
-            distance: Distance::Euclidean,
+            metric: Metric::PerCoordinate(Distance::Euclidean),
             hyper,
         }
     }
 
-    /// `k(a, b)`. Returns NaN if `a` and `b` differ in length or the lengthscales do not
-    /// fit their dimension (use [`Kernel::validate`] to get an error instead).
+    /// Kernel over the parameters of `metric` with the given hyperparameters.
+    pub fn with_metric(kind: KernelKind, metric: Metric, hyper: Hyperparameters) -> Self {
+        Kernel {
+            kind,
+            metric,
+            hyper,
+        }
+    }
+
+    /// `k(a, b)`. Returns NaN if `a` and `b` differ in length or the kernel does not fit
+    /// their dimension (use [`Kernel::validate`] to get an error instead).
     pub fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
-        let n = self.hyper.lengthscales.len();
-        if a.len() != b.len() || (n != 1 && n != a.len()) {
+        if a.len() != b.len() || self.validate(a.len()).is_err() {
             return f64::NAN;
         }
-        let r2: f64 = a
-            .iter()
-            .zip(b)
-            .enumerate()
-            .map(|(d, (&x, &y))| {
-                let l = self.hyper.lengthscale(d);
-                self.distance.contribution(x, y) / (l * l)
-            })
-            .sum();
-        self.hyper.output_scale * self.kind.correlation(r2)
+        self.prepare(a.len()).eval(a, b)
     }
 
     /// Prior variance `k(x, x)` (the output scale, for these stationary kernels).
@@ -188,43 +284,88 @@ impl Kernel {
 
     /// Checks that the kernel is usable for points of dimension `dims`.
     pub fn validate(&self, dims: usize) -> Result<(), ModelError> {
-        self.hyper.validate(dims)
+        self.metric.validate(dims)?;
+        self.hyper.validate(self.metric.parameters(dims))
     }
 
     /// Precomputes what the inner loops need. Call only after [`Kernel::validate`].
     pub(crate) fn prepare(&self, dims: usize) -> Prepared {
+        let params = self.metric.parameters(dims);
+        let inv_ls2 = (0..params)
+            .map(|d| {
+                let l = self.hyper.lengthscale(d);
+                1.0 / (l * l)
+            })
+            .collect();
+        let layout = match &self.metric {
+            Metric::PerCoordinate(Distance::Euclidean) => Layout::Euclidean,
+            Metric::PerCoordinate(d) => Layout::Blocks((0..dims).map(|i| (i, i + 1, *d)).collect()),
+            Metric::Parameters(blocks) => {
+                let mut start = 0;
+                Layout::Blocks(
+                    blocks
+                        .iter()
+                        .map(|b| {
+                            let r = (start, start + b.len, b.distance);
+                            start += b.len;
+                            r
+                        })
+                        .collect(),
+                )
+            }
+        };
         Prepared {
             kind: self.kind,
-            distance: self.distance,
-            inv_ls2: (0..dims)
-                .map(|d| {
-                    let l = self.hyper.lengthscale(d);
-                    1.0 / (l * l)
-                })
-                .collect(),
+            layout,
+            inv_ls2,
             output_scale: self.hyper.output_scale,
         }
     }
 }
 
-/// A validated kernel with inverse squared lengthscales expanded to `dims` entries.
+/// Where each parameter's coordinates are, once validated.
+#[derive(Clone, Debug)]
+enum Layout {
+    /// One coordinate per parameter, Euclidean: the tight loop of the BO paper's GP.
+    Euclidean,
+    /// `(start, end, distance)` per parameter.
+    Blocks(Vec<(usize, usize, Distance)>),
+}
+
+/// A validated kernel with inverse squared lengthscales expanded to one per parameter.
 #[derive(Clone, Debug)]
 pub(crate) struct Prepared {
     kind: KernelKind,
-    distance: Distance,
+    layout: Layout,
     inv_ls2: Vec<f64>,
     output_scale: f64,
 }
 
 impl Prepared {
+    /// `r²`, the squared scaled distance between `a` and `b`.
+    #[inline]
+    pub(crate) fn r2(&self, a: &[f64], b: &[f64]) -> f64 {
+        match &self.layout {
+            Layout::Euclidean => {
+                let mut r2 = 0.0;
+                for ((&x, &y), &il2) in a.iter().zip(b).zip(&self.inv_ls2) {
+                    let t = x - y;
+                    r2 += t * t * il2;
+                }
+                r2
+            }
+            Layout::Blocks(blocks) => blocks
+                .iter()
+                .zip(&self.inv_ls2)
+                .map(|(&(s, e, d), &il2)| d.contribution(&a[s..e], &b[s..e]) * il2)
+                .sum(),
+        }
+    }
+
     /// `k(a, b)` for points of the validated dimension.
     #[inline]
     pub(crate) fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
-        let mut r2 = 0.0;
-        for ((&x, &y), &il2) in a.iter().zip(b).zip(&self.inv_ls2) {
-            r2 += self.distance.contribution(x, y) * il2;
-        }
-        self.output_scale * self.kind.correlation(r2)
+        self.output_scale * self.kind.correlation(self.r2(a, b))
     }
 }
 
@@ -264,6 +405,76 @@ mod tests {
             k3.hyper.output_scale = 3.0;
             assert!(close(k3.eval(&a, &b), 3.0 * want));
         }
+    }
+
+    #[test]
+    fn permutation_distances_by_hand() {
+        // BaCO's figure 3: π = [1, 2, 3, 4] and π' = [2, 4, 3, 1], π_i being the position of
+        // item i; here 0-based.
+        let p = [0.0, 1.0, 2.0, 3.0];
+        let q = [1.0, 3.0, 2.0, 0.0];
+        // Kendall: of the 6 pairs, those whose order differs: (1,4), (2,3), (2,4), (3,4).
+        assert_eq!(Distance::Kendall.contribution(&p, &q), 4.0 / 6.0);
+        // Spearman: Σ (p_i - q_i)² = 1 + 4 + 0 + 9 = 14, over n(n² - 1)/3 = 20.
+        assert_eq!(Distance::Spearman.contribution(&p, &q), 14.0 / 20.0);
+        // Hamming: items 1, 2 and 4 moved.
+        assert_eq!(Distance::PermutationHamming.contribution(&p, &q), 3.0 / 4.0);
+        // The reversal is the farthest permutation for Spearman and Kendall.
+        let r = [3.0, 2.0, 1.0, 0.0];
+        assert_eq!(Distance::Spearman.contribution(&p, &r), 1.0);
+        assert_eq!(Distance::Kendall.contribution(&p, &r), 1.0);
+        for d in [
+            Distance::Spearman,
+            Distance::Kendall,
+            Distance::PermutationHamming,
+            Distance::Hamming,
+            Distance::Euclidean,
+        ] {
+            assert_eq!(d.contribution(&p, &p), 0.0, "{d:?}");
+            assert_eq!(d.contribution(&p, &q), d.contribution(&q, &p), "{d:?}");
+        }
+        // Categorical: any difference counts 1.
+        assert_eq!(Distance::Hamming.contribution(&[2.0], &[5.0]), 1.0);
+        // One item: no distance.
+        assert_eq!(Distance::Spearman.contribution(&[0.0], &[0.0]), 0.0);
+    }
+
+    #[test]
+    fn a_mixed_metric_sums_each_parameters_distance_over_its_lengthscale() {
+        // A number, a categorical, a permutation of three items.
+        let metric = Metric::Parameters(vec![
+            Block {
+                len: 1,
+                distance: Distance::Euclidean,
+            },
+            Block {
+                len: 1,
+                distance: Distance::Hamming,
+            },
+            Block {
+                len: 3,
+                distance: Distance::Kendall,
+            },
+        ]);
+        let hyper = Hyperparameters {
+            lengthscales: vec![0.5, 2.0, 1.0],
+            output_scale: 1.0,
+            noise: 0.0,
+        };
+        let k = Kernel::with_metric(KernelKind::Rbf, metric, hyper);
+        let a = [0.25, 1.0, 0.0, 1.0, 2.0];
+        let b = [0.75, 3.0, 1.0, 0.0, 2.0];
+        // r² = 0.5²/0.25 + 1/4 + (1 discordant of 3)/1
+        let r2: f64 = 1.0 + 0.25 + 1.0 / 3.0;
+        assert!(close(k.eval(&a, &b), (-0.5 * r2).exp()));
+        // Three lengthscales, five coordinates: a fourth lengthscale is an error.
+        assert!(k.validate(5).is_ok());
+        let mut bad = k.clone();
+        bad.hyper.lengthscales.push(1.0);
+        assert!(bad.validate(5).is_err());
+        // Blocks must cover the point exactly.
+        assert!(k.validate(4).is_err());
+        assert!(k.eval(&a[..4], &b[..4]).is_nan());
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! * [`DenseGp`]: exact GP regression by Cholesky factorisation, predicting anywhere.
 //! * [`CandidateGp`]: exact GP over a fixed discrete candidate set, updated
 //!   incrementally in `O(n·m)` per observation, for Bayesian optimisation.
+//! * [`Surrogate`]: the interface a strategy uses, implemented by [`CandidateGp`] and
+//!   [`ExactGp`] (an exact GP over the observations told, refitted on demand).
 //!
 //! Both models follow scikit-learn's
 //! `GaussianProcessRegressor(kernel, alpha=noise, normalize_y=True)` with fixed
@@ -13,13 +15,18 @@
 //! (mean, latent variance) are returned in the original units.
 #![deny(missing_docs)]
 
+pub mod acquisition;
 mod candidate;
 mod dense;
 mod error;
+mod exact;
 mod kernel;
 mod stats;
+mod surrogate;
 
 pub use candidate::CandidateGp;
 pub use dense::DenseGp;
 pub use error::ModelError;
-pub use kernel::{Distance, Hyperparameters, Kernel, KernelKind};
+pub use exact::ExactGp;
+pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric};
+pub use surrogate::{Point, Surrogate};

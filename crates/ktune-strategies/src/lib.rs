@@ -30,10 +30,10 @@ mod random;
 mod simulated_annealing;
 
 pub use bayes_opt::{
-    Acquisition, BayesianOptimization, BoOptions, Method, acquisition_score, contextual_variance,
-    discounted_score,
+    BayesianOptimization, BoOptions, Exploration, ExplorationScale, Method, Transform,
 };
 pub use brute_force::BruteForce;
+pub use ktune_model::acquisition::Acquisition;
 pub use options::{OptionDoc, Options, StrategyError, check_range, parse, parse_spec};
 pub use random::RandomSampling;
 

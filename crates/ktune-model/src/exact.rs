@@ -1,0 +1,197 @@
+//! An exact Gaussian process that keeps its observations and refits on demand: the
+//! [`Surrogate`] for models whose points are not a fixed candidate set (local search over
+//! spaces too large to enumerate, per-cluster models).
+
+use std::sync::OnceLock;
+
+use crate::dense::DenseGp;
+use crate::error::ModelError;
+use crate::kernel::Kernel;
+use crate::surrogate::{Point, Surrogate};
+
+/// Exact GP regression ([`DenseGp`]'s semantics) over the observations told so far.
+///
+/// The Cholesky factorisation is computed on the first prediction after a change and kept
+/// until the next one, so a round of observations costs one factorisation.
+#[derive(Debug)]
+pub struct ExactGp {
+    kernel: Kernel,
+    x: Vec<Vec<f64>>,
+    y: Vec<f64>,
+    fitted: OnceLock<Result<DenseGp, ModelError>>,
+}
+
+impl Clone for ExactGp {
+    fn clone(&self) -> Self {
+        ExactGp {
+            kernel: self.kernel.clone(),
+            x: self.x.clone(),
+            y: self.y.clone(),
+            fitted: OnceLock::new(),
+        }
+    }
+}
+
+impl ExactGp {
+    /// A GP with no observations.
+    pub fn new(kernel: Kernel) -> ExactGp {
+        ExactGp {
+            kernel,
+            x: Vec::new(),
+            y: Vec::new(),
+            fitted: OnceLock::new(),
+        }
+    }
+
+    /// The current kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Replaces the kernel (e.g. with fitted hyperparameters).
+    pub fn set_kernel(&mut self, kernel: Kernel) {
+        self.kernel = kernel;
+        self.fitted = OnceLock::new();
+    }
+
+    /// The observed points, in order.
+    pub fn points(&self) -> &[Vec<f64>] {
+        &self.x
+    }
+
+    /// The model fitted to the observations so far.
+    pub fn model(&self) -> Result<&DenseGp, ModelError> {
+        self.fitted
+            .get_or_init(|| DenseGp::fit(&self.kernel, &self.x, &self.y))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl Surrogate for ExactGp {
+    fn observe(&mut self, point: Point<'_>, y: f64) -> Result<(), ModelError> {
+        if !y.is_finite() {
+            return Err(ModelError::NonFinite {
+                what: "observed value".into(),
+                value: y,
+            });
+        }
+        if let Some(first) = self.x.first()
+            && first.len() != point.x.len()
+        {
+            return Err(ModelError::DimensionMismatch {
+                what: "observed point".into(),
+                expected: first.len(),
+                got: point.x.len(),
+            });
+        }
+        self.x.push(point.x.to_vec());
+        self.y.push(y);
+        self.fitted = OnceLock::new();
+        Ok(())
+    }
+
+    fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
+        if ys.len() != self.y.len() {
+            return Err(ModelError::LengthMismatch {
+                what: format!("{} new values for {} observations", ys.len(), self.y.len()),
+            });
+        }
+        if let Some((i, &v)) = ys.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(ModelError::NonFinite {
+                what: format!("new value {i}"),
+                value: v,
+            });
+        }
+        self.y.copy_from_slice(ys);
+        self.fitted = OnceLock::new();
+        Ok(())
+    }
+
+    fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError> {
+        let x: Vec<&[f64]> = points.iter().map(|p| p.x).collect();
+        Ok(self.model()?.predict_slices(&x))
+    }
+
+    fn observed_values(&self) -> &[f64] {
+        &self.y
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CandidateGp, KernelKind};
+
+    fn data() -> (Vec<Vec<f64>>, Vec<f64>) {
+        let x: Vec<Vec<f64>> = (0..9)
+            .map(|i| vec![(i as f64 * 0.37).sin(), (i as f64 * 0.61).cos()])
+            .collect();
+        let y = x.iter().map(|p| 3.0 * p[0] - p[1] * p[1] + 10.0).collect();
+        (x, y)
+    }
+
+    #[test]
+    fn predicts_as_a_dense_gp_fitted_to_what_it_was_told() {
+        let kernel = Kernel::new(KernelKind::Matern52, 0.7);
+        let (x, y) = data();
+        let mut gp = ExactGp::new(kernel.clone());
+        assert!(
+            gp.predict(&[Point::new(&[0.0, 0.0])]).is_err(),
+            "nothing to fit yet"
+        );
+        for (p, &v) in x.iter().zip(&y) {
+            gp.observe(Point::new(p), v).unwrap();
+        }
+        let dense = DenseGp::fit(&kernel, &x, &y).unwrap();
+        let tests = [vec![0.1, 0.2], vec![-0.5, 0.9]];
+        let points: Vec<Point<'_>> = tests.iter().map(|t| Point::new(t)).collect();
+        assert_eq!(gp.predict(&points).unwrap(), dense.predict(&tests));
+        assert_eq!(gp.observed_values(), y.as_slice());
+        // New values for the same points.
+        let y2: Vec<f64> = y.iter().map(|v| v * 2.0).collect();
+        gp.replace_values(&y2).unwrap();
+        let dense2 = DenseGp::fit(&kernel, &x, &y2).unwrap();
+        assert_eq!(gp.predict(&points).unwrap(), dense2.predict(&tests));
+        assert!(gp.replace_values(&y2[1..]).is_err());
+        assert!(gp.observe(Point::new(&[0.0]), 1.0).is_err(), "dimension");
+        assert!(gp.observe(Point::new(&[0.0, 0.0]), f64::NAN).is_err());
+        assert_eq!(gp.len(), 9);
+    }
+
+    #[test]
+    fn the_candidate_gp_is_a_surrogate_keyed_by_candidate_index() {
+        let kernel = Kernel::new(KernelKind::Matern32, 0.5);
+        let (x, y) = data();
+        let flat: Vec<f64> = x.iter().flatten().copied().collect();
+        let mut gp = CandidateGp::new(kernel.clone(), flat, 2).unwrap();
+        // Observe five by key and one by coordinates.
+        for i in 0..5 {
+            Surrogate::observe(&mut gp, Point::keyed(&x[i], i as u64), y[i]).unwrap();
+        }
+        Surrogate::observe(&mut gp, Point::new(&x[6]), y[6]).unwrap();
+        assert!(Surrogate::observe(&mut gp, Point::new(&[9.0, 9.0]), 1.0).is_err());
+        // Keyed predictions are the candidates' posteriors...
+        let keyed: Vec<Point<'_>> = (0..9).map(|i| Point::keyed(&x[i], i as u64)).collect();
+        let p = gp.predict(&keyed).unwrap();
+        for (i, &(m, v)) in p.iter().enumerate() {
+            assert_eq!((m, v), (gp.mean(i), gp.variance(i)));
+        }
+        // ...and a point anywhere gets the exact posterior, as a dense GP gives it.
+        let xo: Vec<Vec<f64>> = [0, 1, 2, 3, 4, 6].iter().map(|&i| x[i].clone()).collect();
+        let yo: Vec<f64> = [0, 1, 2, 3, 4, 6].iter().map(|&i| y[i]).collect();
+        let dense = DenseGp::fit(&kernel, &xo, &yo).unwrap();
+        let far = [vec![0.3, -0.2], x[7].clone()];
+        let want = dense.predict(&far);
+        let got = gp
+            .predict(&[Point::new(&far[0]), Point::new(&far[1])])
+            .unwrap();
+        for ((gm, gv), (wm, wv)) in got.iter().zip(&want) {
+            assert!((gm - wm).abs() < 1e-9 * wm.abs().max(1.0), "{gm} {wm}");
+            assert!((gv - wv).abs() < 1e-9, "{gv} {wv}");
+        }
+        // At a candidate, the keyless posterior equals the keyed one.
+        let (m7, v7) = gp.posterior(&x[7]);
+        assert!((m7 - gp.mean(7)).abs() < 1e-9 && (v7 - gp.variance(7)).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,74 @@
+//! The extension point for surrogate models: what a Bayesian optimisation strategy needs
+//! from a model of the objective, whatever the model is.
+
+use crate::error::ModelError;
+
+/// An encoded configuration, with its rank in the search space when it has one.
+///
+/// The rank is a stable key: a model over a fixed candidate set ([`CandidateGp`]) finds its
+/// candidate by it without comparing coordinates; other models ignore it.
+///
+/// [`CandidateGp`]: crate::CandidateGp
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point<'a> {
+    /// The coordinates (the model's encoding of the configuration).
+    pub x: &'a [f64],
+    /// The configuration's rank in the search space, if the caller knows it.
+    pub key: Option<u64>,
+}
+
+impl<'a> Point<'a> {
+    /// A point with a key.
+    pub fn keyed(x: &'a [f64], key: u64) -> Self {
+        Point { x, key: Some(key) }
+    }
+
+    /// A point without a key.
+    pub fn new(x: &'a [f64]) -> Self {
+        Point { x, key: None }
+    }
+}
+
+/// A probabilistic model of the objective over encoded configurations: it is told
+/// observations and predicts a mean and a variance anywhere.
+///
+/// Predictions are of the latent objective (the variance excludes observation noise) in
+/// the units of the observed values. Implementations: [`CandidateGp`] (the BO paper's
+/// incremental GP over every configuration, fixed hyperparameters) and [`ExactGp`] (an
+/// exact GP refitted on demand, with hyperparameters fitted by maximum likelihood when
+/// asked: BaCO's mixed-type GP).
+///
+/// [`CandidateGp`]: crate::CandidateGp
+/// [`ExactGp`]: crate::ExactGp
+pub trait Surrogate: Send + Sync {
+    /// Adds one observation `y` at `point`.
+    fn observe(&mut self, point: Point<'_>, y: f64) -> Result<(), ModelError>;
+
+    /// Replaces the observed values, one per observation in the order they were observed
+    /// (e.g. after the caller changed how it transforms them). On error the model is left
+    /// unchanged.
+    fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError>;
+
+    /// Posterior `(mean, variance)` at each point.
+    fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError>;
+
+    /// Fits the hyperparameters to the observations (nothing for a model with fixed
+    /// hyperparameters). `seed` makes a randomised fit repeatable.
+    fn fit(&mut self, seed: u64) -> Result<(), ModelError> {
+        let _ = seed;
+        Ok(())
+    }
+
+    /// The values observed so far, in order.
+    fn observed_values(&self) -> &[f64];
+
+    /// The number of observations.
+    fn len(&self) -> usize {
+        self.observed_values().len()
+    }
+
+    /// True before the first observation.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

@@ -1,0 +1,81 @@
+//! Bayesian optimisation for discrete, constrained search spaces (Willemsen et al., the BO
+//! paper, section III).
+//!
+//! The surrogate is a Gaussian process over the configurations of the space (Matérn 3/2 with
+//! a fixed lengthscale on Kernel Tuner's ε-spaced encoding; parameters with a single value are
+//! pruned). Only successful observations are fitted; failed configurations are simply never
+//! proposed again. The acquisition function is evaluated on every configuration not yet
+//! evaluated, so no proposal is ever invalid or repeated. Because the hyperparameters are
+//! fixed, each observation updates the posterior of every candidate incrementally in O(n·m)
+//! ([`ktune_model::CandidateGp`]).
+//!
+//! The search starts with a maximin Latin hypercube sample of 20 valid configurations (failed
+//! ones are replaced by random valid configurations until the sample is complete). Then the
+//! acquisition functions (EI, PI, LCB by default) take turns; `advanced_multi` (the default)
+//! proposes one configuration per evaluation, round-robin, each on the posterior updated with
+//! every observation so far (the paper's "one acquisition function per function evaluation";
+//! the incremental update makes this cheap), and judges the functions by discounted observation scores
+//! (discount 0.75, failed observations counted as the median of the valid ones), drops one that
+//! is repeatedly more than 10% worse than the mean and promotes one that is repeatedly 10%
+//! better; `multi` (discount 0.65) lets every function propose from the same posterior each
+//! round and drops functions that keep proposing the same configuration as another. The
+//! exploration factor is the contextual variance of section III-F,
+//! `λ = (σ̄² / (μ_s / f⁺)) / σ̄²_s`, or a constant.
+//!
+//! ## Where ktune departs from the paper (each one an option; all three off = the paper)
+//!
+//! Measured on the 12 brute-forced spaces of `ktune bench` (50 seeds, BENCHMARKS.md), the
+//! paper's defaults lose to multi-start local search on the convolution spaces: there the fast
+//! configurations form narrow, non-smooth pockets (e.g. shared memory off *and* a power-of-two
+//! block width *and* four-row tiles), the smooth fixed-lengthscale GP predicts them badly, its
+//! posterior variance collapses after a few dozen observations, and every acquisition function
+//! keeps proposing configurations around one basin. Three changes fix most of that:
+//!
+//! - `transform = "log"`: the GP fits `ln y`. Run times spread over orders of magnitude (30x
+//!   between optimum and median on some spaces), and a few very slow configurations otherwise
+//!   dominate the normalised targets. Values of mixed sign fall back to no transform.
+//! - `exploration_scale = "spread"`: λ in EI and PI multiplies the standard deviation of the
+//!   fitted observations. The paper's λ is in the objective's own units, so it explores much
+//!   more on a kernel that takes 1 ms than on one that takes 100 ms (the paper intends the
+//!   factor to be independent of "the absolute scale of the observations", section III-F).
+//! - `explore_after = 10`: after 10 evaluations in a row without a new best, one proposal goes
+//!   to the unevaluated configuration of largest posterior variance (where the model knows
+//!   least), then the acquisition functions resume. Of the escapes measured (a random
+//!   configuration, LCB with a large λ, largest variance), largest variance scored best.
+//!
+//! For spaces larger than `candidate_limit` (default 10^6) the acquisition is evaluated each
+//! round on a fresh uniform sample of `sample_size` configurations plus the Hamming
+//! neighbourhoods of the best observed ones, with an exact GP refitted on the observations.
+//!
+//! ## References
+//! - F.-J. Willemsen, R. van Nieuwpoort, B. van Werkhoven, "Bayesian optimization for auto-tuning
+//!   GPU kernels", section III and Table I.
+
+mod options;
+mod strategy;
+
+use options::OPTIONS;
+pub use options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
+pub use strategy::BayesianOptimization;
+
+use ktune_core::Strategy;
+
+use crate::{Entry, Options, StrategyError, parse};
+
+const NAME: &str = "bayes_opt";
+
+fn create(options: &Options) -> Result<Box<dyn Strategy + Send>, StrategyError> {
+    let o: BoOptions = parse(NAME, options)?;
+    Ok(Box::new(BayesianOptimization::new(o)?))
+}
+
+pub(crate) const ENTRY: Entry = Entry {
+    name: NAME,
+    aliases: &["bo", "bayesian_optimization"],
+    about: "Bayesian optimisation for discrete constrained spaces (the BO paper): a Matérn 3/2 GP over every configuration, updated incrementally; EI, PI and LCB combined by advanced multi; contextual-variance exploration. ktune additions (options; see the module docs): the GP fits log run times, λ is scale-free, and 10 evaluations without improvement trigger one proposal of largest posterior variance.",
+    options: OPTIONS,
+    create,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! The options of `bayes_opt`, as written in a spec (`bayes_opt:key=value` or a
+//! `[strategy]` table), with their defaults and documentation.
+
+use ktune_model::acquisition::Acquisition;
+use serde::Deserialize;
+
+use crate::OptionDoc;
+
+/// How acquisition functions are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Judge the functions by discounted observation scores; skip the worst, promote the best.
+    AdvancedMulti,
+    /// Skip functions that keep proposing the same configuration as another.
+    Multi,
+    /// Expected improvement only.
+    Ei,
+    /// Probability of improvement only.
+    Poi,
+    /// Lower confidence bound only.
+    Lcb,
+}
+
+/// The exploration factor λ: the contextual variance, or a constant.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Exploration {
+    /// `"CV"`: contextual variance (section III-F).
+    Named(String),
+    /// A constant λ.
+    Constant(f64),
+}
+
+/// How observations are transformed before they are fitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transform {
+    /// Fit the observations as they are (the paper, Kernel Tuner).
+    None,
+    /// Fit `ln y` (`-ln(-y)` for a maximised objective in minimisation form): run times
+    /// spread over orders of magnitude, and a few very slow configurations otherwise
+    /// dominate the normalised targets. Falls back to `none` if the signs are mixed.
+    Log,
+}
+
+/// The units of the exploration factor λ in EI and PI (`f⁺ - λ·unit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExplorationScale {
+    /// λ in the objective's own units (the paper, Kernel Tuner): the same λ explores more
+    /// when the objective is 1 ms than when it is 100 ms.
+    Objective,
+    /// λ times the standard deviation of the fitted observations: scale-free.
+    Spread,
+}
+
+/// The options of Bayesian optimisation (defaults: Table I of the BO paper, plus the three
+/// measured additions `transform`, `exploration_scale` and `explore_after`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoOptions {
+    /// How acquisition functions are combined.
+    pub method: Method,
+    /// The acquisition functions, in order, for `multi` and `advanced_multi`.
+    pub acquisition_order: Vec<Acquisition>,
+    /// `"CV"` or a constant.
+    pub exploration: Exploration,
+    /// The covariance function.
+    pub kernel: String,
+    /// The lengthscale; by default 1.5 with the contextual variance, else 2.
+    pub lengthscale: Option<f64>,
+    /// Valid configurations in the initial sample.
+    pub initial_samples: usize,
+    /// `maximin` (the best of several Latin hypercube samples), `lhs` or `random`.
+    pub initial_sampling: String,
+    /// Skip threshold.
+    pub skip_threshold: usize,
+    /// Discount factor; by default 0.65 for multi, 0.75 for advanced multi.
+    pub discount_factor: Option<f64>,
+    /// Required improvement factor of advanced multi.
+    pub required_improvement: f64,
+    /// Drop parameters with a single value from the model.
+    pub prune: bool,
+    /// Spaces larger than this are scored on a sample each round.
+    pub candidate_limit: u64,
+    /// The uniform sample scored per round in large spaces.
+    pub sample_size: usize,
+    /// How observations are transformed before the GP fits them.
+    pub transform: Transform,
+    /// The units of λ in EI and PI.
+    pub exploration_scale: ExplorationScale,
+    /// After this many evaluations in a row without a new best, propose the candidate of
+    /// largest posterior variance once (0: never, as in the paper).
+    pub explore_after: usize,
+}
+
+impl Default for BoOptions {
+    fn default() -> Self {
+        BoOptions {
+            method: Method::AdvancedMulti,
+            acquisition_order: vec![Acquisition::Ei, Acquisition::Poi, Acquisition::Lcb],
+            exploration: Exploration::Named("CV".into()),
+            kernel: "matern32".into(),
+            lengthscale: None,
+            initial_samples: 20,
+            initial_sampling: "maximin".into(),
+            skip_threshold: 5,
+            discount_factor: None,
+            required_improvement: 0.1,
+            prune: true,
+            candidate_limit: 1_000_000,
+            sample_size: 50_000,
+            transform: Transform::Log,
+            exploration_scale: ExplorationScale::Spread,
+            explore_after: 10,
+        }
+    }
+}
+
+pub(super) const OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "method",
+        default: "\"advanced_multi\"",
+        doc: "How acquisition functions are combined: \"advanced_multi\", \"multi\", or a single one: \"ei\", \"poi\", \"lcb\".",
+    },
+    OptionDoc {
+        name: "acquisition_order",
+        default: "[\"ei\", \"poi\", \"lcb\"]",
+        doc: "The acquisition functions of multi and advanced multi, in order.",
+    },
+    OptionDoc {
+        name: "exploration",
+        default: "\"CV\"",
+        doc: "Exploration factor: \"CV\" (contextual variance, section III-F) or a constant (e.g. 0.01).",
+    },
+    OptionDoc {
+        name: "kernel",
+        default: "\"matern32\"",
+        doc: "Covariance function: \"matern32\", \"matern52\" or \"rbf\".",
+    },
+    OptionDoc {
+        name: "lengthscale",
+        default: "null",
+        doc: "Fixed lengthscale, in units of the ε-spaced encoding; null: 1.5 with the contextual variance, else 2 (Table I).",
+    },
+    OptionDoc {
+        name: "initial_samples",
+        default: "20",
+        doc: "Valid configurations in the initial sample; failed ones are replaced by random valid ones.",
+    },
+    OptionDoc {
+        name: "initial_sampling",
+        default: "\"maximin\"",
+        doc: "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\" or \"random\".",
+    },
+    OptionDoc {
+        name: "skip_threshold",
+        default: "5",
+        doc: "Rounds an acquisition function must be worse (or better, or duplicating) before it is skipped (or promoted).",
+    },
+    OptionDoc {
+        name: "discount_factor",
+        default: "null",
+        doc: "Weight of older observations in the discounted observation score; null: 0.65 for multi, 0.75 for advanced multi (Table I).",
+    },
+    OptionDoc {
+        name: "required_improvement",
+        default: "0.1",
+        doc: "Advanced multi: how far from the mean discounted score counts as worse or better.",
+    },
+    OptionDoc {
+        name: "prune",
+        default: "true",
+        doc: "Leave parameters with a single value out of the model.",
+    },
+    OptionDoc {
+        name: "transform",
+        default: "\"log\"",
+        doc: "Observations as the GP fits them: \"log\" (ln of the objective; mixed signs fall back to \"none\") or \"none\" (the paper).",
+    },
+    OptionDoc {
+        name: "exploration_scale",
+        default: "\"spread\"",
+        doc: "Units of λ in EI and PI: \"spread\" (times the standard deviation of the fitted observations) or \"objective\" (the objective's own units, as the paper and Kernel Tuner).",
+    },
+    OptionDoc {
+        name: "explore_after",
+        default: "10",
+        doc: "After this many evaluations without a new best, propose the candidate of largest posterior variance once; 0: never (the paper).",
+    },
+    OptionDoc {
+        name: "candidate_limit",
+        default: "1000000",
+        doc: "Spaces larger than this are scored on a sample each round (and say so).",
+    },
+    OptionDoc {
+        name: "sample_size",
+        default: "50000",
+        doc: "Configurations sampled per round in spaces above the candidate limit (plus the neighbourhoods of the best).",
+    },
+];

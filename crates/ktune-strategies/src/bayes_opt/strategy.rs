@@ -1,0 +1,631 @@
+//! The strategy: the initial sample, the surrogate and its candidates, one round of
+//! proposals per `ask`, and what each result teaches in `tell`.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use ktune_core::{History, Observation, Rng, Strategy};
+use ktune_model::acquisition::{self, Acquisition, Combination, Portfolio, contextual_variance};
+use ktune_model::{CandidateGp, ExactGp, Kernel, KernelKind, Point, Surrogate};
+use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourhood, SearchSpace};
+use rustc_hash::FxHashSet;
+
+use super::NAME;
+use super::options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
+use crate::{StrategyError, check_range};
+
+/// Bayesian optimisation with a Gaussian process over the discrete space.
+pub struct BayesianOptimization {
+    opts: BoOptions,
+    kernel: Kernel,
+    exploration: Option<f64>,
+    discount: f64,
+    state: Option<State>,
+}
+
+/// The model and the bookkeeping, built on the first `ask` (it needs the space).
+struct State {
+    encoder: Encoder,
+    /// Encoded dimensions kept after pruning.
+    dims: Vec<usize>,
+    /// The surrogate, told every valid observation (transformed as `log` says).
+    model: Box<dyn Surrogate>,
+    /// Where proposals come from.
+    candidates: Candidates,
+    /// Configurations evaluated (or proposed and pending), by rank.
+    visited: FxHashSet<u64>,
+    /// Valid observed values, in order (minimisation form).
+    valid: Vec<f64>,
+    /// Fit `ln |y|` (with the sign of `y`); cleared if the signs turn out mixed.
+    log: bool,
+    /// Evaluations since the best last improved (counted after the initial sample).
+    since_improvement: usize,
+    /// The values the model holds, untransformed, in the order it took them.
+    fitted_raw: Vec<f64>,
+    best: f64,
+    /// Proposals of the current round awaiting their results, with the acquisition function
+    /// that proposed each (None in the initial sample).
+    pending: Vec<(Configuration, Option<usize>)>,
+    /// The acquisition functions and their judging.
+    portfolio: Portfolio,
+    /// Initial sample still to propose.
+    initial: VecDeque<Configuration>,
+    initial_valid: usize,
+    initial_done: bool,
+    /// Contextual variance normalisation: initial sample mean and mean variance after it.
+    mu_s: f64,
+    var_s: f64,
+    sampler: DistinctSampler,
+    notice_given: bool,
+}
+
+/// The configurations each round scores.
+enum Candidates {
+    /// Every configuration, encoded in rank order (the surrogate is keyed by rank).
+    All(Arc<[f64]>),
+    /// A fresh sample per round plus the neighbourhoods of the best observations (spaces
+    /// above `candidate_limit`); the encoded points the surrogate was told, in order.
+    Sampled { observed: Vec<Vec<f64>> },
+}
+
+impl BayesianOptimization {
+    /// BO with the given options (validated).
+    pub fn new(opts: BoOptions) -> Result<BayesianOptimization, StrategyError> {
+        let invalid = |option: &str, message: String| StrategyError::Invalid {
+            strategy: NAME.into(),
+            option: option.into(),
+            message,
+        };
+        let exploration = match &opts.exploration {
+            Exploration::Named(s) if s.eq_ignore_ascii_case("cv") => None,
+            Exploration::Named(s) => {
+                return Err(invalid(
+                    "exploration",
+                    format!("must be \"CV\" or a number, not \"{s}\""),
+                ));
+            }
+            Exploration::Constant(x) => {
+                check_range(NAME, "exploration", *x, 0.0, 1e6)?;
+                Some(*x)
+            }
+        };
+        let kind = match opts.kernel.as_str() {
+            "matern32" => KernelKind::Matern32,
+            "matern52" => KernelKind::Matern52,
+            "rbf" => KernelKind::Rbf,
+            other => {
+                return Err(invalid(
+                    "kernel",
+                    format!("must be \"matern32\", \"matern52\" or \"rbf\", not \"{other}\""),
+                ));
+            }
+        };
+        let lengthscale = opts
+            .lengthscale
+            .unwrap_or(if exploration.is_none() { 1.5 } else { 2.0 });
+        check_range(NAME, "lengthscale", lengthscale, 1e-6, 1e6)?;
+        if !matches!(opts.initial_sampling.as_str(), "maximin" | "lhs" | "random") {
+            return Err(invalid(
+                "initial_sampling",
+                format!(
+                    "must be \"maximin\", \"lhs\" or \"random\", not \"{}\"",
+                    opts.initial_sampling
+                ),
+            ));
+        }
+        check_range(NAME, "initial_samples", opts.initial_samples, 1, 100_000)?;
+        check_range(NAME, "skip_threshold", opts.skip_threshold, 1, 1_000_000)?;
+        check_range(
+            NAME,
+            "required_improvement",
+            opts.required_improvement,
+            0.0,
+            10.0,
+        )?;
+        check_range(NAME, "candidate_limit", opts.candidate_limit, 1, u64::MAX)?;
+        check_range(NAME, "sample_size", opts.sample_size, 1, 100_000_000)?;
+        if opts.acquisition_order.is_empty() {
+            return Err(invalid(
+                "acquisition_order",
+                "must name at least one acquisition function".into(),
+            ));
+        }
+        let discount = opts
+            .discount_factor
+            .unwrap_or(if opts.method == Method::Multi {
+                0.65
+            } else {
+                0.75
+            });
+        check_range(NAME, "discount_factor", discount, 0.0, 1.0)?;
+        Ok(BayesianOptimization {
+            kernel: Kernel::new(kind, lengthscale),
+            exploration,
+            discount,
+            opts,
+            state: None,
+        })
+    }
+
+    fn combination(&self) -> Combination {
+        match self.opts.method {
+            Method::AdvancedMulti => Combination::AdvancedMulti,
+            Method::Multi => Combination::Multi,
+            Method::Ei | Method::Poi | Method::Lcb => Combination::Single,
+        }
+    }
+
+    fn functions(&self) -> Vec<Acquisition> {
+        match self.opts.method {
+            Method::AdvancedMulti | Method::Multi => self.opts.acquisition_order.clone(),
+            Method::Ei => vec![Acquisition::Ei],
+            Method::Poi => vec![Acquisition::Poi],
+            Method::Lcb => vec![Acquisition::Lcb],
+        }
+    }
+
+    fn init(&self, space: &SearchSpace, history: &History, rng: &mut Rng) -> State {
+        let encoder = space.encoder(Encoding::EpsSpaced);
+        let dims: Vec<usize> = (0..space.dims())
+            .filter(|&d| !self.opts.prune || space.params()[d].len() > 1)
+            .collect();
+        let sampled = || {
+            (
+                Box::new(ExactGp::new(self.kernel.clone())) as Box<dyn Surrogate>,
+                Candidates::Sampled {
+                    observed: Vec::new(),
+                },
+            )
+        };
+        let (model, candidates) = if space.size() <= self.opts.candidate_limit {
+            let mut points = Vec::with_capacity(space.size() as usize * dims.len());
+            let mut config = vec![0u32; space.dims()];
+            for r in 0..space.size() {
+                space.write_configuration(r, &mut config);
+                points.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+            }
+            let points: Arc<[f64]> = points.into();
+            match CandidateGp::new(self.kernel.clone(), Arc::clone(&points), dims.len()) {
+                Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::All(points)),
+                Err(_) => sampled(),
+            }
+        } else {
+            sampled()
+        };
+        let mut state = State {
+            encoder,
+            dims,
+            model,
+            candidates,
+            visited: FxHashSet::default(),
+            valid: Vec::new(),
+            log: self.opts.transform == Transform::Log,
+            since_improvement: 0,
+            fitted_raw: Vec::new(),
+            best: f64::INFINITY,
+            pending: Vec::new(),
+            portfolio: Portfolio::new(
+                self.combination(),
+                self.functions(),
+                self.discount,
+                self.opts.skip_threshold,
+                self.opts.required_improvement,
+            ),
+            initial: VecDeque::new(),
+            initial_valid: 0,
+            initial_done: false,
+            mu_s: 0.0,
+            var_s: 0.0,
+            sampler: DistinctSampler::new(space.size()),
+            notice_given: false,
+        };
+        // Anything evaluated before (a resumed run) is known already.
+        for o in history.observations() {
+            if let Some(r) = space.rank(&o.config) {
+                state.mark_visited(r);
+                if let Some(v) = o.value {
+                    state.fit(r, &o.config, v);
+                }
+            }
+        }
+        let n = self.opts.initial_samples.saturating_sub(state.valid.len());
+        let sample = match self.opts.initial_sampling.as_str() {
+            "maximin" => space.maximin_latin_hypercube(n, 10, rng),
+            "lhs" => space.latin_hypercube(n, rng),
+            _ => Vec::new(),
+        };
+        state.initial = sample
+            .into_iter()
+            .filter(|c| !history.contains(c))
+            .collect();
+        state.initial_valid = state.valid.len();
+        state
+    }
+}
+
+impl State {
+    fn mark_visited(&mut self, rank: u64) {
+        self.visited.insert(rank);
+        self.sampler.exclude(rank);
+    }
+
+    fn encode(&self, config: &[u32]) -> Vec<f64> {
+        self.dims
+            .iter()
+            .map(|&d| self.encoder.coordinate(d, config[d]))
+            .collect()
+    }
+
+    fn fit(&mut self, rank: u64, config: &[u32], value: f64) {
+        if value < self.best {
+            self.since_improvement = 0;
+        }
+        self.best = self.best.min(value);
+        // The log transform is monotone only while every value has the same sign.
+        if self.log && (value == 0.0 || self.valid.first().is_some_and(|&v0| !same_sign(v0, value)))
+        {
+            self.untransform();
+        }
+        self.valid.push(value);
+        let raw = value;
+        let value = self.to_model(value);
+        let told = match &mut self.candidates {
+            Candidates::All(points) => {
+                let d = self.dims.len();
+                let r = rank as usize;
+                // Cannot fail for distinct candidates; if the factor could not be extended,
+                // the configuration still counts as visited and the search goes on without it.
+                self.model
+                    .observe(Point::keyed(&points[r * d..(r + 1) * d], rank), value)
+                    .is_ok()
+            }
+            Candidates::Sampled { observed } => {
+                let x: Vec<f64> = self
+                    .dims
+                    .iter()
+                    .map(|&d| self.encoder.coordinate(d, config[d]))
+                    .collect();
+                let ok = self.model.observe(Point::new(&x), value).is_ok();
+                if ok {
+                    observed.push(x);
+                }
+                ok
+            }
+        };
+        if told {
+            self.fitted_raw.push(raw);
+        }
+    }
+
+    /// Drops the log transform: refits the model on the values as observed.
+    fn untransform(&mut self) {
+        self.log = false;
+        // The same points with finite values: cannot fail where observing did not.
+        let _ = self.model.replace_values(&self.fitted_raw);
+    }
+
+    /// An observed value as the model fits it.
+    fn to_model(&self, v: f64) -> f64 {
+        if !self.log {
+            v
+        } else if v > 0.0 {
+            v.ln()
+        } else {
+            -(-v).ln()
+        }
+    }
+
+    fn median_valid(&self) -> f64 {
+        median(&self.valid)
+    }
+}
+
+/// The median of `values` (0 when there are none).
+fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn same_sign(a: f64, b: f64) -> bool {
+    a > 0.0 && b > 0.0 || a < 0.0 && b < 0.0
+}
+
+/// Population standard deviation of `y` (1 when there is no spread): the unit of λ in EI and
+/// PI under `exploration_scale = "spread"`.
+fn spread(y: impl Iterator<Item = f64> + Clone) -> f64 {
+    let (n, sum) = y.clone().fold((0usize, 0.0), |(n, s), v| (n + 1, s + v));
+    if n == 0 {
+        return 1.0;
+    }
+    let mean = sum / n as f64;
+    let var = y.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+    if var > 0.0 { var.sqrt() } else { 1.0 }
+}
+
+impl BayesianOptimization {
+    /// Scores every unvisited candidate (or a sample in large spaces) and returns, for each
+    /// active acquisition function in order, the configuration it proposes (distinct ones for
+    /// advanced multi; possibly repeated ones for multi, flagged as duplicates).
+    fn propose_round(
+        &self,
+        st: &mut State,
+        space: &SearchSpace,
+        rng: &mut Rng,
+    ) -> Vec<(Configuration, Option<usize>, bool)> {
+        let functions = st.portfolio.functions().to_vec();
+        // The candidates and their posterior.
+        let (ranks, means, vars): (Vec<u64>, Vec<f64>, Vec<f64>) = match &st.candidates {
+            Candidates::All(points) => {
+                let ranks: Vec<u64> = (0..space.size())
+                    .filter(|r| !st.visited.contains(r))
+                    .collect();
+                let d = st.dims.len();
+                let keyed: Vec<Point<'_>> = ranks
+                    .iter()
+                    .map(|&r| {
+                        let i = r as usize;
+                        Point::keyed(&points[i * d..(i + 1) * d], r)
+                    })
+                    .collect();
+                let (m, v) = predictions(st.model.as_ref(), &keyed);
+                (ranks, m, v)
+            }
+            Candidates::Sampled { observed } => {
+                if !st.notice_given {
+                    eprintln!(
+                        "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} plus the neighbourhoods of the best configurations",
+                        space.size(),
+                        self.opts.candidate_limit,
+                        self.opts.sample_size
+                    );
+                    st.notice_given = true;
+                }
+                let mut sample = st.sampler.clone();
+                let mut ranks: Vec<u64> = (0..self.opts.sample_size)
+                    .map_while(|_| sample.next_rank(rng))
+                    .collect();
+                // Neighbourhoods of the five best observations.
+                let mut best: Vec<(&Vec<f64>, f64)> = observed
+                    .iter()
+                    .zip(st.model.observed_values().iter().copied())
+                    .collect();
+                best.sort_by(|a, b| a.1.total_cmp(&b.1));
+                let mut seen: FxHashSet<u64> = ranks.iter().copied().collect();
+                for (x, _) in best.into_iter().take(5) {
+                    let config = self.decode(st, space, x);
+                    for n in space.neighbours(&config, Neighbourhood::Hamming) {
+                        if let Some(r) = space.rank(&n)
+                            && !st.visited.contains(&r)
+                            && seen.insert(r)
+                        {
+                            ranks.push(r);
+                        }
+                    }
+                }
+                let xs: Vec<Vec<f64>> = ranks
+                    .iter()
+                    .map(|&r| st.encode(&space.configuration(r)))
+                    .collect();
+                let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
+                let (m, v) = predictions(st.model.as_ref(), &points);
+                (ranks, m, v)
+            }
+        };
+        if ranks.is_empty() {
+            return Vec::new();
+        }
+        let mean_var = vars.iter().sum::<f64>() / vars.len() as f64;
+        let lambda = match self.exploration {
+            Some(l) => l,
+            None => contextual_variance(mean_var, st.mu_s, st.best, st.var_s),
+        };
+        let best = st.to_model(if st.best.is_finite() {
+            st.best
+        } else {
+            st.median_valid()
+        });
+        let scale = match self.opts.exploration_scale {
+            ExplorationScale::Objective => 1.0,
+            ExplorationScale::Spread => spread(st.valid.iter().map(|&v| st.to_model(v))),
+        };
+        // Stagnation: the model keeps proposing configurations that do not improve on the
+        // best, typically around one basin of a non-smooth landscape it describes badly. One
+        // proposal where it knows least (largest posterior variance) leaves that basin.
+        if self.opts.explore_after > 0 && st.since_improvement >= self.opts.explore_after {
+            st.since_improvement = 0;
+            let j = (0..vars.len())
+                .max_by(|&a, &b| vars[a].total_cmp(&vars[b]).then(b.cmp(&a)))
+                .unwrap_or(0);
+            return vec![(space.configuration(ranks[j]), None, false)];
+        }
+        let mut taken: Vec<usize> = Vec::new();
+        let mut out = Vec::new();
+        // Advanced multi is round-robin: one function per evaluation, each on the posterior
+        // updated with every observation so far (cheap here, as the update is incremental).
+        for a in st.portfolio.turn() {
+            let af = functions[a];
+            let exclude = self.opts.method == Method::AdvancedMulti;
+            let mut arg = usize::MAX;
+            let mut arg_score = f64::INFINITY;
+            for (j, (&mu, &var)) in means.iter().zip(&vars).enumerate() {
+                if exclude && taken.contains(&j) {
+                    continue;
+                }
+                // LCB's λ multiplies the posterior σ, which is in the fitted units already.
+                let l = if af == Acquisition::Lcb {
+                    lambda
+                } else {
+                    lambda * scale
+                };
+                let s = acquisition::score(af, mu, var.max(0.0).sqrt(), best, l);
+                // Ties (and NaN) keep the first candidate: deterministic.
+                if s < arg_score {
+                    arg_score = s;
+                    arg = j;
+                }
+            }
+            if arg == usize::MAX {
+                arg = (0..ranks.len()).find(|j| !taken.contains(j)).unwrap_or(0);
+            }
+            let duplicate = taken.contains(&arg);
+            taken.push(arg);
+            out.push((space.configuration(ranks[arg]), Some(a), duplicate));
+            if taken.len() >= ranks.len() {
+                break;
+            }
+        }
+        out
+    }
+
+    fn decode(&self, st: &State, space: &SearchSpace, x: &[f64]) -> Configuration {
+        let mut full = vec![0.0; space.dims()];
+        for (&d, &v) in st.dims.iter().zip(x) {
+            full[d] = v;
+        }
+        for (d, slot) in full.iter_mut().enumerate() {
+            if !st.dims.contains(&d) {
+                *slot = st.encoder.coordinate(d, 0);
+            }
+        }
+        st.encoder.decode(&full)
+    }
+}
+
+impl Strategy for BayesianOptimization {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        if self.state.is_none() {
+            self.state = Some(self.init(space, history, rng));
+        }
+        let mut st = self.state.take().expect("initialised above");
+        let mut out = Vec::new();
+        // Initial sample: the Latin hypercube points, then random valid replacements for the
+        // failed ones, until enough are valid.
+        while !st.initial_done && out.len() < n && st.pending.len() + out.len() < n.max(1) {
+            let next = match st.initial.pop_front() {
+                Some(c) => Some(c),
+                None if st.initial_valid + st.pending.len() < self.opts.initial_samples => {
+                    st.sampler.next_rank(rng).map(|r| space.configuration(r))
+                }
+                None => None,
+            };
+            let Some(c) = next else { break };
+            let Some(r) = space.rank(&c) else { continue };
+            if st.visited.contains(&r) {
+                continue;
+            }
+            st.mark_visited(r);
+            st.pending.push((c.clone(), None));
+            out.push(c);
+        }
+        if !out.is_empty() || !st.pending.is_empty() {
+            self.state = Some(st);
+            return out;
+        }
+        if !st.initial_done {
+            st.initial_done = true;
+            st.mu_s = if st.valid.is_empty() {
+                0.0
+            } else {
+                st.valid.iter().sum::<f64>() / st.valid.len() as f64
+            };
+            st.var_s = match &st.candidates {
+                Candidates::All(points) => {
+                    let d = st.dims.len();
+                    let unvisited: Vec<Point<'_>> = (0..space.size())
+                        .filter(|r| !st.visited.contains(r))
+                        .map(|r| {
+                            let i = r as usize;
+                            Point::keyed(&points[i * d..(i + 1) * d], r)
+                        })
+                        .collect();
+                    let (_, vars) = predictions(st.model.as_ref(), &unvisited);
+                    if vars.is_empty() {
+                        1.0
+                    } else {
+                        vars.iter().sum::<f64>() / vars.len() as f64
+                    }
+                }
+                Candidates::Sampled { .. } => 1.0,
+            };
+        }
+        // A round: one proposal per active acquisition function.
+        let round = self.propose_round(&mut st, space, rng);
+        let mut dups = Vec::new();
+        for (c, a, duplicate) in round {
+            if let Some(a) = a {
+                dups.push((a, duplicate));
+            }
+            if duplicate {
+                continue;
+            }
+            if let Some(r) = space.rank(&c) {
+                st.mark_visited(r);
+            }
+            st.pending.push((c.clone(), a));
+            out.push(c);
+        }
+        // Multi: a duplicate proposal is credited with the observation of the original.
+        st.portfolio.proposed(dups);
+        self.state = Some(st);
+        out
+    }
+
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        let Some(mut st) = self.state.take() else {
+            return;
+        };
+        for o in observations {
+            let Some(i) = st.pending.iter().position(|(c, _)| *c == o.config) else {
+                continue;
+            };
+            if st.initial_done {
+                st.since_improvement += 1;
+            }
+            let (config, af) = st.pending.swap_remove(i);
+            if let Some(r) = space.rank(&config)
+                && let Some(v) = o.value
+            {
+                st.fit(r, &config, v);
+                if af.is_none() && !st.initial_done {
+                    st.initial_valid += 1;
+                }
+            }
+            if let Some(a) = af {
+                st.portfolio.record(a, o.value);
+            }
+        }
+        if st.pending.is_empty() {
+            let valid = &st.valid;
+            st.portfolio.round_done(|| median(valid));
+        }
+        self.state = Some(st);
+    }
+}
+
+/// Means and variances of `points`, or the prior where the model cannot predict (no
+/// valid observation yet, or a covariance that cannot be factorised).
+fn predictions(model: &dyn Surrogate, points: &[Point<'_>]) -> (Vec<f64>, Vec<f64>) {
+    match model.predict(points) {
+        Ok(p) => p.into_iter().unzip(),
+        Err(_) => (vec![0.0; points.len()], vec![1.0; points.len()]),
+    }
+}
