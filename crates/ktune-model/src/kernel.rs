@@ -35,6 +35,23 @@ impl KernelKind {
             }
         }
     }
+
+    /// The derivative of [`correlation`](KernelKind::correlation) with respect to `r²`
+    /// (finite at 0 for all three).
+    #[inline]
+    pub fn dcorrelation_dr2(self, r2: f64) -> f64 {
+        match self {
+            KernelKind::Rbf => -0.5 * (-0.5 * r2).exp(),
+            KernelKind::Matern32 => {
+                let s = (3.0 * r2).sqrt();
+                -1.5 * (-s).exp()
+            }
+            KernelKind::Matern52 => {
+                let s = (5.0 * r2).sqrt();
+                -5.0 / 6.0 * (1.0 + s) * (-s).exp()
+            }
+        }
+    }
 }
 
 /// How the coordinates of one parameter contribute to the squared distance `r²` (before the
@@ -359,6 +376,23 @@ impl Prepared {
                 .zip(&self.inv_ls2)
                 .map(|(&(s, e, d), &il2)| d.contribution(&a[s..e], &b[s..e]) * il2)
                 .sum(),
+        }
+    }
+
+    /// Each parameter's unscaled contribution to `r²` (before dividing by `l²`), into `out`.
+    pub(crate) fn contributions(&self, a: &[f64], b: &[f64], out: &mut [f64]) {
+        match &self.layout {
+            Layout::Euclidean => {
+                for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                    let t = x - y;
+                    *o = t * t;
+                }
+            }
+            Layout::Blocks(blocks) => {
+                for (o, &(s, e, d)) in out.iter_mut().zip(blocks) {
+                    *o = d.contribution(&a[s..e], &b[s..e]);
+                }
+            }
         }
     }
 
