@@ -126,6 +126,9 @@ impl Default for FitOptions {
 const LOG10_SCALE: (f64, f64) = (-1.0, 0.5);
 const LOG10_NOISE: (f64, f64) = (-5.0, -1.0);
 
+/// `θ`, the cost there and the gradient.
+type Evaluation = (Vec<f64>, f64, Vec<f64>);
+
 /// The negative log posterior of the hyperparameters and its gradient, over
 /// `θ = (ln l_1, …, ln l_P, ln σ², ln(σ_n² - min_noise))`.
 struct Objective {
@@ -138,7 +141,7 @@ struct Objective {
     priors: Option<Priors>,
     min_noise: f64,
     /// The last evaluation, as argmin asks for the cost and the gradient at one point.
-    memo: RefCell<Option<(Vec<f64>, f64, Vec<f64>)>>,
+    memo: RefCell<Option<Evaluation>>,
 }
 
 impl Objective {
