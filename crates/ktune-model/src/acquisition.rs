@@ -46,6 +46,19 @@ pub fn score(af: Acquisition, mean: f64, std: f64, best: f64, lambda: f64) -> f6
     }
 }
 
+/// Expected improvement below `best` of a candidate whose objective (to minimise) has
+/// posterior `mean` and standard deviation `std`: `(best - μ)Φ(z) + σφ(z)`,
+/// `z = (best - μ)/σ` (BaCO's noise-free EI when `std` is the latent function's, without the
+/// observation noise, and `best` the best observed value).
+pub fn expected_improvement(mean: f64, std: f64, best: f64) -> f64 {
+    let gap = best - mean;
+    if !(std > 0.0) {
+        return gap.max(0.0);
+    }
+    let z = gap / std;
+    (gap * norm_cdf(z) + std * norm_pdf(z)).max(0.0)
+}
+
 /// The contextual-variance exploration factor of the BO paper (section III-F):
 /// `λ = (mean_var / (mu_s / best)) / var_s`. `mu_s / best` is the improvement of the best
 /// observation over the initial sample mean; for values below zero (a maximised objective in
@@ -353,6 +366,21 @@ mod tests {
             score(Acquisition::Ei, 0.5, 1.0, 1.0, 0.01)
                 < score(Acquisition::Ei, 1.5, 1.0, 1.0, 0.01)
         );
+    }
+
+    #[test]
+    fn expected_improvement_by_hand() {
+        // At the incumbent with σ = 1: σ φ(0).
+        assert!((expected_improvement(1.0, 1.0, 1.0) - 0.398_942_280_401_432_7).abs() < 1e-12);
+        // No uncertainty: the plain improvement, never negative.
+        assert_eq!(expected_improvement(0.5, 0.0, 1.0), 0.5);
+        assert_eq!(expected_improvement(1.5, 0.0, 1.0), 0.0);
+        // (best - μ)Φ(z) + σφ(z) with best - μ = 1, σ = 2: z = 0.5.
+        let want = 1.0 * norm_cdf(0.5) + 2.0 * norm_pdf(0.5);
+        assert!((expected_improvement(0.0, 2.0, 1.0) - want).abs() < 1e-15);
+        // Lower means and larger uncertainty both promise more.
+        assert!(expected_improvement(0.0, 1.0, 1.0) > expected_improvement(0.5, 1.0, 1.0));
+        assert!(expected_improvement(2.0, 2.0, 1.0) > expected_improvement(2.0, 1.0, 1.0));
     }
 
     fn portfolio(combination: Combination) -> Portfolio {

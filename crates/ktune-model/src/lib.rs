@@ -5,6 +5,7 @@
 //! * [`DenseGp`]: exact GP regression by Cholesky factorisation, predicting anywhere.
 //! * [`CandidateGp`]: exact GP over a fixed discrete candidate set, updated
 //!   incrementally in `O(n·m)` per observation, for Bayesian optimisation.
+//! * [`FeasibilityForest`]: a random-forest classifier of hidden constraints.
 //! * [`Surrogate`]: the interface a strategy uses, implemented by [`CandidateGp`] and
 //!   [`ExactGp`] (an exact GP over the observations told, refitted on demand).
 //!
@@ -21,6 +22,7 @@ mod dense;
 mod error;
 mod exact;
 mod fit;
+mod forest;
 mod kernel;
 mod stats;
 mod surrogate;
@@ -30,5 +32,6 @@ pub use dense::DenseGp;
 pub use error::ModelError;
 pub use exact::ExactGp;
 pub use fit::{FitOptions, Fitted, Gamma, Priors, fit_hyperparameters};
+pub use forest::{FeasibilityForest, ForestOptions};
 pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric};
 pub use surrogate::{Point, Surrogate};
