@@ -52,7 +52,7 @@ pub fn score(af: Acquisition, mean: f64, std: f64, best: f64, lambda: f64) -> f6
 /// observation noise, and `best` the best observed value).
 pub fn expected_improvement(mean: f64, std: f64, best: f64) -> f64 {
     let gap = best - mean;
-    if !(std > 0.0) {
+    if std.is_nan() || std <= 0.0 {
         return gap.max(0.0);
     }
     let z = gap / std;
