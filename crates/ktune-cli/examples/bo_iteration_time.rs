@@ -1,6 +1,9 @@
 //! Median strategy time of one Bayesian-optimisation iteration (ask + tell) at about 220
 //! observations, on brute-forced spaces in simulation:
 //! `cargo run --release -p ktune-cli --example bo_iteration_time -- ../shared/data/spaces/dedispersion_*.json.gz`
+//!
+//! Options before the files: `--strategy <spec>` (default `bayes_opt`), `--at <n>` (the
+//! observation count to time around, ±10; default 220), `--seeds <k>` (default 5).
 
 use std::time::Instant;
 
@@ -43,9 +46,25 @@ impl Strategy for Timed {
 }
 
 fn main() {
-    let paths: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut take = |flag: &str, default: &str| -> String {
+        match args.iter().position(|a| a == flag) {
+            Some(i) if i + 1 < args.len() => {
+                let v = args.remove(i + 1);
+                args.remove(i);
+                v
+            }
+            _ => default.to_string(),
+        }
+    };
+    let spec = take("--strategy", "bayes_opt");
+    let at: usize = take("--at", "220").parse().unwrap_or(220);
+    let seeds: u64 = take("--seeds", "5").parse().unwrap_or(5);
+    let paths = args;
     if paths.is_empty() {
-        eprintln!("usage: bo_iteration_time <cache files...>");
+        eprintln!(
+            "usage: bo_iteration_time [--strategy spec] [--at n] [--seeds k] <cache files...>"
+        );
         std::process::exit(2);
     }
     for path in paths {
@@ -57,8 +76,14 @@ fn main() {
             }
         };
         let mut near_220 = Vec::new();
-        for seed in 0..5 {
-            let (_, inner) = ktune_strategies::create_spec("bayes_opt").expect("registered");
+        for seed in 0..seeds {
+            let (_, inner) = match ktune_strategies::create_spec(&spec) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    std::process::exit(2);
+                }
+            };
             let mut timed = Timed {
                 inner,
                 observed: 0,
@@ -67,7 +92,7 @@ fn main() {
             };
             let mut runner = sim.runner();
             let budget = Budget {
-                max_evaluations: Some(240),
+                max_evaluations: Some(at + 20),
                 ..Budget::default()
             };
             Tuner::new(sim.space(), &mut runner, budget)
@@ -77,16 +102,21 @@ fn main() {
                 timed
                     .samples
                     .iter()
-                    .filter(|(n, _)| (210..=230).contains(n))
+                    .filter(|(n, _)| (at.saturating_sub(10)..=at + 10).contains(n))
                     .map(|(_, t)| *t),
             );
         }
         near_220.sort_by(f64::total_cmp);
-        let median = near_220[near_220.len() / 2];
+        let Some(&median) = near_220.get(near_220.len() / 2) else {
+            eprintln!("{}: no iteration timed", sim.name());
+            continue;
+        };
         println!(
-            "{}: {} candidates, median ask+tell at 210-230 observations: {:.2} ms ({} iterations, 5 seeds)",
+            "{}: {} candidates, {spec}: median ask+tell at {}-{} observations: {:.2} ms ({} iterations, {seeds} seeds)",
             sim.name(),
             sim.space().size(),
+            at.saturating_sub(10),
+            at + 10,
             median * 1e3,
             near_220.len()
         );

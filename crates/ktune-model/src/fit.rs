@@ -103,6 +103,8 @@ pub struct FitOptions {
     pub warm_keep: usize,
     /// L-BFGS iterations per start at most.
     pub max_iters: u64,
+    /// The same for a warm start (the optimum moves little between fits).
+    pub warm_max_iters: u64,
     /// The noise variance never goes below this (standardised units).
     pub min_noise: f64,
 }
@@ -113,9 +115,10 @@ impl Default for FitOptions {
             priors: Some(Priors::default()),
             samples: 200,
             keep: 5,
-            warm_samples: 20,
-            warm_keep: 1,
+            warm_samples: 0,
+            warm_keep: 0,
             max_iters: 40,
+            warm_max_iters: 15,
             min_noise: 1e-6,
         }
     }
@@ -133,7 +136,8 @@ type Evaluation = (Vec<f64>, f64, Vec<f64>);
 /// `θ = (ln l_1, …, ln l_P, ln σ², ln(σ_n² - min_noise))`.
 struct Objective {
     kind: KernelKind,
-    /// Per parameter `p`, `D_p(i, j)` row-major `n × n`.
+    /// Per parameter `p`, `D_p(i, j)` for the pairs `i < j`, packed row by row (the
+    /// matrices are symmetric with a zero diagonal).
     contrib: Vec<Vec<f64>>,
     /// The standardised observations.
     y: Vec<f64>,
@@ -162,13 +166,13 @@ impl Objective {
         let prep: Prepared =
             Kernel::with_metric(kind, metric.clone(), Hyperparameters::isotropic(1.0))
                 .prepare(dims);
-        let mut contrib = vec![vec![0.0; n * n]; params];
+        let mut contrib = vec![Vec::with_capacity(n * n.saturating_sub(1) / 2); params];
         let mut buf = vec![0.0; params];
         for i in 0..n {
-            for j in 0..n {
+            for j in i + 1..n {
                 prep.contributions(&x[i], &x[j], &mut buf);
                 for (q, v) in buf.iter().enumerate() {
-                    contrib[q][i * n + j] = *v;
+                    contrib[q].push(*v);
                 }
             }
         }
@@ -227,17 +231,27 @@ impl Objective {
         }
         let (n, p) = (self.n, self.parameters());
         let inv_l2: Vec<f64> = h.lengthscales.iter().map(|l| 1.0 / (l * l)).collect();
-        // r² and the correlation for every pair.
-        let mut r2 = vec![0.0; n * n];
+        // r² and the correlation for every pair i < j.
+        let pairs = n * n.saturating_sub(1) / 2;
+        let mut r2 = vec![0.0; pairs];
         for (c, il2) in self.contrib.iter().zip(&inv_l2) {
             for (r, d) in r2.iter_mut().zip(c) {
                 *r += d * il2;
             }
         }
+        let corr: Vec<f64> = r2.iter().map(|&r| self.kind.correlation(r)).collect();
         let sigma2 = h.output_scale;
-        let k = Mat::from_fn(n, n, |i, j| {
-            sigma2 * self.kind.correlation(r2[i * n + j]) + if i == j { h.noise } else { 0.0 }
-        });
+        let mut k = Mat::<f64>::zeros(n, n);
+        let mut idx = 0;
+        for i in 0..n {
+            k[(i, i)] = sigma2 + h.noise;
+            for j in i + 1..n {
+                let v = sigma2 * corr[idx];
+                k[(i, j)] = v;
+                k[(j, i)] = v;
+                idx += 1;
+            }
+        }
         let llt = k.llt(Side::Lower).ok()?;
         let l = llt.L();
         let mut alpha = Mat::from_fn(n, 1, |i, _| self.y[i]);
@@ -263,21 +277,24 @@ impl Objective {
             return log_post.is_finite().then_some((-log_post, Vec::new()));
         }
         let kinv = llt.inverse();
-        // W = ααᵀ - K⁻¹; ∂lml/∂θ = ½ Σ_ij W_ij ∂K_ij/∂θ.
+        // W = ααᵀ - K⁻¹; ∂lml/∂θ = ½ Σ_ij W_ij ∂K_ij/∂θ, the off-diagonal pairs twice.
         let w = |i: usize, j: usize| alpha[i] * alpha[j] - kinv[(i, j)];
         let mut grad = vec![0.0; p + 2];
-        let mut g_sigma = 0.0;
         let mut g_noise = 0.0;
-        let mut dc = vec![0.0; n * n];
+        let mut g_sigma = 0.0;
         for i in 0..n {
-            for j in 0..n {
-                let wij = w(i, j);
-                let r = r2[i * n + j];
-                g_sigma += wij * sigma2 * self.kind.correlation(r);
-                if i == j {
-                    g_noise += wij;
-                }
-                dc[i * n + j] = wij * sigma2 * self.kind.dcorrelation_dr2(r);
+            let wii = w(i, i);
+            g_noise += wii;
+            g_sigma += wii * sigma2;
+        }
+        let mut dc = vec![0.0; pairs];
+        let mut idx = 0;
+        for i in 0..n {
+            for j in i + 1..n {
+                let wij = 2.0 * w(i, j);
+                g_sigma += wij * sigma2 * corr[idx];
+                dc[idx] = wij * sigma2 * self.kind.dcorrelation_dr2(r2[idx]);
+                idx += 1;
             }
         }
         for q in 0..p {
@@ -390,9 +407,13 @@ pub fn fit_hyperparameters(
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let ln10 = std::f64::consts::LN_10;
     let mut draw = |range: (f64, f64)| rng.random_range(range.0..range.1) * ln10;
-    let (samples, keep) = match previous {
-        None => (options.samples, options.keep),
-        Some(_) => (options.warm_samples, options.warm_keep),
+    let (samples, keep, iterations) = match previous {
+        None => (options.samples, options.keep, options.max_iters),
+        Some(_) => (
+            options.warm_samples,
+            options.warm_keep,
+            options.warm_max_iters,
+        ),
     };
     let mut starts: Vec<(f64, Vec<f64>)> = (0..samples)
         .map(|_| {
@@ -424,7 +445,7 @@ pub fn fit_hyperparameters(
             .ok()
             .and_then(|solver| {
                 Executor::new(Problem(&objective), solver)
-                    .configure(|state| state.param(t0.clone()).max_iters(options.max_iters))
+                    .configure(|state| state.param(t0.clone()).max_iters(iterations))
                     .run()
                     .ok()
             })

@@ -9,7 +9,7 @@ use ktune_core::{Budget, Direction, FailureKind, Metric, Rng, Tuner, TuningRun};
 use ktune_space::Configuration;
 use rand::SeedableRng;
 
-use super::testkit::{Bowl, sparse_space};
+use super::testkit::{Bowl, small_space, sparse_space};
 use super::{Options, REGISTRY, create, create_spec};
 
 fn run_spec(spec: &str, seed: u64, budget: usize) -> TuningRun {
@@ -64,13 +64,35 @@ fn check(spec: &str, aware: bool) {
             "{spec} ignores its seed"
         );
     }
-    // A budget larger than the space: no repeats, and the run ends.
-    let long = configs(&run_spec(spec, 3, space.size() as usize + 50));
+    // A budget larger than the space: no repeats, and the run ends when the space is
+    // exhausted (on a small space, so that model-based strategies need not fit hundreds of
+    // observations here).
+    let small = small_space();
+    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
+    let (_, mut strategy) = create_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let long = Tuner::new(
+        &small,
+        &mut runner,
+        Budget {
+            max_evaluations: Some(small.size() as usize + 50),
+            ..Budget::default()
+        },
+    )
+    .run(strategy.as_mut(), &mut Rng::seed_from_u64(3))
+    .unwrap_or_else(|e| panic!("{spec}: {e}"));
+    let long = configs(&long);
     assert_eq!(
         long.iter().collect::<BTreeSet<_>>().len(),
         long.len(),
         "{spec}"
     );
+    if aware {
+        assert_eq!(
+            long.len() as u64,
+            small.size(),
+            "{spec} did not exhaust the space"
+        );
+    }
 }
 
 #[test]

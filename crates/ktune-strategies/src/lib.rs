@@ -17,9 +17,11 @@
 //! ```
 #![deny(missing_docs)]
 
+mod baco;
 mod bayes_opt;
 mod brute_force;
 mod differential_evolution;
+pub mod encoding;
 mod firefly;
 mod genetic_algorithm;
 mod greedy_ils;
@@ -28,7 +30,9 @@ mod options;
 mod pso;
 mod random;
 mod simulated_annealing;
+pub mod transform;
 
+pub use baco::{Baco, BacoOptions};
 pub use bayes_opt::{
     BayesianOptimization, BoOptions, Exploration, ExplorationScale, Method, Transform,
 };
@@ -66,6 +70,7 @@ pub const REGISTRY: &[Entry] = &[
     firefly::ENTRY,
     genetic_algorithm::ENTRY,
     bayes_opt::ENTRY,
+    baco::ENTRY,
 ];
 
 /// The registry entry called `name` (or one of its aliases).

@@ -50,3 +50,17 @@ pub(crate) fn sparse_space() -> SearchSpace {
     )
     .unwrap()
 }
+
+/// A small constrained space (the Bowl's two parameters, 12 x 12 cut by a constraint, plus a
+/// free one), for runs that exhaust it.
+pub(crate) fn small_space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::integer_range("x", 4, 15, 1).unwrap(),
+            Parameter::integer_range("y", 0, 11, 1).unwrap(),
+            Parameter::integer("z", [1, 2]).unwrap(),
+        ],
+        &["x + y <= 20"],
+    )
+    .unwrap()
+}

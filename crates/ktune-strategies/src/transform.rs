@@ -1,0 +1,101 @@
+//! Observed values as a Bayesian strategy's surrogate fits them: on a logarithmic scale while
+//! every value has the same sign (run times spread over orders of magnitude, and a few very
+//! slow configurations would otherwise dominate the standardised targets), else as observed.
+
+/// The values told so far and the scale the model sees them on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Targets {
+    log: bool,
+    raw: Vec<f64>,
+}
+
+/// What adding a value did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Added {
+    /// The value as the model should fit it.
+    Fit(f64),
+    /// The value broke the log scale (a sign change, or 0): every value is now fitted as
+    /// observed; refit the model on [`Targets::fitted`] (which includes the new value last).
+    Refit,
+}
+
+impl Targets {
+    /// Targets on the log scale when `log`, else as observed.
+    pub fn new(log: bool) -> Targets {
+        Targets {
+            log,
+            raw: Vec::new(),
+        }
+    }
+
+    /// Whether values are on the log scale now.
+    pub fn is_log(&self) -> bool {
+        self.log
+    }
+
+    /// The values as observed, in order.
+    pub fn raw(&self) -> &[f64] {
+        &self.raw
+    }
+
+    /// Adds an observed value.
+    pub fn add(&mut self, value: f64) -> Added {
+        let breaks =
+            self.log && (value == 0.0 || self.raw.first().is_some_and(|&v0| !same_sign(v0, value)));
+        self.raw.push(value);
+        if breaks {
+            self.log = false;
+            Added::Refit
+        } else {
+            Added::Fit(self.to_model(value))
+        }
+    }
+
+    /// Removes the last value added (when the model could not take it).
+    pub fn pop(&mut self) {
+        self.raw.pop();
+    }
+
+    /// Every value as the model should fit it, in order.
+    pub fn fitted(&self) -> Vec<f64> {
+        self.raw.iter().map(|&v| self.to_model(v)).collect()
+    }
+
+    /// A value on the model's scale.
+    pub fn to_model(&self, v: f64) -> f64 {
+        if !self.log {
+            v
+        } else if v > 0.0 {
+            v.ln()
+        } else {
+            -(-v).ln()
+        }
+    }
+}
+
+fn same_sign(a: f64, b: f64) -> bool {
+    a > 0.0 && b > 0.0 || a < 0.0 && b < 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_scale_until_the_signs_mix() {
+        let mut t = Targets::new(true);
+        assert_eq!(t.add(std::f64::consts::E), Added::Fit(1.0));
+        assert_eq!(t.add(1.0), Added::Fit(0.0));
+        assert_eq!(t.add(-2.0), Added::Refit);
+        assert!(!t.is_log());
+        assert_eq!(t.fitted(), vec![std::f64::consts::E, 1.0, -2.0]);
+        // Negative values (a maximised objective) are fine on their own.
+        let mut t = Targets::new(true);
+        assert_eq!(t.add(-std::f64::consts::E), Added::Fit(-1.0));
+        assert_eq!(t.add(0.0), Added::Refit);
+        let mut t = Targets::new(false);
+        assert_eq!(t.add(3.0), Added::Fit(3.0));
+        t.pop();
+        assert!(t.raw().is_empty());
+    }
+}
