@@ -12,6 +12,7 @@ use rustc_hash::FxHashSet;
 
 use super::NAME;
 use super::options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
+use crate::transform::{Added, Targets};
 use crate::{StrategyError, check_range};
 
 /// Bayesian optimisation with a Gaussian process over the discrete space.
@@ -36,12 +37,10 @@ struct State {
     visited: FxHashSet<u64>,
     /// Valid observed values, in order (minimisation form).
     valid: Vec<f64>,
-    /// Fit `ln |y|` (with the sign of `y`); cleared if the signs turn out mixed.
-    log: bool,
+    /// The values the model holds and their scale (log while the signs agree).
+    targets: Targets,
     /// Evaluations since the best last improved (counted after the initial sample).
     since_improvement: usize,
-    /// The values the model holds, untransformed, in the order it took them.
-    fitted_raw: Vec<f64>,
     best: f64,
     /// Proposals of the current round awaiting their results, with the acquisition function
     /// that proposed each (None in the initial sample).
@@ -199,9 +198,8 @@ impl BayesianOptimization {
             candidates,
             visited: FxHashSet::default(),
             valid: Vec::new(),
-            log: self.opts.transform == Transform::Log,
+            targets: Targets::new(self.opts.transform == Transform::Log),
             since_improvement: 0,
-            fitted_raw: Vec::new(),
             best: f64::INFINITY,
             pending: Vec::new(),
             portfolio: Portfolio::new(
@@ -261,14 +259,14 @@ impl State {
             self.since_improvement = 0;
         }
         self.best = self.best.min(value);
-        // The log transform is monotone only while every value has the same sign.
-        if self.log && (value == 0.0 || self.valid.first().is_some_and(|&v0| !same_sign(v0, value)))
-        {
-            self.untransform();
-        }
         self.valid.push(value);
         let raw = value;
-        let value = self.to_model(value);
+        // The log transform is monotone only while every value has the same sign: a value
+        // that breaks it makes every value fitted as observed.
+        let (value, refit) = match self.targets.add(raw) {
+            Added::Fit(t) => (t, false),
+            Added::Refit => (raw, true),
+        };
         let told = match &mut self.candidates {
             Candidates::All(points) => {
                 let d = self.dims.len();
@@ -292,27 +290,17 @@ impl State {
                 ok
             }
         };
-        if told {
-            self.fitted_raw.push(raw);
+        if !told {
+            self.targets.pop();
+        } else if refit {
+            // The same points with finite values: cannot fail where observing did not.
+            let _ = self.model.replace_values(&self.targets.fitted());
         }
-    }
-
-    /// Drops the log transform: refits the model on the values as observed.
-    fn untransform(&mut self) {
-        self.log = false;
-        // The same points with finite values: cannot fail where observing did not.
-        let _ = self.model.replace_values(&self.fitted_raw);
     }
 
     /// An observed value as the model fits it.
     fn to_model(&self, v: f64) -> f64 {
-        if !self.log {
-            v
-        } else if v > 0.0 {
-            v.ln()
-        } else {
-            -(-v).ln()
-        }
+        self.targets.to_model(v)
     }
 
     fn median_valid(&self) -> f64 {
@@ -333,10 +321,6 @@ fn median(values: &[f64]) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
-}
-
-fn same_sign(a: f64, b: f64) -> bool {
-    a > 0.0 && b > 0.0 || a < 0.0 && b < 0.0
 }
 
 /// Population standard deviation of `y` (1 when there is no spread): the unit of λ in EI and
