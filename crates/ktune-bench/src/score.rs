@@ -28,7 +28,14 @@ pub struct RunScore {
     pub mae220: f64,
     /// The 1-based position of the first evaluation as good as the optimum, if any.
     pub found_optimum_at: Option<usize>,
+    /// The score over the first [`EARLY_HORIZONS`] evaluations only (at most `n_max`):
+    /// how a strategy does at small budgets.
+    pub early: [f64; 3],
 }
+
+/// The small budgets the early scores are taken at (BaCO's tiny and small budgets are of
+/// this order).
+pub const EARLY_HORIZONS: [usize; 3] = [20, 60, 120];
 
 /// Scores one run: `values` are the raw objective values of the distinct configurations it
 /// evaluated, in order (`None`, or a non-finite value, for a configuration that failed).
@@ -62,6 +69,7 @@ pub fn score_run(stats: &SpaceStats, values: &[Option<f64>]) -> RunScore {
     let guard = 1e-12 * opt.abs().max(1e-300);
     let mut best = f64::INFINITY;
     let mut p_sum = 0.0;
+    let mut early = [0.0; 3];
     let mut mae_sum = 0.0;
     let mut next_checkpoint = 0;
     let found_optimum_at = (0..values.len())
@@ -77,6 +85,11 @@ pub fn score_run(stats: &SpaceStats, values: &[Option<f64>]) -> RunScore {
         if n <= n_max {
             let b = stats.baseline_min(n);
             p_sum += (b - b_n) / (b - opt).max(guard);
+            for (e, &h) in early.iter_mut().zip(&EARLY_HORIZONS) {
+                if n == h.min(n_max) {
+                    *e = p_sum / n as f64;
+                }
+            }
         }
         if next_checkpoint < MAE_CHECKPOINTS.len() && n == MAE_CHECKPOINTS[next_checkpoint] {
             mae_sum += (b_n - opt).abs() / opt.abs();
@@ -87,6 +100,7 @@ pub fn score_run(stats: &SpaceStats, values: &[Option<f64>]) -> RunScore {
         score: p_sum / n_max as f64,
         mae220: mae_sum / MAE_CHECKPOINTS.len() as f64,
         found_optimum_at,
+        early,
     }
 }
 
@@ -144,6 +158,42 @@ mod tests {
         let run: Vec<Option<f64>> = (1..=st.n_max()).map(|n| Some(st.baseline(n))).collect();
         let s = score_run(&st, &run);
         assert!(s.score.abs() < 1e-12, "{}", s.score);
+    }
+
+    #[test]
+    fn early_scores_average_the_first_evaluations_only() {
+        // A few good configurations among many: random search needs long to get close, so
+        // n_max > 120.
+        let wide: Vec<Option<f64>> = (0..20_000)
+            .map(|i| {
+                Some(if i % 1000 == 0 {
+                    1.0 + i as f64 * 1e-4
+                } else {
+                    100.0 + (i % 997) as f64
+                })
+            })
+            .collect();
+        let st = SpaceStats::new("s", &wide, Direction::Minimize).unwrap();
+        assert!(st.n_max() > 120, "{}", st.n_max());
+        // The baseline scores zero at every horizon; the optimum at once scores one.
+        let base: Vec<Option<f64>> = (1..=st.n_max()).map(|n| Some(st.baseline(n))).collect();
+        assert!(score_run(&st, &base).early.iter().all(|e| e.abs() < 1e-12));
+        assert_eq!(score_run(&st, &[Some(st.optimum())]).early, [1.0; 3]);
+        // Finding the optimum at evaluation 40: nothing gained in the first 20, and the
+        // score at 60 is between.
+        let mut late = vec![Some(st.median()); 39];
+        late.push(Some(st.optimum()));
+        let s = score_run(&st, &late);
+        assert!(s.early[0] < 0.1, "{:?}", s.early);
+        assert!(
+            s.early[0] < s.early[1] && s.early[1] < s.early[2] && s.early[2] <= s.score + 1e-12
+        );
+        // A space whose n_max is below a horizon: that early score is the whole score.
+        let small = SpaceStats::new("t", &space(30), Direction::Minimize).unwrap();
+        let run: Vec<Option<f64>> = space(30).into_iter().rev().collect();
+        let sc = score_run(&small, &run);
+        assert!(small.n_max() <= 60);
+        assert_eq!(sc.early[2], sc.score);
     }
 
     #[test]

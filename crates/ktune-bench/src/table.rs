@@ -19,6 +19,8 @@ pub struct ScoreRow {
     score: f64,
     score_se: f64,
     mae220: f64,
+    /// Mean scores at the early horizons (20, 60, 120 evaluations).
+    early: [f64; 3],
     wall_median: f64,
     evaluations_mean: f64,
     found_optimum: f64,
@@ -57,6 +59,10 @@ impl ScoreRow {
     /// The mean MAE@220 over the runs.
     pub fn mae220(&self) -> f64 {
         self.mae220
+    }
+    /// The mean scores over the first 20, 60 and 120 evaluations.
+    pub fn early_scores(&self) -> [f64; 3] {
+        self.early
     }
     /// The median wall-clock seconds of a run (runs with an unknown time are left out; NaN if
     /// no run has one).
@@ -140,6 +146,8 @@ pub fn score_traces(traces: &[Trace], spaces: &[SpaceStats]) -> Result<ScoreTabl
             let scored: Vec<_> = runs.values().map(|t| score_run(st, &t.values)).collect();
             let scores: Vec<f64> = scored.iter().map(|s| s.score).collect();
             let maes: Vec<f64> = scored.iter().map(|s| s.mae220).collect();
+            let early =
+                [0, 1, 2].map(|k| mean(&scored.iter().map(|s| s.early[k]).collect::<Vec<_>>()));
             let walls: Vec<f64> = runs.values().map(|t| t.wall_seconds).collect();
             let lens: Vec<f64> = runs.values().map(|t| t.values.len() as f64).collect();
             let found: Vec<f64> = scored
@@ -155,6 +163,7 @@ pub fn score_traces(traces: &[Trace], spaces: &[SpaceStats]) -> Result<ScoreTabl
                 score,
                 score_se,
                 mae220: mean(&maes),
+                early,
                 wall_median: median(&walls),
                 evaluations_mean: mean(&lens),
                 found_optimum: mean(&found),
@@ -201,6 +210,8 @@ pub struct SummaryRow {
     pub mean_score: f64,
     /// Unweighted mean over spaces of the mean MAE@220.
     pub mae220: f64,
+    /// Unweighted means over spaces of the scores at 20, 60 and 120 evaluations.
+    pub early: [f64; 3],
     /// Median wall seconds over all its runs on all spaces.
     pub median_wall_seconds: f64,
     /// Median over all its runs of wall seconds per evaluation, in milliseconds (in simulation
@@ -252,6 +263,8 @@ impl ScoreTable {
                     spaces: rows.len(),
                     mean_score: mean(&scores),
                     mae220: mean(&maes),
+                    early: [0, 1, 2]
+                        .map(|k| mean(&rows.iter().map(|r| r.early[k]).collect::<Vec<_>>())),
                     median_wall_seconds: median(&walls),
                     median_ms_per_evaluation: 1e3
                         * median(
@@ -281,11 +294,13 @@ impl ScoreTable {
         let _ = writeln!(
             md,
             "### Summary\n\nPerformance score: 0 = random search, 1 = optimum at once; unweighted \
-             mean over spaces. MAE@220: mean over n = 40, 60, ..., 220 of |best(n) - opt| / |opt| \
-             (lower is better). Wall: median seconds per run, and median milliseconds per evaluation.\n"
+             mean over spaces. @20, @60, @120: the same score over the first 20, 60 and 120 \
+             evaluations (at most n_max). MAE@220: mean over n = 40, 60, ..., 220 of \
+             |best(n) - opt| / |opt| (lower is better). Wall: median seconds per run, and median \
+             milliseconds per evaluation.\n"
         );
-        md.push_str("| tool/strategy | score | MAE@220 | median wall s | wall ms/eval | runs/space | spaces |\n");
-        md.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+        md.push_str("| tool/strategy | score | @20 | @60 | @120 | MAE@220 | median wall s | wall ms/eval | runs/space | spaces |\n");
+        md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for s in self.summary() {
             let runs = if s.min_runs == s.max_runs {
                 s.min_runs.to_string()
@@ -294,10 +309,13 @@ impl ScoreTable {
             };
             let _ = writeln!(
                 md,
-                "| {}/{} | {} | {} | {} | {} | {} | {}/{} |",
+                "| {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
                 s.tool,
                 s.strategy,
                 fmt(s.mean_score, 3),
+                fmt(s.early[0], 3),
+                fmt(s.early[1], 3),
+                fmt(s.early[2], 3),
                 fmt(s.mae220, 3),
                 fmt(s.median_wall_seconds, 2),
                 fmt(s.median_ms_per_evaluation, 3),
