@@ -1,6 +1,7 @@
 //! Exact dense Gaussian process (Cholesky by faer), predicting anywhere.
 
 use faer::{Mat, Side};
+use rayon::prelude::*;
 
 use crate::error::ModelError;
 use crate::kernel::{Kernel, Prepared};
@@ -144,33 +145,46 @@ impl DenseGp {
         self.predict_slices(&x)
     }
 
-    /// [`DenseGp::predict`] for points given as slices.
+    /// [`DenseGp::predict`] for points given as slices (blocks of points in parallel).
     pub fn predict_slices(&self, x: &[&[f64]]) -> Vec<(f64, f64)> {
-        let mut out = vec![(f64::NAN, f64::NAN); x.len()];
         let valid: Vec<usize> = (0..x.len()).filter(|&i| x[i].len() == self.dims).collect();
-        let n = self.x.len();
-        let s2 = self.y_std * self.y_std;
-        for block in valid.chunks(PREDICT_BLOCK) {
-            let mut kt = Mat::from_fn(n, block.len(), |i, j| {
-                self.prep.eval(&self.x[i], x[block[j]])
-            });
-            let means: Vec<f64> = (0..block.len())
-                .map(|j| {
-                    kt.col_as_slice(j)
-                        .iter()
-                        .zip(&self.alpha)
-                        .map(|(k, a)| k * a)
-                        .sum()
-                })
-                .collect();
-            self.l.solve_lower_triangular_in_place(kt.as_mut());
-            for (j, &t) in block.iter().enumerate() {
-                let vv: f64 = kt.col_as_slice(j).iter().map(|v| v * v).sum();
-                let var = (self.prep.eval(x[t], x[t]) - vv).max(0.0);
-                out[t] = (self.y_mean + self.y_std * means[j], s2 * var);
-            }
+        let blocks: Vec<Vec<(usize, (f64, f64))>> = valid
+            .par_chunks(PREDICT_BLOCK)
+            .map(|block| self.predict_block(x, block))
+            .collect();
+        let mut out = vec![(f64::NAN, f64::NAN); x.len()];
+        for (t, p) in blocks.into_iter().flatten() {
+            out[t] = p;
         }
         out
+    }
+
+    /// Predictions for the points `x[t]`, `t` in `block`.
+    fn predict_block(&self, x: &[&[f64]], block: &[usize]) -> Vec<(usize, (f64, f64))> {
+        let n = self.x.len();
+        let s2 = self.y_std * self.y_std;
+        let mut kt = Mat::from_fn(n, block.len(), |i, j| {
+            self.prep.eval(&self.x[i], x[block[j]])
+        });
+        let means: Vec<f64> = (0..block.len())
+            .map(|j| {
+                kt.col_as_slice(j)
+                    .iter()
+                    .zip(&self.alpha)
+                    .map(|(k, a)| k * a)
+                    .sum()
+            })
+            .collect();
+        self.l.solve_lower_triangular_in_place(kt.as_mut());
+        block
+            .iter()
+            .enumerate()
+            .map(|(j, &t)| {
+                let vv: f64 = kt.col_as_slice(j).iter().map(|v| v * v).sum();
+                let var = (self.prep.eval(x[t], x[t]) - vv).max(0.0);
+                (t, (self.y_mean + self.y_std * means[j], s2 * var))
+            })
+            .collect()
     }
 
     /// Log marginal likelihood of the normalised targets (as scikit-learn reports it):

@@ -316,6 +316,14 @@ impl Kernel {
             .collect();
         let layout = match &self.metric {
             Metric::PerCoordinate(Distance::Euclidean) => Layout::Euclidean,
+            // One Euclidean coordinate per parameter is the same tight loop.
+            Metric::Parameters(blocks)
+                if blocks
+                    .iter()
+                    .all(|b| b.len == 1 && b.distance == Distance::Euclidean) =>
+            {
+                Layout::Euclidean
+            }
             Metric::PerCoordinate(d) => Layout::Blocks((0..dims).map(|i| (i, i + 1, *d)).collect()),
             Metric::Parameters(blocks) => {
                 let mut start = 0;

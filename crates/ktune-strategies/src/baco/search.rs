@@ -5,6 +5,7 @@
 
 use ktune_core::Rng;
 use ktune_space::{Configuration, ParamKind, SearchSpace, Value};
+use rand::seq::SliceRandom;
 use rustc_hash::FxHashMap;
 
 use crate::encoding::permutation_rank;
@@ -39,6 +40,9 @@ pub fn neighbours(space: &SearchSpace, config: &[u32]) -> Vec<Configuration> {
     }
     out
 }
+
+/// Neighbours scored together during a climb (one batched model prediction).
+const CLIMB_CHUNK: usize = 16;
 
 /// How the local search is run.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,23 +120,32 @@ pub fn maximise(
         let mut current = start;
         // A start that is not allowed (an observed configuration) is left at once.
         let mut value = known.get(&rank).copied().unwrap_or(f64::NEG_INFINITY);
-        loop {
-            let around = neighbours(space, &current);
-            score_new(around.clone(), &mut known);
-            let best = around
-                .into_iter()
-                .filter_map(|c| {
-                    let r = space.rank(&c)?;
-                    known.get(&r).map(|&v| (v, r, c))
-                })
-                .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
-            match best {
-                Some((v, _, c)) if v > value => {
+        // First improvement over the neighbours in random order, scored a chunk at a time:
+        // a climb ends, as best improvement's does, at a configuration no neighbour of which
+        // scores higher, and it scores far fewer neighbours on the way when there are many
+        // parameters (each move needs a chunk that contains a better one, not the whole
+        // neighbourhood).
+        'climb: loop {
+            let mut around = neighbours(space, &current);
+            around.shuffle(rng);
+            for chunk in around.chunks(CLIMB_CHUNK) {
+                score_new(chunk.to_vec(), &mut known);
+                let best = chunk
+                    .iter()
+                    .filter_map(|c| {
+                        let r = space.rank(c)?;
+                        known.get(&r).map(|&v| (v, r, c))
+                    })
+                    .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+                if let Some((v, _, c)) = best
+                    && v > value
+                {
                     value = v;
-                    current = c;
+                    current = c.clone();
+                    continue 'climb;
                 }
-                _ => break,
             }
+            break;
         }
     }
     let mut all: Vec<(u64, f64)> = known
