@@ -21,6 +21,8 @@ pub struct ScoreRow {
     mae220: f64,
     /// Mean scores at the early horizons (20, 60, 120 evaluations).
     early: [f64; 3],
+    /// The mean share of a run's evaluations that failed.
+    failed: f64,
     wall_median: f64,
     evaluations_mean: f64,
     found_optimum: f64,
@@ -63,6 +65,11 @@ impl ScoreRow {
     /// The mean scores over the first 20, 60 and 120 evaluations.
     pub fn early_scores(&self) -> [f64; 3] {
         self.early
+    }
+    /// The mean share of a run's evaluations that failed (a model of hidden constraints
+    /// should keep it near the space's own share, or below).
+    pub fn failed_share(&self) -> f64 {
+        self.failed
     }
     /// The median wall-clock seconds of a run (runs with an unknown time are left out; NaN if
     /// no run has one).
@@ -148,6 +155,18 @@ pub fn score_traces(traces: &[Trace], spaces: &[SpaceStats]) -> Result<ScoreTabl
             let maes: Vec<f64> = scored.iter().map(|s| s.mae220).collect();
             let early =
                 [0, 1, 2].map(|k| mean(&scored.iter().map(|s| s.early[k]).collect::<Vec<_>>()));
+            let failed: Vec<f64> = runs
+                .values()
+                .filter(|t| !t.values.is_empty())
+                .map(|t| {
+                    let bad = t
+                        .values
+                        .iter()
+                        .filter(|v| !v.is_some_and(f64::is_finite))
+                        .count();
+                    bad as f64 / t.values.len() as f64
+                })
+                .collect();
             let walls: Vec<f64> = runs.values().map(|t| t.wall_seconds).collect();
             let lens: Vec<f64> = runs.values().map(|t| t.values.len() as f64).collect();
             let found: Vec<f64> = scored
@@ -164,6 +183,7 @@ pub fn score_traces(traces: &[Trace], spaces: &[SpaceStats]) -> Result<ScoreTabl
                 score_se,
                 mae220: mean(&maes),
                 early,
+                failed: mean(&failed),
                 wall_median: median(&walls),
                 evaluations_mean: mean(&lens),
                 found_optimum: mean(&found),
@@ -212,6 +232,8 @@ pub struct SummaryRow {
     pub mae220: f64,
     /// Unweighted means over spaces of the scores at 20, 60 and 120 evaluations.
     pub early: [f64; 3],
+    /// Unweighted mean over spaces of the share of evaluations that failed.
+    pub failed: f64,
     /// Median wall seconds over all its runs on all spaces.
     pub median_wall_seconds: f64,
     /// Median over all its runs of wall seconds per evaluation, in milliseconds (in simulation
@@ -265,6 +287,7 @@ impl ScoreTable {
                     mae220: mean(&maes),
                     early: [0, 1, 2]
                         .map(|k| mean(&rows.iter().map(|r| r.early[k]).collect::<Vec<_>>())),
+                    failed: mean(&rows.iter().map(|r| r.failed).collect::<Vec<_>>()),
                     median_wall_seconds: median(&walls),
                     median_ms_per_evaluation: 1e3
                         * median(
@@ -296,11 +319,11 @@ impl ScoreTable {
             "### Summary\n\nPerformance score: 0 = random search, 1 = optimum at once; unweighted \
              mean over spaces. @20, @60, @120: the same score over the first 20, 60 and 120 \
              evaluations (at most n_max). MAE@220: mean over n = 40, 60, ..., 220 of \
-             |best(n) - opt| / |opt| (lower is better). Wall: median seconds per run, and median \
-             milliseconds per evaluation.\n"
+             |best(n) - opt| / |opt| (lower is better). Failed: the share of evaluations that \
+             failed. Wall: median seconds per run, and median milliseconds per evaluation.\n"
         );
-        md.push_str("| tool/strategy | score | @20 | @60 | @120 | MAE@220 | median wall s | wall ms/eval | runs/space | spaces |\n");
-        md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.push_str("| tool/strategy | score | @20 | @60 | @120 | MAE@220 | failed | median wall s | wall ms/eval | runs/space | spaces |\n");
+        md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for s in self.summary() {
             let runs = if s.min_runs == s.max_runs {
                 s.min_runs.to_string()
@@ -309,7 +332,7 @@ impl ScoreTable {
             };
             let _ = writeln!(
                 md,
-                "| {}/{} | {} | {} | {} | {} | {} | {} | {} | {} | {}/{} |",
+                "| {}/{} | {} | {} | {} | {} | {} | {:.1}% | {} | {} | {} | {}/{} |",
                 s.tool,
                 s.strategy,
                 fmt(s.mean_score, 3),
@@ -317,6 +340,7 @@ impl ScoreTable {
                 fmt(s.early[1], 3),
                 fmt(s.early[2], 3),
                 fmt(s.mae220, 3),
+                100.0 * s.failed,
                 fmt(s.median_wall_seconds, 2),
                 fmt(s.median_ms_per_evaluation, 3),
                 runs,
@@ -503,8 +527,25 @@ mod tests {
         assert_eq!(summary[0].strategy, "lucky");
         assert_eq!((summary[0].min_runs, summary[0].max_runs), (1, 2));
         assert_eq!(summary[0].median_wall_seconds, 2.0);
+        // Failed evaluations: none on a, the only one on b.
+        assert_eq!(table.row("k", "lucky", "a").unwrap().failed_share(), 0.0);
+        assert_eq!(table.row("k", "lucky", "b").unwrap().failed_share(), 1.0);
+        assert_eq!(summary[0].failed, 0.5);
+        let mixed = score_traces(
+            &[trace(
+                "k",
+                "half",
+                "a",
+                1,
+                vec![Some(5.0), None, Some(f64::NAN), Some(2.0)],
+            )],
+            &spaces,
+        )
+        .unwrap();
+        assert_eq!(mixed.rows()[0].failed_share(), 0.5);
 
         let md = table.to_markdown();
+        assert!(md.contains("| 50.0% |"), "{md}");
         assert!(md.contains("| k/lucky | 1.000 ± 0.000 |"), "{md}");
         assert!(md.contains("| tool/strategy | a | b |"), "{md}");
         assert!(md.contains("| k/fail |  |"), "{md}");
