@@ -151,7 +151,7 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
 }
 
 fn preview(p: &ktune_space::Parameter) -> String {
-    let vals: Vec<String> = p.values().iter().map(ToString::to_string).collect();
+    let vals: Vec<String> = p.values().iter().map(|v| p.display(v)).collect();
     if vals.len() <= 8 {
         vals.join(", ")
     } else {

@@ -5,7 +5,8 @@
 //! for literal braces), executed directly as argument vectors (a string template is split
 //! like a shell would split it, but no shell runs unless `shell = true`). Parameters can also
 //! be passed as `-DNAME=value` defines to the compiler and as `KTUNE_NAME=value` environment
-//! variables. Compiles run in parallel (`jobs`); runs are strictly sequential so that their
+//! variables. A permutation reaches programs as its item names in order, joined by commas
+//! (`i,k,j`). Compiles run in parallel (`jobs`); runs are strictly sequential so that their
 //! timings do not disturb each other. Every step has a timeout that kills its whole process
 //! group. A compile error, a crash, a non-zero exit, a timeout or output the objective cannot be
 //! parsed from is a failed configuration with its reason and the tail of stderr; tuning goes
@@ -17,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ktune_core::{CoreError, Direction, FailureKind, Metric, Outcome, Runner, Timings};
-use ktune_space::{Configuration, SearchSpace, Value};
+use ktune_space::{Configuration, SearchSpace};
 use serde::Deserialize;
 
 /// A command as written in the spec: an argument vector, or one string (split into words,
@@ -434,14 +435,14 @@ impl CommandRunner {
             .collect()
     }
 
-    fn expand(&self, words: &[Word], values: &[&Value], build_dir: &Path, id: u64) -> Vec<String> {
+    fn expand(&self, words: &[Word], values: &[String], build_dir: &Path, id: u64) -> Vec<String> {
         words
             .iter()
             .map(|w| {
                 w.iter()
                     .map(|p| match p {
                         Piece::Text(t) => t.clone(),
-                        Piece::Param(i) => values[*i].to_string(),
+                        Piece::Param(i) => values[*i].clone(),
                         Piece::BuildDir => build_dir.display().to_string(),
                         Piece::ConfigId => id.to_string(),
                     })
@@ -450,21 +451,21 @@ impl CommandRunner {
             .collect()
     }
 
-    fn command(&self, argv: &[String], values: &[&Value]) -> Command {
+    fn command(&self, argv: &[String], values: &[String]) -> Command {
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .current_dir(&self.workdir)
             .stdin(Stdio::null());
         if self.env {
             for (n, v) in self.names.iter().zip(values) {
-                cmd.env(format!("KTUNE_{n}"), v.to_string());
+                cmd.env(format!("KTUNE_{n}"), v);
             }
         }
         cmd
     }
 
     /// Compiles one configuration into its build directory; `Err` is the failure outcome.
-    fn compile_one(&self, values: &[&Value], build_dir: &Path, id: u64) -> Result<f64, Outcome> {
+    fn compile_one(&self, values: &[String], build_dir: &Path, id: u64) -> Result<f64, Outcome> {
         let started = Instant::now();
         let fail = |kind, reason: String, t: f64| {
             Outcome::failed(
@@ -540,7 +541,7 @@ impl CommandRunner {
     }
 
     /// Runs one compiled configuration: warm-up, then measured repetitions.
-    fn run_one(&self, values: &[&Value], build_dir: &Path, id: u64, compile: f64) -> Outcome {
+    fn run_one(&self, values: &[String], build_dir: &Path, id: u64, compile: f64) -> Outcome {
         let argv = self.expand(&self.run, values, build_dir, id);
         let started = Instant::now();
         let mut measured = Vec::with_capacity(self.repeat);
@@ -656,11 +657,18 @@ impl Runner for CommandRunner {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
-        let jobs: Vec<(u64, Vec<&Value>, PathBuf)> = configs
+        // Values as programs receive them (a permutation as its item names, `i,k,j`).
+        let jobs: Vec<(u64, Vec<String>, PathBuf)> = configs
             .iter()
             .map(|c| {
                 let id = space.rank(c).unwrap_or(u64::MAX);
-                (id, space.values(c), self.build_root.join(id.to_string()))
+                let texts = space
+                    .params()
+                    .iter()
+                    .zip(space.values(c))
+                    .map(|(p, v)| p.text(v))
+                    .collect();
+                (id, texts, self.build_root.join(id.to_string()))
             })
             .collect();
         // Compile in parallel, `jobs` at a time; runs stay sequential below.

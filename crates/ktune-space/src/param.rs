@@ -413,6 +413,36 @@ impl Parameter {
         self.default
     }
 
+    /// `value` as a person reads it: a permutation as its item names in order
+    /// (`[i, k, j]`), anything else as [`Value`]'s `Display` writes it.
+    pub fn display(&self, value: &Value) -> String {
+        match (&self.kind, value) {
+            (ParamKind::Permutation { items }, Value::Perm(order)) => {
+                format!("[{}]", self.item_names(items, order).join(", "))
+            }
+            _ => value.to_string(),
+        }
+    }
+
+    /// `value` as programs receive it (command templates, defines, environment
+    /// variables): a permutation as its item names in order joined by commas (`i,k,j`),
+    /// anything else as [`Value`]'s `Display` writes it.
+    pub fn text(&self, value: &Value) -> String {
+        match (&self.kind, value) {
+            (ParamKind::Permutation { items }, Value::Perm(order)) => {
+                self.item_names(items, order).join(",")
+            }
+            _ => value.to_string(),
+        }
+    }
+
+    fn item_names<'a>(&self, items: &'a [String], order: &[u32]) -> Vec<&'a str> {
+        order
+            .iter()
+            .map(|&i| items.get(i as usize).map_or("?", String::as_str))
+            .collect()
+    }
+
     /// The index of `value` in the domain. Integers and reals match each other when equal
     /// (a cache file may write `2.0` for an integer `2`).
     pub fn index_of(&self, value: &Value) -> Option<usize> {
@@ -456,8 +486,8 @@ impl Parameter {
                 Value::Real(r) => Scalar::Real(*r),
                 Value::Bool(b) => Scalar::Bool(*b),
                 Value::Str(s) => Scalar::Str(interner.intern(s)),
-                // Permutations are rejected by the type checker; the placeholder is never read.
-                Value::Perm(_) => Scalar::Int(0),
+                // Read only through `p.index(...)` and `p[k]`, which unpack it.
+                Value::Perm(p) => crate::expr::Symbol::pack_permutation(p),
             })
             .collect()
     }

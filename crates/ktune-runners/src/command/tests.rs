@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use ktune_space::{Parameter, SearchSpace};
+use ktune_space::{Parameter, SearchSpace, Value};
 
 use super::*;
 
@@ -280,4 +280,27 @@ fn pathdiff(path: &Path, base: &Path) -> std::path::PathBuf {
         out.push(c);
     }
     out
+}
+
+#[test]
+fn permutations_reach_programs_as_item_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let space = SearchSpace::new(
+        vec![Parameter::permutation("order", ["i", "j", "k"]).unwrap()],
+        &[] as &[&str],
+    )
+    .unwrap();
+    // The order as an argument and as KTUNE_order, compared by the shell.
+    let spec: CommandSpec = toml::from_str(
+        "run = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = k,j,i ] && [ \\\"$KTUNE_order\\\" = k,j,i ]; then echo 'time: 1 ms'; else echo 'time: 5 ms'; fi\", \"{order}\"]\n\
+         env = true\nobjective = { regex = 'time: (?P<value>[0-9.]+) ms' }",
+    )
+    .unwrap();
+    let mut runner = CommandRunner::new(&spec, &space, dir.path()).unwrap();
+    let order = |o: [u32; 3]| space.configuration_of(&[Value::Perm(o.to_vec())]).unwrap();
+    let out = runner
+        .evaluate(&space, &[order([2, 1, 0]), order([0, 1, 2])])
+        .unwrap();
+    assert_eq!(out[0].objective(), Some(1.0), "{:?}", out[0]);
+    assert_eq!(out[1].objective(), Some(5.0), "{:?}", out[1]);
 }

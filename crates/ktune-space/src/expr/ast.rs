@@ -81,6 +81,11 @@ pub(crate) enum ExprKind {
     Tuple(Vec<Expr>),
     /// `[elt clauses...]`.
     ListComp(Box<Expr>, Vec<Clause>),
+    /// `target[index]` (a permutation's item at a position).
+    Subscript(Box<Expr>, Box<Expr>),
+    /// `target.method(args)` with the span of the method's name (a permutation's
+    /// `.index(item)`).
+    Method(Box<Expr>, String, Span, Vec<Expr>),
 }
 
 /// A clause of a list comprehension.
@@ -119,6 +124,10 @@ impl Expr {
             ExprKind::IfElse(x, c, y) => ExprKind::IfElse(b(x), b(c), b(y)),
             ExprKind::Call(n, _, args) => {
                 ExprKind::Call(n.clone(), 0..0, args.iter().map(s).collect())
+            }
+            ExprKind::Subscript(t, i) => ExprKind::Subscript(b(t), b(i)),
+            ExprKind::Method(t, m, _, args) => {
+                ExprKind::Method(b(t), m.clone(), 0..0, args.iter().map(s).collect())
             }
             ExprKind::List(v) => ExprKind::List(v.iter().map(s).collect()),
             ExprKind::Tuple(v) => ExprKind::Tuple(v.iter().map(s).collect()),
@@ -162,6 +171,14 @@ impl ExprKind {
             }
             ExprKind::Call(_, _, v) | ExprKind::List(v) | ExprKind::Tuple(v) => {
                 v.iter().for_each(f)
+            }
+            ExprKind::Subscript(t, i) => {
+                f(t);
+                f(i)
+            }
+            ExprKind::Method(t, _, _, args) => {
+                f(t);
+                args.iter().for_each(f)
             }
             ExprKind::ListComp(e, clauses) => {
                 f(e);
@@ -332,6 +349,18 @@ fn write_expr(f: &mut fmt::Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
             f.write_str("[")?;
             write_list(f, items)?;
             f.write_str("]")?;
+        }
+        ExprKind::Subscript(target, index) => {
+            write_expr(f, target, 9)?;
+            f.write_str("[")?;
+            write_expr(f, index, 0)?;
+            f.write_str("]")?;
+        }
+        ExprKind::Method(target, method, _, args) => {
+            write_expr(f, target, 9)?;
+            write!(f, ".{method}(")?;
+            write_list(f, args)?;
+            f.write_str(")")?;
         }
         ExprKind::Tuple(items) => {
             f.write_str("(")?;

@@ -502,7 +502,133 @@ impl<'a> Compiler<'a> {
                 span.clone(),
                 "list comprehensions are not supported in constraints",
             )),
+            ExprKind::Subscript(target, index) => self.subscript(target, index),
+            ExprKind::Method(target, method, method_span, args) => {
+                self.method(target, method, method_span, args, span)
+            }
         }
+    }
+
+    /// The permutation parameter that `target` names: its index and items. A permutation's
+    /// run-time value packs the item at each position `k` into bits `4k..4k + 4` (at most
+    /// ten items).
+    fn permutation(
+        &mut self,
+        target: &Expr,
+        what: &str,
+    ) -> Result<(usize, Vec<String>), ExprError> {
+        let not_one = || {
+            unsupported(
+                target.span.clone(),
+                format!("{what} is only supported on permutation parameters"),
+            )
+            .with_help("e.g. `order[0] == 'i'` or `order.index('i') < order.index('k')`")
+        };
+        let ExprKind::Name(name) = &target.kind else {
+            return Err(not_one());
+        };
+        let Some(i) = self.symbols.iter().position(|s| &s.name == name) else {
+            // Reports the unknown name with its suggestion.
+            self.name(name, &target.span)?;
+            return Err(not_one());
+        };
+        if self.symbols[i].ty != ExprType::Permutation {
+            return Err(not_one());
+        }
+        self.used.push(i);
+        Ok((i, self.symbols[i].items.clone()))
+    }
+
+    /// `order[k]`: the item at position `k` (a literal; negative counts from the end).
+    #[inline(never)]
+    fn subscript(&mut self, target: &Expr, index: &Expr) -> Result<Compiled, ExprError> {
+        let (p, items) = self.permutation(target, "indexing")?;
+        let literal = match &index.kind {
+            ExprKind::Int(k) => Some(*k),
+            ExprKind::Unary(UnaryOp::Neg, a) => match a.kind {
+                ExprKind::Int(k) => Some(-k),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(k) = literal else {
+            return Err(unsupported(
+                index.span.clone(),
+                "a position in a permutation must be an integer literal",
+            ));
+        };
+        let n = items.len() as i64;
+        let position = if k < 0 { k + n } else { k };
+        if !(0..n).contains(&position) {
+            return Err(type_err(
+                index.span.clone(),
+                format!(
+                    "position {k} is out of range: the permutation has {n} items (positions 0 to {})",
+                    n - 1
+                ),
+            ));
+        }
+        let ids: Vec<u32> = items.iter().map(|it| self.interner.intern(it)).collect();
+        let shift = 4 * position as u32;
+        Ok(Compiled::Str(Src::Dyn(Arc::new(move |v| {
+            let packed = i64::read(v, p)?;
+            ids.get(((packed >> shift) & 0xF) as usize)
+                .copied()
+                .ok_or(EvalError::TypeMismatch)
+        }))))
+    }
+
+    /// `order.index('item')`: the position of an item (0 for the first).
+    #[inline(never)]
+    fn method(
+        &mut self,
+        target: &Expr,
+        method: &str,
+        method_span: &Span,
+        args: &[Expr],
+        span: &Span,
+    ) -> Result<Compiled, ExprError> {
+        if method != "index" {
+            return Err(unsupported(
+                method_span.clone(),
+                format!("method `{method}` is not supported"),
+            )
+            .with_help("the only method is a permutation's `.index('item')`"));
+        }
+        let (p, items) = self.permutation(target, "`.index(...)`")?;
+        let [arg] = args else {
+            return Err(type_err(
+                span.clone(),
+                format!("`index` takes exactly one argument ({} given)", args.len()),
+            ));
+        };
+        let ExprKind::Str(item) = &arg.kind else {
+            return Err(unsupported(
+                arg.span.clone(),
+                "`index` needs a string literal naming an item",
+            ));
+        };
+        let Some(wanted) = items.iter().position(|it| it == item) else {
+            let mut e = type_err(
+                arg.span.clone(),
+                format!(
+                    "`{item}` is not an item of this permutation; its items are {}",
+                    items.join(", ")
+                ),
+            );
+            if let Some(s) = suggest(item, items.iter().map(String::as_str)) {
+                e = e.with_help(format!("did you mean `{s}`?"));
+            }
+            return Err(e);
+        };
+        let n = items.len();
+        Ok(Compiled::Int(Src::Dyn(Arc::new(move |v| {
+            let packed = i64::read(v, p)?;
+            (0..n)
+                .find(|&k| ((packed >> (4 * k)) & 0xF) as usize == wanted)
+                .map(|k| k as i64)
+                .ok_or(EvalError::TypeMismatch)
+        }))))
     }
 
     #[inline(never)]
@@ -614,7 +740,6 @@ impl<'a> Compiler<'a> {
             let candidates = self
                 .symbols
                 .iter()
-                .filter(|s| s.ty != ExprType::Permutation)
                 .map(|s| s.name.as_str())
                 .chain(["True", "False"]);
             if let Some(s) = suggest(n, candidates) {
@@ -632,9 +757,13 @@ impl<'a> Compiler<'a> {
                 return Err(type_err(
                     span.clone(),
                     format!(
-                        "permutation parameters cannot appear in constraints (`{n}` is a permutation parameter)"
+                        "`{n}` is a permutation: use an item's position or the item at a position"
                     ),
-                ));
+                )
+                .with_help(format!(
+                    "e.g. `{n}.index('{item}') < 2` or `{n}[0] == '{item}'`",
+                    item = self.symbols[i].items.first().map_or("item", String::as_str)
+                )));
             }
         })
     }

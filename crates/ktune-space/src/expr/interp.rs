@@ -244,6 +244,10 @@ impl Interp {
             ExprKind::IfElse(body, cond, orelse) => self.if_else(body, cond, orelse),
             ExprKind::Call(name, name_span, args) => self.call_expr(name, name_span, args, span),
             ExprKind::List(items) | ExprKind::Tuple(items) => self.list(items),
+            ExprKind::Subscript(target, index) => self.subscript(target, index, span),
+            ExprKind::Method(target, method, method_span, args) => {
+                self.method(target, method, method_span, args, span)
+            }
             ExprKind::ListComp(elt, clauses) => {
                 let mut out = Vec::new();
                 self.comprehension(elt, clauses, &mut out, span)?;
@@ -358,6 +362,75 @@ impl Interp {
             vals.push(self.eval(a)?);
         }
         self.call(name, name_span, vals, span)
+    }
+
+    /// `target[index]` on a list or range, Python's negative indices included.
+    #[inline(never)]
+    fn subscript(&mut self, target: &Expr, index: &Expr, span: &Span) -> Result<Value, IErr> {
+        let t = self.eval(target)?;
+        let i = match self.eval(index)? {
+            Value::Int(i) => i,
+            Value::Bool(b) => i64::from(b),
+            other => {
+                return Err(type_err(
+                    &index.span,
+                    format!("indices must be integers, not `{}`", other.type_name()),
+                ));
+            }
+        };
+        let items: Vec<Value> = match t {
+            Value::List(items) => items,
+            r @ Value::Range(..) => self.to_list(r, span)?,
+            other => {
+                return Err(type_err(
+                    &target.span,
+                    format!("`{}` cannot be indexed", other.type_name()),
+                ));
+            }
+        };
+        let n = items.len() as i64;
+        let k = if i < 0 { i + n } else { i };
+        if !(0..n).contains(&k) {
+            return Err(eval_err(span, format!("index {i} is out of range")));
+        }
+        Ok(items[k as usize].clone())
+    }
+
+    /// `target.index(x)`: the position of the first element equal to `x`.
+    #[inline(never)]
+    fn method(
+        &mut self,
+        target: &Expr,
+        method: &str,
+        method_span: &Span,
+        args: &[Expr],
+        span: &Span,
+    ) -> Result<Value, IErr> {
+        if method != "index" {
+            return Err(err(
+                ExprErrorKind::Unsupported,
+                method_span,
+                format!("method `{method}` is not supported"),
+            ));
+        }
+        let [arg] = args else {
+            return Err(type_err(span, "`index` takes exactly one argument"));
+        };
+        let items = match self.eval(target)? {
+            Value::List(items) => items,
+            other => {
+                return Err(type_err(
+                    &target.span,
+                    format!("`{}` has no method `index`", other.type_name()),
+                ));
+            }
+        };
+        let x = self.eval(arg)?;
+        items
+            .iter()
+            .position(|v| *v == x)
+            .map(|p| Value::Int(p as i64))
+            .ok_or_else(|| eval_err(span, "the value is not in the list"))
     }
 
     #[inline(never)]

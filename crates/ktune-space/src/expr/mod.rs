@@ -80,7 +80,9 @@ pub enum ExprType {
     Bool,
     /// Categorical string parameter; its values are [`Scalar::Str`] ids from the same [`Interner`].
     Str,
-    /// Permutation parameter: may not appear in constraints.
+    /// Permutation parameter: constraints use `p.index('item')` (an item's position) and
+    /// `p[k]` (the item at a position); its values are [`Scalar::Int`]s packing the item at
+    /// each position `k` into bits `4k..4k + 4`.
     Permutation,
 }
 
@@ -91,6 +93,8 @@ pub struct Symbol {
     pub name: String,
     /// Its type.
     pub ty: ExprType,
+    /// A permutation's items, in their declared order (empty otherwise).
+    pub items: Vec<String>,
 }
 
 impl Symbol {
@@ -99,7 +103,28 @@ impl Symbol {
         Symbol {
             name: name.into(),
             ty,
+            items: Vec::new(),
         }
+    }
+
+    /// A permutation parameter of `items`.
+    pub fn permutation(name: impl Into<String>, items: Vec<String>) -> Self {
+        Symbol {
+            name: name.into(),
+            ty: ExprType::Permutation,
+            items,
+        }
+    }
+
+    /// The run-time value of an ordering (`order[k]` is the item at position `k`), as
+    /// constraints read it.
+    pub fn pack_permutation(order: &[u32]) -> Scalar {
+        Scalar::Int(
+            order
+                .iter()
+                .enumerate()
+                .fold(0i64, |acc, (k, &item)| acc | (i64::from(item) << (4 * k))),
+        )
     }
 }
 

@@ -333,7 +333,7 @@ impl Parser<'_> {
         )
     }
 
-    /// An atom followed by an optional call.
+    /// An atom followed by calls, subscripts and method calls.
     fn primary(&mut self) -> Result<Expr, ExprError> {
         let atom = self.atom()?;
         let mut e = atom;
@@ -355,12 +355,35 @@ impl Parser<'_> {
                     )?;
                 }
                 Tok::LBracket => {
-                    let t = self.tok().clone();
-                    return Err(unsupported(t.span, "indexing is not supported"));
+                    let open = self.bump();
+                    let index = self.expr()?;
+                    let close = self.expect_close(Tok::RBracket, &open.span)?;
+                    let span = e.span.start..close.span.end;
+                    e = self.mk(ExprKind::Subscript(Box::new(e), Box::new(index)), span)?;
                 }
                 Tok::Dot => {
+                    let dot = self.bump();
                     let t = self.tok().clone();
-                    return Err(self.unexpected(&t));
+                    let Tok::Name(method) = &t.tok else {
+                        return Err(parse_err(t.span, "expected a method name after `.`"));
+                    };
+                    let method = method.clone();
+                    self.bump();
+                    if self.peek() != &Tok::LParen {
+                        return Err(unsupported(
+                            dot.span.start..t.span.end,
+                            "attribute access is not supported",
+                        )
+                        .with_help("the only method is a permutation's `.index('item')`"));
+                    }
+                    let open = self.bump();
+                    let args = self.call_args(&open.span)?;
+                    let close = self.bump();
+                    let span = e.span.start..close.span.end;
+                    e = self.mk(
+                        ExprKind::Method(Box::new(e), method, t.span.clone(), args),
+                        span,
+                    )?;
                 }
                 _ => return Ok(e),
             }
@@ -559,11 +582,33 @@ mod tests {
                 }
                 s + "]"
             }
+            ExprKind::Subscript(t, i) => format!("(at {} {})", sexp(t), sexp(i)),
+            ExprKind::Method(t, m, _, args) => format!(
+                "(.{m} {} {})",
+                sexp(t),
+                args.iter().map(sexp).collect::<Vec<_>>().join(" ")
+            ),
         }
     }
 
     fn p(s: &str) -> String {
         sexp(&parse(s).unwrap_or_else(|e| panic!("{s}: {}", e.render(s))))
+    }
+
+    #[test]
+    fn subscripts_and_methods_bind_tightest() {
+        assert_eq!(p("order[0] == 'i'"), "(cmp (at order 0) == \"i\")");
+        assert_eq!(
+            p("-order.index('i') ** 2"),
+            "(Neg (** (.index order \"i\") 2))"
+        );
+        assert_eq!(p("a.index('x')[1]"), "(at (.index a \"x\") 1)");
+        let e = parse("order.index").unwrap_err();
+        assert!(e.message.contains("attribute access"), "{e:?}");
+        let e = parse("order.(1)").unwrap_err();
+        assert!(e.message.contains("method name"), "{e:?}");
+        let e = parse("order[0").unwrap_err();
+        assert!(e.message.contains("expected `]`"), "{e:?}");
     }
 
     #[test]
@@ -628,7 +673,6 @@ mod tests {
         assert_eq!(err("a)").message, "unmatched `)`");
         assert_eq!(err("a & b").kind, ExprErrorKind::Unsupported);
         assert_eq!(err("a is b").kind, ExprErrorKind::Unsupported);
-        assert_eq!(err("x[0]").kind, ExprErrorKind::Unsupported);
         assert_eq!(err("x.y").kind, ExprErrorKind::Unsupported);
         assert_eq!(err("round(x, ndigits=2)").kind, ExprErrorKind::Unsupported);
         assert_eq!(

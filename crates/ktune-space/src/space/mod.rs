@@ -419,7 +419,7 @@ impl SearchSpace {
         self.values(config)
             .iter()
             .zip(&self.params)
-            .map(|(v, p)| format!("{}={v}", p.name()))
+            .map(|(v, p)| format!("{}={}", p.name(), p.display(v)))
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -450,6 +450,10 @@ fn symbols(params: &[Parameter]) -> Vec<Symbol> {
         .map(|p| Symbol {
             name: p.name().to_string(),
             ty: p.expr_type(),
+            items: match p.kind() {
+                crate::ParamKind::Permutation { items } => items.clone(),
+                _ => Vec::new(),
+            },
         })
         .collect()
 }

@@ -615,3 +615,32 @@ fn expressions_over_the_parameters_evaluate_on_configurations() {
         err.render("bx * tile")
     );
 }
+
+#[test]
+fn constraints_read_permutations_by_item_and_position() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::permutation("order", ["i", "j", "k"]).unwrap(),
+            Parameter::integer("x", [1, 2]).unwrap(),
+        ],
+        &[
+            "order.index('i') < order.index('k')",
+            "order[0] == 'j' or x == 2",
+        ],
+    )
+    .unwrap();
+    // Orderings with i before k: [i, j, k], [i, k, j], [j, i, k]. With x = 1 only the one
+    // starting with j remains; with x = 2 all three.
+    assert_eq!(space.size(), 4);
+    let kept: Vec<String> = (0..space.size())
+        .map(|r| space.describe(&space.configuration(r)))
+        .collect();
+    for c in &kept {
+        assert!(
+            c.contains("x=2") || c.contains("order=[j, i, k]"),
+            "{kept:?}"
+        );
+    }
+    // The permutation and x are linked by the second constraint: one group.
+    assert_eq!(space.groups().len(), 1);
+}
