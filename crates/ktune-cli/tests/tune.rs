@@ -378,3 +378,47 @@ fn ctrl_c_finishes_the_evaluation_in_flight_and_stops_cleanly() {
     let compiled = stored.iter().filter(|r| r["status"] != "compile").count();
     assert_eq!(run_log(dir.path()).len(), compiled);
 }
+
+#[test]
+fn the_loop_order_example_learns_its_hidden_constraint() {
+    // A permutation parameter with a constraint on it, and tiles of 512 that crash: `baco`
+    // tunes it end to end; its first evaluations are uniform samples, then the forest keeps
+    // it out of the crashing region.
+    let spec =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/loop-order-cpu/ktune.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("loop-order.db");
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--max-evals", "14", "--seed", "1", "--quiet", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The summary names the order by its items.
+    assert!(stdout.contains("LOOP_ORDER=["), "{stdout}");
+    let stored = rows(&db);
+    assert_eq!(stored.len(), 14);
+    let mut orders = std::collections::BTreeSet::new();
+    for r in &stored {
+        let order = r["params"]["LOOP_ORDER"].as_array().unwrap();
+        // The known constraint on the permutation: i is never innermost (item 0 last).
+        assert_ne!(order[2], 0, "{r}");
+        orders.insert(
+            order
+                .iter()
+                .map(|v| v.as_i64().unwrap())
+                .collect::<Vec<_>>(),
+        );
+        if r["params"]["TILE"] == 512 {
+            assert_eq!(r["status"], "runtime", "{r}");
+            assert!(r["reason"].as_str().unwrap().contains("signal"), "{r}");
+        } else {
+            assert_eq!(r["status"], "ok", "{r}");
+        }
+    }
+    assert!(orders.len() >= 2, "{orders:?}");
+}
