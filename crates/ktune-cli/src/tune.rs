@@ -656,12 +656,7 @@ fn table(rows: &[Row], objective: &str) -> String {
         let config = r
             .params
             .iter()
-            .map(|(n, v)| {
-                format!(
-                    "{n}={}",
-                    v.as_str().map_or_else(|| v.to_string(), str::to_string)
-                )
-            })
+            .map(|(n, v)| format!("{n}={}", ktune_store::value_display(v)))
             .collect::<Vec<_>>()
             .join(", ");
         let value = r.objective.map_or_else(

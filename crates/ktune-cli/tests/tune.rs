@@ -404,15 +404,19 @@ fn the_loop_order_example_learns_its_hidden_constraint() {
     assert_eq!(stored.len(), 14);
     let mut orders = std::collections::BTreeSet::new();
     for r in &stored {
-        let order = r["params"]["LOOP_ORDER"].as_array().unwrap();
-        // The known constraint on the permutation: i is never innermost (item 0 last).
-        assert_ne!(order[2], 0, "{r}");
-        orders.insert(
-            order
-                .iter()
-                .map(|v| v.as_i64().unwrap())
-                .collect::<Vec<_>>(),
-        );
+        // Results name the loops: a permutation of i, j and k.
+        let order: Vec<&str> = r["params"]["LOOP_ORDER"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, ["i", "j", "k"], "{r}");
+        // The known constraint on the permutation: i is never innermost.
+        assert_ne!(order[2], "i", "{r}");
+        orders.insert(order.join(","));
         if r["params"]["TILE"] == 512 {
             assert_eq!(r["status"], "runtime", "{r}");
             assert!(r["reason"].as_str().unwrap().contains("signal"), "{r}");
@@ -421,4 +425,16 @@ fn the_loop_order_example_learns_its_hidden_constraint() {
         }
     }
     assert!(orders.len() >= 2, "{orders:?}");
+    let table = ktune()
+        .args(["results", "--top", "1"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        orders
+            .iter()
+            .any(|o| table.contains(&format!("LOOP_ORDER=[{}]", o.replace(',', ", ")))),
+        "{table}"
+    );
 }

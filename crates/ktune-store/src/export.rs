@@ -9,7 +9,8 @@ use serde_json::{Map, Value as Json, json};
 pub struct Row {
     /// The evaluation's position (0 for the first).
     pub seq: i64,
-    /// The parameter values by name, in parameter order.
+    /// The parameter values by name, in parameter order (a permutation as the list of its
+    /// item names in order, or of item indices in a database that did not store the names).
     pub params: Vec<(String, Json)>,
     /// `ok`, or the failure kind's name (`compile`, `runtime`, `timeout`, `wrong_output`,
     /// `invalid`).
@@ -32,10 +33,33 @@ pub struct Row {
     pub observed: Observed,
 }
 
-/// A parameter value as CSV text: strings bare, everything else as JSON.
+/// A parameter value as CSV text: strings bare, a permutation's item names joined by commas
+/// (`i,k,j`, as programs receive it), everything else as JSON.
 fn value_text(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
+        Json::Array(items) if items.iter().all(Json::is_string) => items
+            .iter()
+            .filter_map(Json::as_str)
+            .collect::<Vec<_>>()
+            .join(","),
+        other => other.to_string(),
+    }
+}
+
+/// A parameter value as a person reads it in a table: strings bare, a permutation as
+/// `[i, k, j]` (as `ktune space` shows it), everything else as JSON.
+pub fn value_display(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        Json::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         other => other.to_string(),
     }
 }

@@ -1,6 +1,6 @@
 //! What identifies a tuning problem, and how two problems differ.
 
-use ktune_space::SearchSpace;
+use ktune_space::{ParamKind, SearchSpace};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
@@ -16,6 +16,12 @@ pub struct Fingerprint {
     pub runner: String,
     /// The objective's metric name.
     pub objective: String,
+    /// Each permutation parameter's item names (its values above are orderings of item
+    /// indices), so results can show `[i, k, j]` without the spec. Absent from databases
+    /// made before permutations named their items, and from spaces without permutations
+    /// (so their fingerprints are unchanged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<(String, Vec<String>)>,
 }
 
 /// Domains longer than this are shown shortened in messages.
@@ -43,7 +49,23 @@ impl Fingerprint {
                 .collect(),
             runner: runner.to_string(),
             objective: objective.to_string(),
+            items: space
+                .params()
+                .iter()
+                .filter_map(|p| match p.kind() {
+                    ParamKind::Permutation { items } => Some((p.name().to_string(), items.clone())),
+                    _ => None,
+                })
+                .collect(),
         }
+    }
+
+    /// The item names of permutation parameter `name`, when they were stored.
+    pub fn items_of(&self, name: &str) -> Option<&[String]> {
+        self.items
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, items)| items.as_slice())
     }
 
     /// Human-readable differences of `self` (the problem asked for) from `other` (the one
@@ -88,6 +110,19 @@ impl Fingerprint {
                 mine.join(", "),
                 theirs.join(", ")
             ));
+        }
+        // Renamed items leave the orderings above unchanged. A database made before items
+        // were stored cannot tell, and is taken as it is.
+        for (name, items) in &self.items {
+            if let Some(theirs) = other.items_of(name)
+                && theirs != items.as_slice()
+            {
+                out.push(format!(
+                    "permutation `{name}` has items {} instead of {}",
+                    show(items),
+                    show(theirs)
+                ));
+            }
         }
         let mut unmatched: Vec<&String> = other.constraints.iter().collect();
         let mut added = Vec::new();

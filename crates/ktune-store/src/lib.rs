@@ -26,7 +26,7 @@ use ktune_space::{SearchSpace, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value as Json;
 
-pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache};
+pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
 pub use fingerprint::Fingerprint;
 
 /// The schema version this crate writes and reads.
@@ -413,8 +413,23 @@ impl Store {
 
     /// Every stored evaluation as a [`Row`], in evaluation order, for listing and export
     /// without the search space.
+    /// Permutations are shown by their item names (`["i", "k", "j"]`) where the database
+    /// stored them, as index lists otherwise.
     pub fn rows(&self) -> Result<Vec<Row>, StoreError> {
-        Ok(self.stored()?.into_iter().map(|s| s.row).collect())
+        let fingerprint = self.fingerprint()?;
+        Ok(self
+            .stored()?
+            .into_iter()
+            .map(|s| {
+                let mut row = s.row;
+                for (name, value) in &mut row.params {
+                    if let Some(items) = fingerprint.items_of(name) {
+                        name_items(value, items);
+                    }
+                }
+                row
+            })
+            .collect())
     }
 
     /// How many evaluations are stored.
@@ -778,6 +793,22 @@ fn kind_of(name: &str) -> Option<FailureKind> {
     ]
     .into_iter()
     .find(|k| k.name() == name)
+}
+
+/// Replaces an ordering of item indices by the items' names; anything else (an index out of
+/// range: a damaged row) is left as it is.
+fn name_items(value: &mut Json, items: &[String]) {
+    let Json::Array(order) = value else { return };
+    let names: Option<Vec<Json>> = order
+        .iter()
+        .map(|i| {
+            let i = usize::try_from(i.as_u64()?).ok()?;
+            items.get(i).map(|n| Json::String(n.clone()))
+        })
+        .collect();
+    if let Some(names) = names {
+        *value = Json::Array(names);
+    }
 }
 
 /// A parameter value from its JSON form ([`Value::to_json`]).

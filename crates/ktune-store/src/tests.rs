@@ -584,3 +584,82 @@ fn read_only_version_1_files_are_read_without_observations() {
     assert_eq!(store.records(&space).unwrap(), vec![first]);
     assert_eq!(store.rows().unwrap()[0].observed, Observed::new());
 }
+
+fn loop_space(items: [&str; 3]) -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::permutation("order", items).unwrap(),
+            Parameter::integer("tile", [8, 16]).unwrap(),
+        ],
+        &["order.index('i') < 2"],
+    )
+    .unwrap()
+}
+
+#[test]
+fn permutations_are_shown_by_their_item_names_and_renamed_items_are_refused() {
+    let space = loop_space(["i", "j", "k"]);
+    let (_dir, path) = db();
+    let config = space
+        .configuration_of(&[
+            ktune_space::Value::Perm(vec![0, 2, 1]),
+            ktune_space::Value::Int(16),
+        ])
+        .unwrap();
+    let record = Record {
+        config: config.clone(),
+        outcome: Outcome::ok(vec![1.5], timings(0.1)),
+        clock: 1.0,
+    };
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.record(&space, &record).unwrap();
+    }
+    let store = Store::open_existing(&path).unwrap();
+    // Configurations come back as they were; rows name the items in order.
+    assert_eq!(store.records(&space).unwrap(), vec![record.clone()]);
+    let rows = store.rows().unwrap();
+    assert_eq!(rows[0].params[0], ("order".into(), json!(["i", "k", "j"])));
+    assert_eq!(value_display(&rows[0].params[0].1), "[i, k, j]");
+    let csv = to_csv(&rows, "time");
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("0,\"i,k,j\",16,ok,1.5"),
+        "{csv}"
+    );
+    drop(store);
+    // The same orderings of other items are another problem.
+    let e = match Store::open(&path, &fingerprint(&loop_space(["i", "j", "l"]))) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("opened a database made for other items"),
+    };
+    assert!(
+        e.contains("permutation `order` has items [i, j, l] instead of [i, j, k]"),
+        "{e}"
+    );
+    // A database whose fingerprint has no item names (made before they were stored) opens,
+    // and shows the orderings as indices.
+    let store = Store::open(&path, &fingerprint(&space)).unwrap();
+    let mut old = store.fingerprint().unwrap();
+    old.items.clear();
+    store
+        .conn
+        .execute(
+            "UPDATE fingerprint SET json = ?1",
+            [serde_json::to_string(&old).unwrap()],
+        )
+        .unwrap();
+    assert_eq!(store.rows().unwrap()[0].params[0].1, json!([0, 2, 1]));
+    drop(store);
+    assert!(Store::open(&path, &fingerprint(&space)).is_ok());
+}
+
+#[test]
+fn fingerprints_without_permutations_keep_their_format() {
+    let text = serde_json::to_string(&fingerprint(&space())).unwrap();
+    assert!(!text.contains("items"), "{text}");
+    let back: Fingerprint = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, fingerprint(&space()));
+}
