@@ -9,7 +9,7 @@
 #   strip .gpu/*                                       # .gpu is git-ignored
 #   (on the GPU machine, from the repository root)  bash bench/cuda_gpu_check.sh .gpu "$OUT" [steps]
 #
-# steps (default: tests examples jobs energy): those four, or single runs:
+# steps (default: tests examples jobs energy): those four, `measure` (issue 17), or single runs:
 # example:<kernel>:<strategy> (kernel: matmul, convolution, reduction), jobs:<n>:<strategy>,
 # kt:<kernel>:<backend> (Kernel Tuner 1.5, bayes_opt, 60 evaluations; backend NVCUDA or CUPY;
 # needs kernel_tuner on PYTHONPATH). Add `cold` to empty the CUDA compile cache before every
@@ -109,6 +109,46 @@ if want jobs; then
     for n in 1 4; do
         jobs "$n" random
         jobs "$n" bayes_opt
+    done
+fi
+
+# Measurement procedures (issue 17): the matrix multiplication tuned by bayes_opt for 60
+# evaluations with the old fixed repetitions (repeat = 7), the adaptive defaults, and the
+# adaptive defaults with the L2 cache flushed before every launch; each run ends with an
+# interleaved re-measurement of its best 5 (10 rounds), whose winner is the run's final best.
+if want measure; then
+    for seed in 1 2 3; do
+        for variant in fixed7 adaptive flush; do
+            spec=examples/cuda-matmul/measure-$variant.toml
+            case $variant in
+                fixed7) sed 's|^\[runner\]$|[runner]\nrepeat = 7|' examples/cuda-matmul/ktune.toml > "$spec" ;;
+                adaptive) cp examples/cuda-matmul/ktune.toml "$spec" ;;
+                flush) sed 's|^\[runner\]$|[runner]\nflush_l2 = true|' examples/cuda-matmul/ktune.toml > "$spec" ;;
+            esac
+            tag=measure-$variant-$seed
+            cold
+            rm -f "$out/$tag.db"
+            t0=$(date +%s.%N)
+            "$ktune" tune "$spec" --strategy bayes_opt --seed $seed --max-evals 60 --rerank 5 \
+                --db "$out/$tag.db" --json > "$out/$tag.jsonl" 2> "$out/$tag.err"
+            rc=$? t1=$(date +%s.%N)
+            "$ktune" results "$out/$tag.db" --format csv --out "$out/$tag.csv" 2>> "$out/$tag.err"
+            python3 - "$out/$tag.jsonl" "$tag" $rc "$t0" "$t1" >> "$out/measure.jsonl" <<'PY'
+import json, sys
+path, tag, rc, t0, t1 = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+out = {"tag": tag, "rc": rc, "process_wall_s": t1 - t0}
+for line in open(path):
+    d = json.loads(line)
+    if "summary" in d: out["summary"] = d["summary"]
+    if "rerank" in d: out["rerank"] = d["rerank"]
+    if "config" in d:
+        out["evaluations"] = out.get("evaluations", 0) + 1
+        out["samples"] = out.get("samples", 0) + d.get("summary", {}).get("n", 0)
+        out["aborted"] = out.get("aborted", 0) + int(d.get("aborted", False))
+print(json.dumps(out))
+PY
+            rm -f "$spec"
+        done
     done
 fi
 

@@ -47,6 +47,13 @@ pub struct TuneArgs {
     /// Print one JSON object per evaluation and a final summary object (for scripts).
     #[arg(long)]
     json: bool,
+    /// At the end, measure the best K configurations again, interleaved (A B C A B C ...),
+    /// and report their final order with confidence intervals.
+    #[arg(long, value_name = "K")]
+    rerank: Option<usize>,
+    /// Interleaved rounds of the re-ranking.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    rerank_rounds: usize,
 }
 
 #[derive(Deserialize, Default)]
@@ -70,9 +77,20 @@ fn section<T: serde::de::DeserializeOwned>(
     }
 }
 
-pub fn run(args: &TuneArgs) -> Result<()> {
-    let started = Instant::now();
-    let spec_path = &args.spec;
+/// A spec read and its runner opened.
+struct Opened {
+    space: SearchSpace,
+    doc: toml::Table,
+    runner: Box<dyn Runner>,
+    /// Configurations to ask for at a time (compiled in parallel).
+    jobs: usize,
+    /// Set by a runner that can only go on in a new process (a CUDA context poisoned by a
+    /// kernel fault): `ktune tune` then restarts itself and resumes from the database.
+    fresh_process: Option<Arc<AtomicBool>>,
+}
+
+/// Reads the spec at `spec_path`, builds its space and opens its runner.
+fn open_spec(spec_path: &Path, verbose: bool) -> Result<Opened> {
     let spec = SpaceSpec::from_path(spec_path)?;
     for w in &spec.warnings {
         eprintln!("warning: {w}");
@@ -98,10 +116,8 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .get("kind")
         .and_then(|k| k.as_str())
         .unwrap_or("command");
-    // Set by a runner that can only go on in a new process (a CUDA context poisoned by a
-    // kernel fault): `ktune tune` then restarts itself and resumes from the database.
     let mut fresh_process: Option<Arc<AtomicBool>> = None;
-    let (mut runner, jobs): (Box<dyn Runner>, usize) = match kind {
+    let (runner, jobs): (Box<dyn Runner>, usize) = match kind {
         "command" => {
             let runner_spec: CommandSpec = runner_table
                 .clone()
@@ -127,7 +143,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                     e
                 }
             })?;
-            if !args.quiet && !args.json {
+            if verbose {
                 let d = runner.device();
                 let (version, library) = runner.compiler();
                 eprintln!(
@@ -149,6 +165,25 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             spec_path.display()
         ),
     };
+    Ok(Opened {
+        space,
+        doc,
+        runner,
+        jobs,
+        fresh_process,
+    })
+}
+
+pub fn run(args: &TuneArgs) -> Result<()> {
+    let started = Instant::now();
+    let spec_path = &args.spec;
+    let Opened {
+        space,
+        doc,
+        mut runner,
+        jobs,
+        fresh_process,
+    } = open_spec(spec_path, !args.quiet && !args.json)?;
     let objective = runner.metrics()[0].clone();
 
     let (strategy_name, mut strategy) = match (&args.strategy, doc.get("strategy")) {
@@ -184,6 +219,10 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let mut store = Store::open(&db_path, &fingerprint)?;
     store.set_meta("strategy", &strategy_name)?;
     store.set_meta("seed", &args.seed.to_string())?;
+    // So that `ktune results --rerank` finds the program again.
+    if let Ok(abs) = std::path::absolute(spec_path) {
+        store.set_meta("spec", &abs.display().to_string())?;
+    }
     let mut previous = store.records(&space)?;
     let resumed = previous.len();
 
@@ -317,6 +356,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                 .sum::<f64>(),
         evaluations: this_run.len(),
     };
+    let warnings = timed.warnings();
     summary(
         &space,
         &run.records,
@@ -329,7 +369,108 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         &db_path,
         started,
         args,
-    )
+    )?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Some(k) = args.rerank.filter(|&k| k > 0) {
+        if !args.quiet && !args.json {
+            eprintln!(
+                "re-ranking the best {k} configurations: {} interleaved rounds",
+                args.rerank_rounds
+            );
+        }
+        let r = ktune_core::rerank(
+            &space,
+            runner.as_mut(),
+            &run.records,
+            objective.direction,
+            k,
+            args.rerank_rounds,
+        )
+        .map_err(|e| restart_if_needed(fresh_process.as_deref(), e.into()))?;
+        let stored = reranking_json(&space, &r);
+        store.set_meta(RERANK_KEY, &stored.to_string())?;
+        if args.json {
+            println!("{}", json!({ "rerank": stored }));
+        } else {
+            print!("{}", reranking_text(&stored, &objective.name));
+        }
+    }
+    Ok(())
+}
+
+/// The `meta` key of the latest re-ranking.
+const RERANK_KEY: &str = "rerank";
+
+/// A re-ranking as stored and printed: configurations by their values.
+fn reranking_json(space: &SearchSpace, r: &ktune_core::Reranking) -> serde_json::Value {
+    let finalists: Vec<serde_json::Value> = r
+        .finalists
+        .iter()
+        .map(|f| {
+            let s = f.summary();
+            json!({
+                "configuration": space.describe(&f.config),
+                "rank_before": f.rank_before,
+                "before": f.before,
+                "after": f.after(),
+                "failure": match &f.outcome {
+                    ktune_core::Outcome::Failed { reason, .. } => Some(reason.clone()),
+                    ktune_core::Outcome::Ok { .. } => None,
+                },
+                "summary": s,
+                "samples": f.outcome.samples(),
+            })
+        })
+        .collect();
+    json!({
+        "rounds": r.rounds,
+        "winner_changed": r.winner_changed(),
+        "finalists": finalists,
+    })
+}
+
+/// A stored re-ranking as a table.
+fn reranking_text(r: &serde_json::Value, objective: &str) -> String {
+    let mut out = format!(
+        "re-ranked after {} interleaved rounds (95% intervals):\n{:>4}  {:>6}  {:>14}  {:>14}  {:>18}  configuration\n",
+        r["rounds"], "rank", "before", objective, "in the run", "interval"
+    );
+    let finalists = r["finalists"].as_array().cloned().unwrap_or_default();
+    for (i, f) in finalists.iter().enumerate() {
+        let after = f["after"]
+            .as_f64()
+            .map_or_else(|| "failed".to_string(), |v| format!("{v:.6}"));
+        let interval = match (
+            f["summary"]["ci_low"].as_f64(),
+            f["summary"]["ci_high"].as_f64(),
+        ) {
+            (Some(lo), Some(hi)) => format!("[{lo:.5}, {hi:.5}]"),
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "{:>4}  {:>6}  {:>14}  {:>14.6}  {:>18}  {}\n",
+            i + 1,
+            f["rank_before"].as_u64().map_or(0, |r| r + 1),
+            after,
+            f["before"].as_f64().unwrap_or(f64::NAN),
+            interval,
+            f["configuration"].as_str().unwrap_or("")
+        ));
+    }
+    if let Some(first) = finalists.first() {
+        if r["winner_changed"].as_bool() == Some(true) {
+            out.push_str(&format!(
+                "the winner changed: {} (ranked {} in the run)\n",
+                first["configuration"].as_str().unwrap_or(""),
+                first["rank_before"].as_u64().map_or(0, |r| r + 1)
+            ));
+        } else {
+            out.push_str("the winner stands\n");
+        }
+    }
+    out
 }
 
 /// How many times one `ktune tune` command restarts itself (the count travels in the
@@ -413,7 +554,12 @@ fn record_json(space: &SearchSpace, r: &Record, objective: &str) -> serde_json::
         ktune_core::Outcome::Ok { .. } => ("ok", None),
         ktune_core::Outcome::Failed { kind, reason, .. } => (kind.name(), Some(reason.clone())),
     };
-    json!({"config": config, "status": status, objective: r.outcome.objective(), "reason": reason, "clock": r.clock, "timings": r.outcome.timings()})
+    let mut j = json!({"config": config, "status": status, objective: r.outcome.objective(), "reason": reason, "clock": r.clock, "timings": r.outcome.timings()});
+    if let (Some(s), Some(samples)) = (r.outcome.summary(), r.outcome.samples()) {
+        j["summary"] = json!(s);
+        j["aborted"] = json!(samples.aborted);
+    }
+    j
 }
 
 /// The tuner's own cost during the tuning loop.
@@ -450,6 +596,20 @@ impl Runner for Timed<'_> {
         let r = self.inner.evaluate(space, configs);
         self.seconds += t.elapsed().as_secs_f64();
         r
+    }
+    fn set_incumbent(&mut self, best: Option<f64>) {
+        self.inner.set_incumbent(best);
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
+    fn remeasure(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[ktune_space::Configuration],
+        rounds: usize,
+    ) -> Result<Vec<ktune_core::Outcome>, CoreError> {
+        self.inner.remeasure(space, configs, rounds)
     }
 }
 
@@ -532,9 +692,16 @@ fn summary(
         return Ok(());
     };
     let value = best.outcome.objective().unwrap_or(f64::NAN);
-    let spread = match &best.outcome {
+    let spread = match (best.outcome.summary(), &best.outcome) {
+        (Some(s), _) if s.n > 1 => format!(
+            " ({} of {} samples; 95% interval [{:.6}, {:.6}])",
+            s.statistic.name(),
+            s.n,
+            s.ci_low,
+            s.ci_high
+        ),
         // The command and CUDA runners report the spread last; 0 means one measured run.
-        ktune_core::Outcome::Ok { values, .. }
+        (None, ktune_core::Outcome::Ok { values, .. })
             if values.len() > 1 && values[values.len() - 1] > 0.0 =>
         {
             format!(
@@ -544,6 +711,10 @@ fn summary(
         }
         _ => String::new(),
     };
+    let aborted = records
+        .iter()
+        .filter(|r| r.outcome.samples().is_some_and(|s| s.aborted))
+        .count();
     if args.quiet {
         println!(
             "best {objective} = {value:.6}: {}",
@@ -567,6 +738,11 @@ fn summary(
         resumed,
         started.elapsed().as_secs_f64()
     );
+    if aborted > 0 {
+        println!(
+            "repetition stopped early for {aborted} configurations clearly worse than the best so far"
+        );
+    }
     let failed: usize = by_kind.iter().map(|(_, n, _)| n).sum();
     if failed > 0 {
         println!("failed: {failed}");
@@ -607,9 +783,22 @@ pub struct ResultsArgs {
     /// Write to this file instead of standard output.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Measure the best K stored configurations again, interleaved (A B C A B C ...), with
+    /// the runner of the spec, and report (and store) their final order.
+    #[arg(long, value_name = "K")]
+    rerank: Option<usize>,
+    /// Interleaved rounds of the re-ranking.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    rerank_rounds: usize,
+    /// The spec to re-measure with (default: the one `ktune tune` stored in the database).
+    #[arg(long)]
+    spec: Option<PathBuf>,
 }
 
 pub fn results(args: &ResultsArgs) -> Result<()> {
+    if let Some(k) = args.rerank {
+        return rerank_stored(args, k);
+    }
     let store = Store::open_existing(&args.db)?;
     let fingerprint = store.fingerprint()?;
     let objective = fingerprint.objective.clone();
@@ -636,7 +825,81 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
             &rows, &objective, "ktune",
         ))?,
         "t4" => serde_json::to_string_pretty(&t4(&rows, &objective))?,
-        _ => table(&rows, &objective),
+        _ => {
+            let mut text = table(&rows, &objective);
+            if let Some(r) = store.meta(RERANK_KEY)?
+                && let Ok(r) = serde_json::from_str::<serde_json::Value>(&r)
+            {
+                text.push('\n');
+                text.push_str(&reranking_text(&r, &objective));
+            }
+            text
+        }
+    };
+    match &args.out {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))?
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// `ktune results --rerank K`: the stored best K measured again with the spec's runner.
+fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
+    let spec_path = match &args.spec {
+        Some(p) => p.clone(),
+        None => {
+            let store = Store::open_existing(&args.db)?;
+            match store.meta("spec")? {
+                Some(p) => PathBuf::from(p),
+                None => bail!(
+                    "`{}` does not say which spec it was tuned with: give --spec <ktune.toml>",
+                    args.db.display()
+                ),
+            }
+        }
+    };
+    let Opened {
+        space,
+        doc,
+        mut runner,
+        ..
+    } = open_spec(&spec_path, true)?;
+    let objective = runner.metrics()[0].clone();
+    let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
+    let fingerprint = Fingerprint::new(&space, &runner_json, &objective.name);
+    let mut store = Store::open(&args.db, &fingerprint).with_context(|| {
+        format!(
+            "re-ranking needs the spec the database was tuned with (`{}`)",
+            spec_path.display()
+        )
+    })?;
+    let records = store.records(&space)?;
+    if !records.iter().any(|r| r.outcome.objective().is_some()) {
+        bail!(
+            "`{}` has no successful evaluation to re-rank",
+            args.db.display()
+        );
+    }
+    eprintln!(
+        "re-ranking the best {k} of {} stored configurations: {} interleaved rounds",
+        records.len(),
+        args.rerank_rounds
+    );
+    let r = ktune_core::rerank(
+        &space,
+        runner.as_mut(),
+        &records,
+        objective.direction,
+        k,
+        args.rerank_rounds,
+    )?;
+    let stored = reranking_json(&space, &r);
+    store.set_meta(RERANK_KEY, &stored.to_string())?;
+    let text = match args.format.as_str() {
+        "json" => serde_json::to_string_pretty(&stored)?,
+        _ => reranking_text(&stored, &objective.name),
     };
     match &args.out {
         Some(p) => {
@@ -648,6 +911,10 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
 }
 
 fn table(rows: &[Row], objective: &str) -> String {
+    // Repeated measurements add their count and the interval's half-width.
+    if rows.iter().any(|r| r.samples.is_some()) {
+        return table_with_samples(rows, objective);
+    }
     let mut out = format!(
         "{:>5}  {:<10}  {:>14}  configuration\n",
         "seq", "status", objective
@@ -675,6 +942,66 @@ fn table(rows: &[Row], objective: &str) -> String {
             "{:>5}  {:<10}  {:>14}  {config}\n",
             r.seq, r.status, value
         ));
+    }
+    out
+}
+
+fn table_with_samples(rows: &[Row], objective: &str) -> String {
+    let mut out = format!(
+        "{:>5}  {:<10}  {:>14}  {:>9}  {:>5}  configuration\n",
+        "seq", "status", objective, "±95%", "n"
+    );
+    for r in rows {
+        let config = r
+            .params
+            .iter()
+            .map(|(n, v)| format!("{n}={}", ktune_store::value_display(v)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (value, ci, n) = match (r.objective, r.summary()) {
+            (Some(v), Some(s)) => {
+                let half = s.relative_half_width();
+                (
+                    format!("{v:.6}"),
+                    if half.is_finite() {
+                        format!("{:.2}%", 100.0 * half)
+                    } else {
+                        "-".into()
+                    },
+                    format!(
+                        "{}{}",
+                        s.n,
+                        if r.samples.as_ref().is_some_and(|x| x.aborted) {
+                            "*"
+                        } else {
+                            ""
+                        }
+                    ),
+                )
+            }
+            (Some(v), None) => (format!("{v:.6}"), "-".into(), "-".into()),
+            (None, _) => (
+                r.reason
+                    .clone()
+                    .unwrap_or_default()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+                String::new(),
+                String::new(),
+            ),
+        };
+        out.push_str(&format!(
+            "{:>5}  {:<10}  {:>14}  {:>9}  {:>5}  {config}\n",
+            r.seq, r.status, value, ci, n
+        ));
+    }
+    if rows
+        .iter()
+        .any(|r| r.samples.as_ref().is_some_and(|s| s.aborted))
+    {
+        out.push_str("* repetition stopped early: clearly worse than the best so far\n");
     }
     out
 }

@@ -57,6 +57,8 @@ compile = ["gcc", "-O1", "prog.c", "-o", "{{build_dir}}/prog"]
 run = ["{{build_dir}}/prog"]
 defines = true
 run_timeout = 10.0
+# One run per configuration, so that the run log counts configurations.
+repeat = 1
 objective = {{ name = "time", regex = 'time: (?P<value>[0-9.]+) ms' }}
 
 [strategy]
@@ -437,4 +439,91 @@ fn the_loop_order_example_learns_its_hidden_constraint() {
             .any(|o| table.contains(&format!("LOOP_ORDER=[{}]", o.replace(',', ", ")))),
         "{table}"
     );
+}
+
+#[test]
+fn adaptive_measurements_are_stored_shown_and_the_finalists_reranked() {
+    let dir = project(0, 8);
+    let spec = dir.path().join("ktune.toml");
+    // The adaptive defaults instead of one run per configuration.
+    let text = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("repeat = 1\n", "");
+    std::fs::write(&spec, text).unwrap();
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--seed", "3", "--rerank", "3", "--rerank-rounds", "4"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The program's output does not vary, so each configuration stops at the minimum of 3
+    // samples, with an interval of zero width, or after 2 when it is clearly (more than
+    // twice) worse than the best so far.
+    assert!(stdout.contains("mean of 3 samples"), "{stdout}");
+    assert!(
+        stdout.contains("re-ranked after 4 interleaved rounds"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the winner stands"), "{stdout}");
+    let stored = rows(&dir.path().join("ktune.db"));
+    let ok: Vec<&serde_json::Value> = stored.iter().filter(|r| r["status"] == "ok").collect();
+    let best = ok
+        .iter()
+        .filter_map(|r| r["objective"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    let mut aborted = 0;
+    for r in &ok {
+        let n = r["samples"]["values"].as_array().unwrap().len();
+        assert_eq!(r["summary"]["n"], n);
+        if r["samples"]["aborted"] == true {
+            aborted += 1;
+            assert!(
+                n == 2 && r["objective"].as_f64().unwrap() > 2.0 * best,
+                "{r}"
+            );
+        } else {
+            assert_eq!(n, 3, "{r}");
+        }
+    }
+    assert!(aborted > 0 && aborted < ok.len(), "{ok:?}");
+    let table = ktune()
+        .arg("results")
+        .arg(dir.path().join("ktune.db"))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("±95%") && table.contains("re-ranked after"),
+        "{table}"
+    );
+    // Re-ranking again later, from the database alone (it knows its spec).
+    let log_before = run_log(dir.path()).len();
+    let again = ktune()
+        .arg("results")
+        .arg(dir.path().join("ktune.db"))
+        .args(["--rerank", "2", "--rerank-rounds", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let again = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        again.contains("re-ranked after 5 interleaved rounds"),
+        "{again}"
+    );
+    // Two configurations, five rounds, interleaved.
+    let runs = run_log(dir.path());
+    assert_eq!(runs.len(), log_before + 10);
+    let new = &runs[log_before..];
+    assert!(new.chunks(2).all(|c| c == &new[..2]), "{new:?}");
+    assert_ne!(new[0], new[1]);
 }

@@ -47,13 +47,17 @@
 //! ```
 #![deny(missing_docs)]
 
+mod measurement;
 mod outcome;
+mod rerank;
 mod runner;
 mod strategy;
 pub mod t4;
 mod tuner;
 
+pub use measurement::{Samples, Statistic, Summary, t_quantile_975};
 pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
+pub use rerank::{Finalist, Reranking, rerank};
 pub use runner::Runner;
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};

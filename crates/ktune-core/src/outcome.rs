@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::{Samples, Summary};
+
 /// What a runner observed beside its metrics, by name: the device and its clocks, power,
 /// the individual measured times, ... Stored with each result; strategies never see it.
 pub type Observed = BTreeMap<String, serde_json::Value>;
@@ -143,6 +145,10 @@ pub enum Outcome {
         /// What else the runner observed.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         observed: Observed,
+        /// The repeated measurements the objective was computed from, when the runner
+        /// measured more than a single value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        samples: Option<Samples>,
     },
     /// It failed.
     Failed {
@@ -165,7 +171,31 @@ impl Outcome {
             values,
             timings,
             observed: Observed::new(),
+            samples: None,
         }
+    }
+
+    /// The same outcome with the samples it was computed from (ignored for a failure).
+    pub fn with_samples(mut self, more: Samples) -> Outcome {
+        if let Outcome::Ok { samples, .. } = &mut self {
+            *samples = Some(more);
+        }
+        self
+    }
+
+    /// The samples of a successful outcome, when the runner kept them.
+    pub fn samples(&self) -> Option<&Samples> {
+        match self {
+            Outcome::Ok { samples, .. } => samples.as_ref(),
+            Outcome::Failed { .. } => None,
+        }
+    }
+
+    /// The summary statistics of the samples, when there are any.
+    pub fn summary(&self) -> Option<Summary> {
+        self.samples()
+            .filter(|s| !s.values.is_empty())
+            .map(Samples::summary)
     }
 
     /// A failure.
@@ -252,5 +282,25 @@ mod tests {
         let j = serde_json::to_value(&o).unwrap();
         assert_eq!(j["observed"]["device"], "NVIDIA H100");
         assert_eq!(serde_json::from_value::<Outcome>(j).unwrap(), o);
+    }
+
+    #[test]
+    fn samples_travel_with_a_success_only() {
+        let samples = crate::Samples::new(vec![1.0, 3.0], crate::Statistic::Mean);
+        let o = Outcome::ok(vec![2.0], Timings::default()).with_samples(samples.clone());
+        assert_eq!(o.samples(), Some(&samples));
+        assert_eq!(o.summary().unwrap().mean, 2.0);
+        let j = serde_json::to_value(&o).unwrap();
+        assert_eq!(j["samples"]["values"], serde_json::json!([1.0, 3.0]));
+        assert_eq!(serde_json::from_value::<Outcome>(j).unwrap(), o);
+        let f =
+            Outcome::failed(FailureKind::Runtime, "x", Timings::default()).with_samples(samples);
+        assert_eq!(f.samples(), None);
+        assert!(
+            serde_json::to_value(Outcome::ok(vec![1.0], Timings::default()))
+                .unwrap()
+                .get("samples")
+                .is_none()
+        );
     }
 }

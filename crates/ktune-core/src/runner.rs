@@ -23,4 +23,34 @@ pub trait Runner {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError>;
+
+    /// The best objective value measured so far (in the objective's units and direction),
+    /// given before every [`evaluate`](Runner::evaluate). A runner that repeats its
+    /// measurements may stop repeating a configuration that is clearly worse than it.
+    fn set_incumbent(&mut self, best: Option<f64>) {
+        let _ = best;
+    }
+
+    /// Warnings about the run so far that the user should see at its end (e.g. a GPU clock
+    /// that varied while measuring); none by default.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Measures `configs` again, interleaved (`A B C A B C ...`, `rounds` times), so that
+    /// drift of the machine hits all of them alike: one outcome per configuration, in order,
+    /// a successful one with the new [`Samples`](crate::Samples). Runners that cannot measure
+    /// again (a simulation from recorded data) refuse.
+    fn remeasure(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        rounds: usize,
+    ) -> Result<Vec<Outcome>, CoreError> {
+        let _ = (space, configs, rounds);
+        Err(CoreError::Runner {
+            runner: self.name().to_string(),
+            message: "this runner cannot measure configurations again".into(),
+        })
+    }
 }

@@ -19,6 +19,9 @@ pub struct Observation {
     pub value: Option<f64>,
     /// Why it failed, when it did.
     pub failure: Option<FailureKind>,
+    /// The variance of `value` as an estimate, when it was measured repeatedly (the
+    /// measurement noise, for models with a noise term); `None` for one measurement.
+    pub variance: Option<f64>,
 }
 
 /// Every configuration evaluated so far, in order, with O(1) look-up.
@@ -119,6 +122,7 @@ mod tests {
             config: vec![c],
             value: v,
             failure: v.is_none().then_some(FailureKind::Runtime),
+            variance: None,
         }
     }
 

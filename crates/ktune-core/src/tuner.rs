@@ -169,6 +169,7 @@ impl<'a> Tuner<'a> {
             config: config.clone(),
             value: outcome.objective().map(|v| direction.to_min(v)),
             failure: outcome.failure(),
+            variance: outcome.summary().and_then(|s| s.estimate_variance()),
         };
         let reached = |v: f64, target: Option<f64>| target.is_some_and(|t| !direction.better(t, v));
 
@@ -200,10 +201,11 @@ impl<'a> Tuner<'a> {
                 .count() as u64
         };
         let stop = loop {
-            if let Some(best) = records
+            let best = records
                 .iter()
                 .filter_map(|r| r.outcome.objective())
-                .reduce(|a, b| if direction.better(b, a) { b } else { a })
+                .reduce(|a, b| if direction.better(b, a) { b } else { a });
+            if let Some(best) = best
                 && reached(best, self.budget.target)
             {
                 break StopReason::Target;
@@ -281,6 +283,7 @@ impl<'a> Tuner<'a> {
             }
             if !valid.is_empty() {
                 let batch: Vec<Configuration> = valid.iter().map(|&i| fresh[i].clone()).collect();
+                self.runner.set_incumbent(best);
                 let results = match self.runner.evaluate(self.space, &batch) {
                     Ok(results) => results,
                     Err(CoreError::RunnerStopped {
@@ -354,6 +357,7 @@ mod tests {
     struct Linear {
         metrics: Vec<Metric>,
         evaluated: Vec<Configuration>,
+        incumbents: Vec<Option<f64>>,
     }
 
     impl Linear {
@@ -361,6 +365,7 @@ mod tests {
             Linear {
                 metrics: vec![Metric::new("x", direction)],
                 evaluated: Vec::new(),
+                incumbents: Vec::new(),
             }
         }
     }
@@ -393,6 +398,9 @@ mod tests {
                     }
                 })
                 .collect())
+        }
+        fn set_incumbent(&mut self, best: Option<f64>) {
+            self.incumbents.push(best);
         }
     }
 
@@ -446,6 +454,25 @@ mod tests {
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
             .unwrap();
         (run, strategy, runner.evaluated)
+    }
+
+    #[test]
+    fn the_runner_is_told_the_best_so_far_before_each_batch() {
+        for (direction, want) in [
+            (Direction::Minimize, [None, Some(5.0), Some(3.0), Some(3.0)]),
+            (Direction::Maximize, [None, Some(5.0), Some(5.0), Some(5.0)]),
+        ] {
+            let space = space();
+            let mut runner = Linear::new(direction);
+            let mut strategy = Script {
+                plan: [5, 3, 2, 4].iter().map(|&x| vec![x]).collect(),
+                told: Vec::new(),
+            };
+            Tuner::new(&space, &mut runner, Budget::default())
+                .run(&mut strategy, &mut Rng::seed_from_u64(0))
+                .unwrap();
+            assert_eq!(runner.incumbents, want);
+        }
     }
 
     #[test]

@@ -17,9 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ktune_core::{CoreError, Direction, FailureKind, Metric, Outcome, Runner, Timings};
+use ktune_core::{CoreError, Direction, FailureKind, Metric, Outcome, Runner, Statistic, Timings};
 use ktune_space::{Configuration, SearchSpace};
 use serde::Deserialize;
+
+use crate::measure::{Measure, MeasureSpec};
 
 /// A command as written in the spec: an argument vector, or one string (split into words,
 /// or given to `sh -c` when `shell = true`).
@@ -87,12 +89,13 @@ pub struct CommandSpec {
     /// Compiles in parallel.
     #[serde(default = "one")]
     pub jobs: usize,
-    /// Unmeasured runs before the measured ones.
-    #[serde(default)]
-    pub warmup: usize,
-    /// Measured runs; the objective is their mean.
-    #[serde(default = "one")]
-    pub repeat: usize,
+    /// Unmeasured runs before the measured ones (default 0; also `[runner.measure] warmup`).
+    pub warmup: Option<usize>,
+    /// A fixed number of measured runs, the objective their mean (the older way; without
+    /// it, runs are repeated adaptively as `[runner.measure]` says).
+    pub repeat: Option<usize>,
+    /// How measurements are repeated (see [`crate::measure`]).
+    pub measure: Option<MeasureSpec>,
     /// Seconds before a compile is killed.
     #[serde(default = "default_compile_timeout")]
     pub compile_timeout: f64,
@@ -110,6 +113,22 @@ pub struct CommandSpec {
 
 fn one() -> usize {
     1
+}
+
+/// The command runner's measurement plan when the spec gives none: no warm-up, 3 to 20 runs
+/// until the 95% interval is within ±2% of the mean, at most 30 s of runs per configuration,
+/// and early abort at twice the best so far.
+pub fn default_measure() -> Measure {
+    Measure {
+        warmup: 0,
+        min: 3,
+        max: 20,
+        target: Some(0.02),
+        max_seconds: 30.0,
+        min_sample_seconds: 0.0,
+        abort: Some(crate::measure::DEFAULT_ABORT),
+        statistic: Statistic::Mean,
+    }
 }
 fn default_compile_timeout() -> f64 {
     120.0
@@ -195,8 +214,8 @@ pub struct CommandRunner {
     defines: bool,
     env: bool,
     jobs: usize,
-    warmup: usize,
-    repeat: usize,
+    measure: Measure,
+    incumbent: Option<f64>,
     compile_timeout: Duration,
     run_timeout: Duration,
     objective: Parser,
@@ -326,12 +345,13 @@ impl CommandRunner {
                 message: "must be at least 1".into(),
             });
         }
-        if spec.repeat == 0 {
-            return Err(CommandError::Invalid {
-                option: "repeat",
-                message: "must be at least 1".into(),
-            });
-        }
+        let measure = Measure::from_spec(
+            spec.measure.as_ref(),
+            spec.warmup,
+            spec.repeat,
+            &default_measure(),
+        )
+        .map_err(|(option, message)| CommandError::Invalid { option, message })?;
         for (name, t) in [
             ("compile_timeout", spec.compile_timeout),
             ("run_timeout", spec.run_timeout),
@@ -402,8 +422,8 @@ impl CommandRunner {
             defines: spec.defines,
             env: spec.env,
             jobs: spec.jobs,
-            warmup: spec.warmup,
-            repeat: spec.repeat,
+            measure,
+            incumbent: None,
             compile_timeout: Duration::from_secs_f64(spec.compile_timeout),
             run_timeout: Duration::from_secs_f64(spec.run_timeout),
             objective,
@@ -540,89 +560,119 @@ impl CommandRunner {
         }
     }
 
-    /// Runs one compiled configuration: warm-up, then measured repetitions.
+    /// Runs the program of a compiled configuration once: its objective value, or the
+    /// failure outcome (with `compile` and the benchmark time since `started`).
+    fn run_once(
+        &self,
+        argv: &[String],
+        values: &[String],
+        build_dir: &Path,
+        compile: f64,
+        started: Instant,
+    ) -> Result<(f64, f64), Outcome> {
+        let t0 = Instant::now();
+        let step = run_step(
+            self.command(argv, values),
+            build_dir,
+            "run",
+            self.run_timeout,
+        );
+        let wall = t0.elapsed().as_secs_f64();
+        let timings = Timings {
+            compile,
+            benchmark: started.elapsed().as_secs_f64(),
+            ..Timings::default()
+        };
+        let stdout = match step {
+            Step::Finished {
+                status: 0, stdout, ..
+            } => stdout,
+            Step::Finished { status, stderr, .. } => {
+                return Err(Outcome::failed(
+                    FailureKind::Runtime,
+                    format!("run exited with {status}: {}", tail(&stderr)),
+                    timings,
+                ));
+            }
+            Step::Signalled { signal, stderr } => {
+                return Err(Outcome::failed(
+                    FailureKind::Runtime,
+                    format!("run crashed (signal {signal}): {}", tail(&stderr)),
+                    timings,
+                ));
+            }
+            Step::TimedOut { stderr } => {
+                return Err(Outcome::failed(
+                    FailureKind::Timeout,
+                    format!(
+                        "run took longer than {:.1} s and was killed: {}",
+                        self.run_timeout.as_secs_f64(),
+                        tail(&stderr)
+                    ),
+                    timings,
+                ));
+            }
+            Step::SpawnFailed(e) => {
+                return Err(Outcome::failed(
+                    FailureKind::Runtime,
+                    format!("cannot start `{}`: {e}", argv[0]),
+                    timings,
+                ));
+            }
+        };
+        match self.parse(&stdout, wall) {
+            Some(v) => Ok((v, wall)),
+            None => Err(Outcome::failed(
+                FailureKind::Runtime,
+                format!(
+                    "could not read `{}` from the output: {}",
+                    self.metrics[0].name,
+                    tail(&stdout)
+                ),
+                timings,
+            )),
+        }
+    }
+
+    /// `k` runs: the mean of their values and their total wall time.
+    fn run_k(
+        &self,
+        k: usize,
+        argv: &[String],
+        values: &[String],
+        build_dir: &Path,
+        compile: f64,
+        started: Instant,
+    ) -> Result<(f64, f64), Outcome> {
+        let (mut sum, mut seconds) = (0.0, 0.0);
+        for _ in 0..k {
+            let (v, s) = self.run_once(argv, values, build_dir, compile, started)?;
+            sum += v;
+            seconds += s;
+        }
+        Ok((sum / k as f64, seconds))
+    }
+
+    /// Runs one compiled configuration: warm-up, then measured repetitions as planned.
     fn run_one(&self, values: &[String], build_dir: &Path, id: u64, compile: f64) -> Outcome {
         let argv = self.expand(&self.run, values, build_dir, id);
         let started = Instant::now();
-        let mut measured = Vec::with_capacity(self.repeat);
-        for i in 0..self.warmup + self.repeat {
-            let t0 = Instant::now();
-            let step = run_step(
-                self.command(&argv, values),
-                build_dir,
-                "run",
-                self.run_timeout,
-            );
-            let wall = t0.elapsed().as_secs_f64();
-            let timings = Timings {
-                compile,
-                benchmark: started.elapsed().as_secs_f64(),
-                ..Timings::default()
-            };
-            let stdout = match step {
-                Step::Finished {
-                    status: 0, stdout, ..
-                } => stdout,
-                Step::Finished { status, stderr, .. } => {
-                    return Outcome::failed(
-                        FailureKind::Runtime,
-                        format!("run exited with {status}: {}", tail(&stderr)),
-                        timings,
-                    );
-                }
-                Step::Signalled { signal, stderr } => {
-                    return Outcome::failed(
-                        FailureKind::Runtime,
-                        format!("run crashed (signal {signal}): {}", tail(&stderr)),
-                        timings,
-                    );
-                }
-                Step::TimedOut { stderr } => {
-                    return Outcome::failed(
-                        FailureKind::Timeout,
-                        format!(
-                            "run took longer than {:.1} s and was killed: {}",
-                            self.run_timeout.as_secs_f64(),
-                            tail(&stderr)
-                        ),
-                        timings,
-                    );
-                }
-                Step::SpawnFailed(e) => {
-                    return Outcome::failed(
-                        FailureKind::Runtime,
-                        format!("cannot start `{}`: {e}", argv[0]),
-                        timings,
-                    );
-                }
-            };
-            if i < self.warmup {
-                continue;
+        let incumbent = self.incumbent.map(|b| (b, self.metrics[0].direction));
+        let measured = self.measure.run(incumbent, |k| {
+            self.run_k(k, &argv, values, build_dir, compile, started)
+        });
+        let timings = Timings {
+            compile,
+            benchmark: started.elapsed().as_secs_f64(),
+            ..Timings::default()
+        };
+        match measured {
+            Ok(samples) => {
+                let s = samples.summary();
+                Outcome::ok(vec![s.value(), s.stdev], timings).with_samples(samples)
             }
-            match self.parse(&stdout, wall) {
-                Some(v) => measured.push(v),
-                None => {
-                    return Outcome::failed(
-                        FailureKind::Runtime,
-                        format!(
-                            "could not read `{}` from the output: {}",
-                            self.metrics[0].name,
-                            tail(&stdout)
-                        ),
-                        timings,
-                    );
-                }
-            }
+            Err(failure) => failure,
         }
-        let (mean, stdev) = mean_and_stdev(&measured);
-        Outcome::ok(
-            vec![mean, stdev],
-            Timings {
-                compile,
-                benchmark: started.elapsed().as_secs_f64(),
-                ..Timings::default()
-            },
-        )
     }
 
     fn parse(&self, stdout: &str, wall: f64) -> Option<f64> {
@@ -657,8 +707,93 @@ impl Runner for CommandRunner {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
+        let jobs = self.jobs_of(space, configs);
+        let compiled = self.compile_all(&jobs);
+        Ok(jobs
+            .iter()
+            .zip(compiled)
+            .map(|((id, values, dir), c)| match c {
+                Ok(t) => self.run_one(values, dir, *id, t),
+                Err(failure) => failure,
+            })
+            .collect())
+    }
+
+    fn set_incumbent(&mut self, best: Option<f64>) {
+        self.incumbent = best;
+    }
+
+    fn remeasure(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        rounds: usize,
+    ) -> Result<Vec<Outcome>, CoreError> {
+        let jobs = self.jobs_of(space, configs);
+        let compiled = self.compile_all(&jobs);
+        let started = Instant::now();
+        let argvs: Vec<Vec<String>> = jobs
+            .iter()
+            .map(|(id, values, dir)| self.expand(&self.run, values, dir, *id))
+            .collect();
+        // Per configuration: its runs per sample (calibrated as in the tuning run), its
+        // samples, or the failure that took it out.
+        let mut state: Vec<Result<(usize, Vec<f64>), Outcome>> = Vec::new();
+        for (i, ((_, values, dir), c)) in jobs.iter().zip(compiled).enumerate() {
+            state.push(c.and_then(|t| {
+                let mut runs = 1;
+                if self.measure.min_sample_seconds > 0.0 {
+                    let (_, s) = self.run_once(&argvs[i], values, dir, t, started)?;
+                    runs = crate::measure::runs_for(self.measure.min_sample_seconds, s);
+                }
+                for _ in 0..self.measure.warmup {
+                    self.run_once(&argvs[i], values, dir, t, started)?;
+                }
+                Ok((runs, Vec::with_capacity(rounds)))
+            }));
+        }
+        for _ in 0..rounds {
+            for (i, (_, values, dir)) in jobs.iter().enumerate() {
+                if let Ok((runs, samples)) = &mut state[i] {
+                    match self.run_k(*runs, &argvs[i], values, dir, 0.0, started) {
+                        Ok((v, _)) => samples.push(v),
+                        Err(failure) => state[i] = Err(failure),
+                    }
+                }
+            }
+        }
+        let benchmark = started.elapsed().as_secs_f64() / jobs.len().max(1) as f64;
+        Ok(state
+            .into_iter()
+            .map(|r| match r {
+                Ok((runs, values)) => {
+                    let samples = ktune_core::Samples {
+                        values,
+                        runs_per_sample: runs,
+                        aborted: false,
+                        statistic: self.measure.statistic,
+                    };
+                    let s = samples.summary();
+                    let timings = Timings {
+                        benchmark,
+                        ..Timings::default()
+                    };
+                    Outcome::ok(vec![s.value(), s.stdev], timings).with_samples(samples)
+                }
+                Err(failure) => failure,
+            })
+            .collect())
+    }
+}
+
+/// Per configuration: its rank (the build directory's name), its values as programs receive
+/// them, and its build directory.
+type Job = (u64, Vec<String>, PathBuf);
+
+impl CommandRunner {
+    fn jobs_of(&self, space: &SearchSpace, configs: &[Configuration]) -> Vec<Job> {
         // Values as programs receive them (a permutation as its item names, `i,k,j`).
-        let jobs: Vec<(u64, Vec<String>, PathBuf)> = configs
+        configs
             .iter()
             .map(|c| {
                 let id = space.rank(c).unwrap_or(u64::MAX);
@@ -670,8 +805,11 @@ impl Runner for CommandRunner {
                     .collect();
                 (id, texts, self.build_root.join(id.to_string()))
             })
-            .collect();
-        // Compile in parallel, `jobs` at a time; runs stay sequential below.
+            .collect()
+    }
+
+    /// Compiles every job, `jobs` at a time: the compile seconds of each, or its failure.
+    fn compile_all(&self, jobs: &[Job]) -> Vec<Result<f64, Outcome>> {
         let mut compiled: Vec<Option<Result<f64, Outcome>>> =
             (0..jobs.len()).map(|_| None).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -692,31 +830,19 @@ impl Runner for CommandRunner {
                 });
             }
         });
-        Ok(jobs
-            .iter()
-            .zip(compiled)
-            .map(|((id, values, dir), c)| match c {
-                Some(Ok(t)) => self.run_one(values, dir, *id, t),
-                Some(Err(failure)) => failure,
-                None => Outcome::failed(
-                    FailureKind::Compile,
-                    "the compile step did not report",
-                    Timings::default(),
-                ),
+        compiled
+            .into_iter()
+            .map(|c| {
+                c.unwrap_or_else(|| {
+                    Err(Outcome::failed(
+                        FailureKind::Compile,
+                        "the compile step did not report",
+                        Timings::default(),
+                    ))
+                })
             })
-            .collect())
+            .collect()
     }
-}
-
-/// The mean and the sample standard deviation (0 for a single value).
-pub(crate) fn mean_and_stdev(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, 0.0);
-    }
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt())
 }
 
 /// How a step ended.

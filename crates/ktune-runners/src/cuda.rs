@@ -35,11 +35,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use ktune_core::{CoreError, Direction, FailureKind, Metric, Observed, Outcome, Runner, Timings};
+use ktune_core::{
+    CoreError, Direction, FailureKind, Metric, Observed, Outcome, Runner, Samples, Timings,
+};
 use ktune_space::{Configuration, SearchSpace, Value};
 use serde_json::json;
 
-use crate::command::mean_and_stdev;
+use crate::measure::Measure;
+
 use data::{HostArg, HostConstant, compare};
 use driver::{Gpu, GpuError, Kernel};
 use launch::{Launch, LaunchPlan};
@@ -100,6 +103,24 @@ pub struct Problem {
     verify: Option<(f64, f64)>,
     reference: Option<Configuration>,
     metrics: Vec<Metric>,
+    measure: Measure,
+}
+
+/// The CUDA runner's measurement plan when the spec gives none: one warm-up launch, then 5
+/// to 100 samples until the 95% interval is within ±2% of the mean, at most 2 s of launches
+/// per configuration, each sample at least 1 ms of launches (kernels shorter than that are
+/// launched several times per sample), and early abort at twice the best so far.
+pub fn default_measure() -> Measure {
+    Measure {
+        warmup: 1,
+        min: 5,
+        max: 100,
+        target: Some(0.02),
+        max_seconds: 2.0,
+        min_sample_seconds: 0.001,
+        abort: Some(crate::measure::DEFAULT_ABORT),
+        statistic: ktune_core::Statistic::Mean,
+    }
 }
 
 impl Problem {
@@ -118,8 +139,25 @@ impl Problem {
                 "[runner] kind = \"{kind}\" is not the cuda runner"
             )));
         }
-        if spec.repeat == 0 {
-            return Err(err("[runner] repeat: must be at least 1".into()));
+        let measure = Measure::from_spec(
+            spec.measure.as_ref(),
+            spec.warmup,
+            spec.repeat,
+            &default_measure(),
+        )
+        .map_err(|(key, m)| {
+            let table = if spec.repeat.is_some() && key == "repeat" || key == "warmup" {
+                "[runner]"
+            } else {
+                "[runner.measure]"
+            };
+            err(format!("{table} {key}: {m}"))
+        })?;
+        if !(spec.clock_tolerance > 0.0 && spec.clock_tolerance <= 1.0) {
+            return Err(err(format!(
+                "[runner] clock_tolerance: must be a fraction between 0 and 1 (0.05 = 5%), not {}",
+                spec.clock_tolerance
+            )));
         }
         if spec.jobs == Some(0) {
             return Err(err("[runner] jobs: must be at least 1".into()));
@@ -237,6 +275,7 @@ impl Problem {
             verify,
             reference,
             metrics,
+            measure,
         })
     }
 
@@ -372,6 +411,18 @@ pub struct CudaRunner {
     /// process can use the GPU again (see [`CudaRunner::fresh_process_needed`]).
     fresh_process: Arc<std::sync::atomic::AtomicBool>,
     base: Observed,
+    /// The best objective so far, for early abort.
+    incumbent: Option<f64>,
+    clocks: ClockRange,
+}
+
+/// The SM clocks seen during a run.
+#[derive(Debug, Default)]
+struct ClockRange {
+    low: Option<u32>,
+    high: Option<u32>,
+    /// Configurations during whose measurement the clock varied beyond the tolerance.
+    varied: usize,
 }
 
 impl CudaRunner {
@@ -465,7 +516,15 @@ impl CudaRunner {
             broken: None,
             fresh_process: Arc::default(),
             base,
+            incumbent: None,
+            clocks: ClockRange::default(),
         };
+        if runner.problem.spec.flush_l2 {
+            runner
+                .gpu
+                .set_l2_flush(true)
+                .map_err(|e| CudaError::Device(e.to_string()))?;
+        }
         if let Some(reference) = runner.problem.reference.clone() {
             runner.record_reference(space, &reference)?;
         }
@@ -615,12 +674,19 @@ impl CudaRunner {
             Ok(k) => k,
             Err(e) => return self.failure(e, timings, observed),
         };
-        let result = self.measure(&kernel, launch, &mut timings, &mut observed);
+        let mut samples = None;
+        let result = self.measure(&kernel, launch, &mut timings, &mut observed, &mut samples);
         self.gpu.unload(kernel);
         timings.framework =
             (started.elapsed().as_secs_f64() - timings.benchmark - timings.verification).max(0.0);
         match result {
-            Ok(values) => Outcome::ok(values, timings).with_observed(observed),
+            Ok(values) => {
+                let o = Outcome::ok(values, timings).with_observed(observed);
+                match samples {
+                    Some(s) => o.with_samples(s),
+                    None => o,
+                }
+            }
             Err(Measured::Gpu(e)) => self.failure(e, timings, observed),
             Err(Measured::WrongOutput(reason)) => {
                 Outcome::failed(FailureKind::WrongOutput, reason, timings).with_observed(observed)
@@ -634,10 +700,10 @@ impl CudaRunner {
         launch: &Launch,
         timings: &mut Timings,
         observed: &mut Observed,
+        kept: &mut Option<Samples>,
     ) -> Result<Vec<f64>, Measured> {
-        let spec = &self.problem.spec;
         let timeout = self.timeout();
-        let mut warmup = spec.warmup;
+        let mut plan = self.problem.measure.clone();
         if self.problem.verify.is_some() {
             let t = Instant::now();
             self.reset_outputs()?;
@@ -647,18 +713,27 @@ impl CudaRunner {
             timings.verification = t.elapsed().as_secs_f64();
             checked.map_err(Measured::WrongOutput)?;
             // The checked launch was a warm-up too.
-            warmup = warmup.saturating_sub(1);
+            plan.warmup = plan.warmup.saturating_sub(1);
         }
         let t = Instant::now();
-        for _ in 0..warmup {
-            self.gpu.run(kernel, launch, timeout)?;
+        let incumbent = self.incumbent_time(launch);
+        let (gpu, power) = (&self.gpu, &self.power);
+        let mut clocks: Vec<u32> = Vec::new();
+        let samples = plan.run(incumbent.map(|b| (b, Direction::Minimize)), |k| {
+            let ms = gpu.time_launches(kernel, launch, k, timeout)?;
+            if let Some(c) = power.as_ref().and_then(|m| m.sm_clock()) {
+                clocks.push(c);
+            }
+            Ok::<_, GpuError>((ms, ms * k as f64 * 1e-3))
+        })?;
+        let summary = samples.summary();
+        let (mean, stdev) = (summary.value(), summary.stdev);
+        observed.insert("times_ms".into(), json!(samples.values));
+        if !clocks.is_empty() {
+            self.note_clocks(&clocks, observed);
         }
-        let mut times = Vec::with_capacity(spec.repeat);
-        for _ in 0..spec.repeat {
-            times.push(self.gpu.run(kernel, launch, timeout)?);
-        }
-        let (mean, stdev) = mean_and_stdev(&times);
-        observed.insert("times_ms".into(), json!(times));
+        let spec = &self.problem.spec;
+        let samples_kept = samples;
         if let Some(meter) = &self.power {
             observed.extend(meter.snapshot());
         }
@@ -686,6 +761,7 @@ impl CudaRunner {
         if let Some(g) = gflops {
             observed.insert("gflops".into(), json!(g));
         }
+        *kept = Some(samples_kept);
         let objective = match spec.objective {
             CudaObjective::Time => return Ok(vec![mean, stdev]),
             CudaObjective::Gflops => gflops,
@@ -701,6 +777,56 @@ impl CudaRunner {
                 watts.as_ref().map(|p| p.watts)
             )))),
         }
+    }
+
+    /// The best so far as a kernel time for `launch` (the unit of the samples), when the
+    /// objective is a time or a rate of the time.
+    fn incumbent_time(&self, launch: &Launch) -> Option<f64> {
+        let best = self.incumbent?;
+        match self.problem.spec.objective {
+            CudaObjective::Time => Some(best),
+            CudaObjective::Gflops => launch
+                .flops
+                .filter(|_| best > 0.0)
+                .map(|f| f / (best * 1e9) * 1e3),
+            CudaObjective::Energy | CudaObjective::GflopsPerWatt => None,
+        }
+    }
+
+    /// Keeps the SM clocks seen while measuring one configuration: flagged when they varied
+    /// by more than the tolerance, and remembered for [`CudaRunner::clock_warning`].
+    fn note_clocks(&mut self, clocks: &[u32], observed: &mut Observed) {
+        let lo = clocks.iter().copied().min().unwrap_or(0);
+        let hi = clocks.iter().copied().max().unwrap_or(0);
+        observed.insert("sm_clocks_mhz".into(), json!(clocks));
+        if hi > 0 && f64::from(hi - lo) / f64::from(hi) > self.problem.spec.clock_tolerance {
+            observed.insert("clock_varied".into(), json!(true));
+            self.clocks.varied += 1;
+        }
+        self.clocks.low = Some(self.clocks.low.map_or(lo, |l| l.min(lo)));
+        self.clocks.high = Some(self.clocks.high.map_or(hi, |h| h.max(hi)));
+    }
+
+    /// A warning when the SM clock varied by more than `clock_tolerance` over the
+    /// configurations measured so far (thermal or power throttling, another process, boost
+    /// clocks): timings taken at different clocks are not comparable. Lock the clocks
+    /// (`nvidia-smi --lock-gpu-clocks`) for stable measurements.
+    pub fn clock_warning(&self) -> Option<String> {
+        let (lo, hi) = (self.clocks.low?, self.clocks.high?);
+        let spread = if hi > 0 {
+            f64::from(hi - lo) / f64::from(hi)
+        } else {
+            0.0
+        };
+        let tol = self.problem.spec.clock_tolerance;
+        (spread > tol || self.clocks.varied > 0).then(|| {
+            format!(
+                "the SM clock varied between {lo} and {hi} MHz during this run ({:.0}% > {:.0}%;                  within a configuration for {} of them), so timings are not fully comparable;                  locking the clocks (nvidia-smi --lock-gpu-clocks) gives stabler measurements",
+                spread * 100.0,
+                tol * 100.0,
+                self.clocks.varied
+            )
+        })
     }
 
     /// The outcome of a GPU error, after putting the GPU back in order.
@@ -891,7 +1017,168 @@ impl Runner for CudaRunner {
             _ => Ok(outcomes),
         }
     }
+
+    fn set_incumbent(&mut self, best: Option<f64>) {
+        self.incumbent = best;
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.clock_warning().into_iter().collect()
+    }
+
+    fn remeasure(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        rounds: usize,
+    ) -> Result<Vec<Outcome>, CoreError> {
+        let refuse = |message: String| CoreError::Runner {
+            runner: "cuda".into(),
+            message,
+        };
+        let objective = self.problem.spec.objective;
+        if objective.needs_power() {
+            return Err(refuse(format!(
+                "re-measuring times the kernels; the objective `{}` needs a power measurement \
+                 per configuration, which is not repeated",
+                objective.name()
+            )));
+        }
+        if let Some(m) = &self.broken {
+            return Err(refuse(m.clone()));
+        }
+        self.gpu.bind().map_err(|e| refuse(e.to_string()))?;
+        let timeout = self.timeout();
+        let plan = self.problem.measure.clone();
+        // Each configuration compiled, loaded and warmed up, with its launches per sample.
+        let mut ready: Vec<Result<Finalist, Outcome>> = Vec::new();
+        for c in configs {
+            let launch = match self.problem.launch(space, c) {
+                Ok(l) => l,
+                Err(why) => {
+                    ready.push(Err(Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("cannot be launched: {why}"),
+                        Timings::default(),
+                    )));
+                    continue;
+                }
+            };
+            let compiled =
+                match compile_one(self.nvrtc, &self.problem, &self.arch, self.cubin, &launch) {
+                    Ok(c) => c,
+                    Err(log) => {
+                        ready.push(Err(Outcome::failed(
+                            FailureKind::Compile,
+                            format!("NVRTC: {}", tail(&log)),
+                            Timings::default(),
+                        )));
+                        continue;
+                    }
+                };
+            let loaded = self
+                .gpu
+                .load(
+                    &compiled.image,
+                    &compiled.lowered_name,
+                    &launch,
+                    &self.problem.constants,
+                )
+                .and_then(|kernel| {
+                    let mut first = self.gpu.run(&kernel, &launch, timeout)?;
+                    for _ in 1..plan.warmup {
+                        first = self.gpu.run(&kernel, &launch, timeout)?;
+                    }
+                    Ok((kernel, first))
+                });
+            match loaded {
+                Ok((kernel, ms)) => {
+                    let runs = if plan.min_sample_seconds > 0.0 {
+                        crate::measure::runs_for(plan.min_sample_seconds, ms * 1e-3)
+                    } else {
+                        1
+                    };
+                    ready.push(Ok((launch, kernel, runs, Vec::with_capacity(rounds))));
+                }
+                Err(e) => {
+                    let failed = self.failure(e, Timings::default(), Observed::new());
+                    ready.push(Err(failed));
+                    if self.broken.is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        // A, B, C, A, B, C, ...: a fault ends the rounds (it takes every loaded kernel with it).
+        let started = Instant::now();
+        'rounds: for _ in 0..rounds {
+            for slot in ready.iter_mut() {
+                let Ok((launch, kernel, runs, samples)) = slot else {
+                    continue;
+                };
+                match self.gpu.time_launches(kernel, launch, *runs, timeout) {
+                    Ok(ms) => samples.push(ms),
+                    Err(e) => {
+                        *slot = Err(self.failure(e, Timings::default(), Observed::new()));
+                        break 'rounds;
+                    }
+                }
+            }
+        }
+        let benchmark = started.elapsed().as_secs_f64() / configs.len().max(1) as f64;
+        let mut outcomes = Vec::with_capacity(configs.len());
+        for r in ready {
+            outcomes.push(match r {
+                Ok((launch, kernel, runs, values)) if !values.is_empty() => {
+                    if self.broken.is_none() {
+                        self.gpu.unload(kernel);
+                    }
+                    let samples = Samples {
+                        values,
+                        runs_per_sample: runs,
+                        aborted: false,
+                        statistic: plan.statistic,
+                    };
+                    let s = samples.summary();
+                    let timings = Timings {
+                        benchmark,
+                        ..Timings::default()
+                    };
+                    let values = match (objective, launch.flops) {
+                        (CudaObjective::Gflops, Some(f)) => {
+                            vec![f / (s.value() * 1e-3) / 1e9, s.value(), s.stdev]
+                        }
+                        _ => vec![s.value(), s.stdev],
+                    };
+                    Outcome::ok(values, timings).with_samples(samples)
+                }
+                Ok((_, kernel, _, _)) => {
+                    if self.broken.is_none() {
+                        self.gpu.unload(kernel);
+                    }
+                    Outcome::failed(
+                        FailureKind::Runtime,
+                        "not measured again: another configuration faulted first",
+                        Timings::default(),
+                    )
+                }
+                Err(failed) => failed,
+            });
+        }
+        outcomes.resize_with(configs.len(), || {
+            Outcome::failed(
+                FailureKind::Runtime,
+                "not measured again: the GPU stopped",
+                Timings::default(),
+            )
+        });
+        Ok(outcomes)
+    }
 }
+
+/// A configuration being re-measured: its launch, its loaded kernel, launches per sample and
+/// the samples so far.
+type Finalist = (Launch, Kernel, usize, Vec<f64>);
 
 /// The last lines of a compiler log (the errors are at its end).
 fn tail(log: &str) -> String {

@@ -4,14 +4,18 @@
 //!   timeouts that kill the process group, parsing the objective from their output.
 //! - [`cuda`]: compiles CUDA kernels with NVRTC and times them with CUDA events on a GPU,
 //!   checking their output; the driver, NVRTC and NVML are loaded at run time.
+//! - [`measure`]: how both runners repeat a measurement (adaptive repetition, early abort,
+//!   several runs per sample for short ones), shared machinery.
 //! - [`simulate`]: replays a brute-forced Kernel Tuner cache file, with a simulated clock
 //!   (the BO paper's simulation mode), so strategies can be compared without a GPU.
 #![deny(missing_docs)]
 
 pub mod command;
 pub mod cuda;
+pub mod measure;
 pub mod simulate;
 
 pub use command::{CommandError, CommandRunner, CommandSpec, CommandTemplate, ObjectiveSpec};
 pub use cuda::{CudaError, CudaRunner, CudaSpec};
+pub use measure::{Measure, MeasureSpec};
 pub use simulate::{Simulation, SimulationError, SimulationRunner};

@@ -1,6 +1,6 @@
 //! Exports of stored rows for `ktune results`: CSV, JSON and Kernel Tuner cache files.
 
-use ktune_core::Observed;
+use ktune_core::{Observed, Samples, Summary};
 use serde::Serialize;
 use serde_json::{Map, Value as Json, json};
 
@@ -31,6 +31,18 @@ pub struct Row {
     pub clock_s: f64,
     /// What the runner observed beside its metrics (device, clocks, power, ...).
     pub observed: Observed,
+    /// The repeated measurements of the objective, when the runner kept them.
+    pub samples: Option<Samples>,
+}
+
+impl Row {
+    /// The summary statistics of the samples, when there are any.
+    pub fn summary(&self) -> Option<Summary> {
+        self.samples
+            .as_ref()
+            .filter(|s| !s.values.is_empty())
+            .map(Samples::summary)
+    }
 }
 
 /// A parameter value as CSV text: strings bare, a permutation's item names joined by commas
@@ -96,6 +108,11 @@ pub fn to_csv(rows: &[Row], objective: &str) -> String {
         "framework_s",
         "clock_s",
     ]);
+    // The statistics of repeated measurements, where any row has them.
+    let with_samples = rows.iter().any(|r| r.samples.is_some());
+    if with_samples {
+        header.extend(STAT_COLUMNS);
+    }
     let mut observed: Vec<&str> = Vec::new();
     for r in rows {
         for k in r.observed.keys() {
@@ -133,6 +150,22 @@ pub fn to_csv(rows: &[Row], objective: &str) -> String {
         ] {
             fields.push(s.to_string());
         }
+        if with_samples {
+            match (r.summary(), &r.samples) {
+                (Some(s), Some(samples)) => {
+                    fields.push(s.n.to_string());
+                    for v in [s.min, s.median, s.mean, s.stdev, s.ci_low, s.ci_high] {
+                        fields.push(v.to_string());
+                    }
+                    fields.push(s.statistic.name().to_string());
+                    fields.push(samples.runs_per_sample.to_string());
+                    fields.push(samples.aborted.to_string());
+                    let all: Vec<String> = samples.values.iter().map(f64::to_string).collect();
+                    fields.push(all.join(" "));
+                }
+                _ => fields.extend(STAT_COLUMNS.iter().map(|_| String::new())),
+            }
+        }
         fields.extend(
             observed
                 .iter()
@@ -143,10 +176,29 @@ pub fn to_csv(rows: &[Row], objective: &str) -> String {
     out
 }
 
+/// The CSV columns of the samples' statistics (present when any row has samples): the
+/// count, min, median, mean, standard deviation, the 95% interval of the objective
+/// statistic, which statistic that is, runs per sample, whether repetition was aborted
+/// early, and every sample separated by spaces.
+const STAT_COLUMNS: [&str; 11] = [
+    "n",
+    "min",
+    "median",
+    "mean",
+    "stdev",
+    "ci_low",
+    "ci_high",
+    "statistic",
+    "runs_per_sample",
+    "aborted",
+    "samples",
+];
+
 /// The rows as a JSON array of objects: `seq`, `params` (an object, in parameter order),
-/// `status`, `objective`, `reason`, `compile_s`, ..., `clock_s`, and `observed` (an object, only
-/// when the runner observed something). Non-finite numbers are
-/// `null`.
+/// `status`, `objective`, `reason`, `compile_s`, ..., `clock_s`, `observed` (an object, only
+/// when the runner observed something), `samples` and `summary` (only when the runner kept
+/// repeated measurements: the samples, runs per sample, whether aborted, and n, min,
+/// median, mean, stdev, the 95% interval). Non-finite numbers are `null`.
 pub fn to_json(rows: &[Row]) -> Json {
     Json::Array(
         rows.iter()
@@ -166,6 +218,10 @@ pub fn to_json(rows: &[Row]) -> Json {
                 });
                 if !r.observed.is_empty() {
                     row["observed"] = json!(r.observed);
+                }
+                if let (Some(samples), Some(summary)) = (&r.samples, r.summary()) {
+                    row["samples"] = json!(samples);
+                    row["summary"] = json!(summary);
                 }
                 row
             })
@@ -288,7 +344,47 @@ mod tests {
             framework_s: 0.125,
             clock_s: seq as f64 + 1.0,
             observed: Observed::new(),
+            samples: None,
         }
+    }
+
+    #[test]
+    fn samples_add_their_statistics_to_csv_and_json() {
+        let mut with = row(0, 1, "a", "ok", Some(2.0));
+        with.samples = Some(Samples {
+            values: vec![1.0, 2.0, 3.0],
+            runs_per_sample: 2,
+            aborted: true,
+            statistic: ktune_core::Statistic::Mean,
+        });
+        let without = row(1, 2, "b", "compile", None);
+        let csv = to_csv(&[with.clone(), without.clone()], "time");
+        let lines: Vec<&str> = csv.lines().collect();
+        assert!(
+            lines[0].ends_with(
+                ",clock_s,n,min,median,mean,stdev,ci_low,ci_high,statistic,runs_per_sample,aborted,samples"
+            ),
+            "{}",
+            lines[0]
+        );
+        // t(0.975, 2) = 4.302653, s = 1: 2 ± 4.302653 / √3.
+        let h = 4.302_653 / 3f64.sqrt();
+        let want = format!(",3,1,2,2,1,{},{},mean,2,true,1 2 3", 2.0 - h, 2.0 + h);
+        assert!(lines[1].ends_with(&want), "{}\n{want}", lines[1]);
+        assert!(csv.ends_with(",,,,,,,,,,,\n"), "{csv}");
+        // Without samples anywhere, the columns are as before.
+        assert!(
+            to_csv(std::slice::from_ref(&without), "time")
+                .lines()
+                .next()
+                .unwrap()
+                .ends_with(",clock_s")
+        );
+        let j = to_json(&[with, without]);
+        assert_eq!(j[0]["summary"]["n"], 3);
+        assert_eq!(j[0]["samples"]["values"], json!([1.0, 2.0, 3.0]));
+        assert_eq!(j[0]["samples"]["aborted"], true);
+        assert!(j[1].get("summary").is_none());
     }
 
     fn rows() -> Vec<Row> {

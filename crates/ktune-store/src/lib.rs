@@ -30,11 +30,13 @@ pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
 pub use fingerprint::Fingerprint;
 
 /// The schema version this crate writes and reads.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
-/// Version 1 lacked the `observed` column; such files are upgraded in place when opened for
-/// writing (and read as having no observations otherwise).
+/// Version 1 lacked the `observed` column, versions 1 and 2 the `samples` column; such files
+/// are upgraded in place when opened for writing (and read as having no observations or
+/// samples otherwise).
 const ADD_OBSERVED: &str = "ALTER TABLE evaluations ADD COLUMN observed TEXT";
+const ADD_SAMPLES: &str = "ALTER TABLE evaluations ADD COLUMN samples TEXT";
 
 /// The `meta` key holding the schema version (reserved: [`Store::set_meta`] refuses it).
 const SCHEMA_KEY: &str = "schema_version";
@@ -160,7 +162,8 @@ CREATE TABLE evaluations (
     verification REAL,
     framework REAL,
     clock REAL,
-    observed TEXT
+    observed TEXT,
+    samples TEXT
 );
 ";
 
@@ -211,6 +214,7 @@ pub struct Store {
     path: PathBuf,
     /// False only for a version-1 file that could not be upgraded (opened read-only).
     observed_column: bool,
+    samples_column: bool,
 }
 
 impl Store {
@@ -311,6 +315,12 @@ impl Store {
             .then(|| serde_json::to_string(record.outcome.observed()))
             .transpose()
             .map_err(|e| self.corrupt(e.to_string()))?;
+        let samples = record
+            .outcome
+            .samples()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(|e| self.corrupt(e.to_string()))?;
         let t = record.outcome.timings();
         let path = self.path.clone();
         let sqlite = |source| StoreError::Sqlite {
@@ -345,8 +355,8 @@ impl Store {
             .map_err(sqlite)?;
         tx.execute(
             "INSERT INTO evaluations (seq, config, params_json, status, objective, values_json, \
-             reason, compile, benchmark, verification, framework, clock, observed) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             reason, compile, benchmark, verification, framework, clock, observed, samples) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 seq,
                 config,
@@ -361,6 +371,7 @@ impl Store {
                 t.framework,
                 record.clock,
                 observed,
+                samples,
             ],
         )
         .map_err(sqlite)?;
@@ -479,6 +490,7 @@ impl Store {
             conn,
             path: path.to_path_buf(),
             observed_column: true,
+            samples_column: true,
         };
         store
             .conn
@@ -576,15 +588,23 @@ impl Store {
         match version {
             None => Err(not_ours()),
             Some(v) if v.trim() == SCHEMA_VERSION.to_string() => Ok(()),
-            Some(v) if v.trim() == "1" => {
-                // Upgrade in place; a read-only file is read as having no observations.
+            Some(v) if v.trim() == "1" || v.trim() == "2" => {
+                // Upgrade in place; a read-only file is read as having no observations (1)
+                // and no samples (1, 2).
+                let old = v.trim() == "1";
+                let add = if old {
+                    format!("{ADD_OBSERVED}; {ADD_SAMPLES}")
+                } else {
+                    ADD_SAMPLES.to_string()
+                };
                 let upgraded = self.conn.execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {ADD_OBSERVED}; \
+                    "BEGIN IMMEDIATE; {add}; \
                      UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = '{SCHEMA_KEY}'; COMMIT;"
                 ));
                 if upgraded.is_err() {
                     let _ = self.conn.execute_batch("ROLLBACK");
-                    self.observed_column = false;
+                    self.observed_column = !old;
+                    self.samples_column = false;
                 }
                 Ok(())
             }
@@ -597,16 +617,21 @@ impl Store {
 
     /// Every stored row with its full outcome, in evaluation order.
     fn stored(&self) -> Result<Vec<Stored>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(if self.observed_column {
-                "SELECT seq, params_json, status, values_json, reason, compile, benchmark, \
-                     verification, framework, clock, observed FROM evaluations ORDER BY seq"
+        let sql = format!(
+            "SELECT seq, params_json, status, values_json, reason, compile, benchmark, \
+             verification, framework, clock, {}, {} FROM evaluations ORDER BY seq",
+            if self.observed_column {
+                "observed"
             } else {
-                "SELECT seq, params_json, status, values_json, reason, compile, benchmark, \
-                     verification, framework, clock, NULL FROM evaluations ORDER BY seq"
-            })
-            .map_err(|e| self.sqlite(e))?;
+                "NULL"
+            },
+            if self.samples_column {
+                "samples"
+            } else {
+                "NULL"
+            },
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sqlite(e))?;
         let raw = stmt
             .query_map([], |r| {
                 Ok(RawRow {
@@ -617,6 +642,7 @@ impl Store {
                     reason: r.get(4)?,
                     times: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
                     observed: r.get(10)?,
+                    samples: r.get(11)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -653,8 +679,21 @@ impl Store {
             Some(text) => serde_json::from_str(text).map_err(|e| bad("observed values", &e))?,
             None => Observed::new(),
         };
+        let samples: Option<ktune_core::Samples> = r
+            .samples
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|e| bad("samples", &e))?;
+        if samples.as_ref().is_some_and(|s| s.values.is_empty()) {
+            return Err(bad("samples", &"an empty list"));
+        }
         let outcome = if r.status == "ok" {
-            Outcome::ok(values, timings)
+            let o = Outcome::ok(values, timings);
+            match samples.clone() {
+                Some(s) => o.with_samples(s),
+                None => o,
+            }
         } else {
             let kind = kind_of(&r.status).ok_or_else(|| bad("status", &r.status))?;
             Outcome::failed(kind, r.reason.clone().unwrap_or_default(), timings)
@@ -675,6 +714,7 @@ impl Store {
             framework_s: framework,
             clock_s: clock,
             observed,
+            samples,
         };
         Ok(Stored { row, outcome })
     }
@@ -743,6 +783,7 @@ struct RawRow {
     reason: Option<String>,
     times: [Option<f64>; 5],
     observed: Option<String>,
+    samples: Option<String>,
 }
 
 /// One decoded evaluation.

@@ -41,7 +41,8 @@ fn records() -> Vec<Record> {
     vec![
         Record {
             config: vec![1, 0, 0],
-            outcome: Outcome::ok(vec![2.5, 1234.000001, 0.1 + 0.2], timings(0.7)),
+            outcome: Outcome::ok(vec![2.5, 1234.000001, 0.1 + 0.2], timings(0.7))
+                .with_samples(samples()),
             clock: 1.0,
         },
         Record {
@@ -77,6 +78,16 @@ fn records() -> Vec<Record> {
             clock: 3.0,
         },
     ]
+}
+
+/// Repeated measurements, aborted early (the flag must survive too).
+fn samples() -> ktune_core::Samples {
+    ktune_core::Samples {
+        values: vec![2.25, 2.5, 2.75],
+        runs_per_sample: 4,
+        aborted: true,
+        statistic: ktune_core::Statistic::Median,
+    }
 }
 
 fn db() -> (tempfile::TempDir, PathBuf) {
@@ -166,6 +177,7 @@ fn rows_describe_the_evaluations() {
             framework_s: 1e-9,
             clock_s: 1.0,
             observed: Default::default(),
+            samples: Some(samples()),
         }
     );
     assert_eq!(rows[1].seq, 1);
@@ -519,30 +531,67 @@ fn damaged_or_newer_databases_are_errors_not_panics() {
         StoreError::Corrupt { .. }
     ));
     raw.execute(
-        "UPDATE meta SET value = '3' WHERE key = 'schema_version'",
+        "UPDATE meta SET value = '4' WHERE key = 'schema_version'",
         [],
     )
     .unwrap();
     let e = Store::open_existing(&path).unwrap_err();
     assert!(matches!(e, StoreError::SchemaVersion { .. }), "{e}");
-    assert!(e.to_string().contains("version 3"), "{e}");
+    assert!(e.to_string().contains("version 4"), "{e}");
 }
 
-/// Makes `path` look like a file written by schema version 1 (no `observed` column).
+/// Makes `path` look like a file written by schema version 1 (no `observed` and no
+/// `samples` column).
 fn downgrade_to_version_1(path: &Path) {
     let raw = Connection::open(path).unwrap();
     raw.execute_batch(
         "ALTER TABLE evaluations DROP COLUMN observed; \
+         ALTER TABLE evaluations DROP COLUMN samples; \
          UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     )
     .unwrap();
+}
+
+/// Makes `path` look like a file written by schema version 2 (no `samples` column).
+fn downgrade_to_version_2(path: &Path) {
+    let raw = Connection::open(path).unwrap();
+    raw.execute_batch(
+        "ALTER TABLE evaluations DROP COLUMN samples; \
+         UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+    )
+    .unwrap();
+}
+
+#[test]
+fn version_2_files_are_upgraded_and_then_keep_samples() {
+    let space = space();
+    let (_dir, path) = db();
+    let observed = records()[3].clone();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.record(&space, &observed).unwrap();
+    }
+    downgrade_to_version_2(&path);
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    assert_eq!(store.records(&space).unwrap(), vec![observed.clone()]);
+    let with_samples = records()[0].clone();
+    store.record(&space, &with_samples).unwrap();
+    assert_eq!(store.records(&space).unwrap(), vec![observed, with_samples]);
+    let rows = store.rows().unwrap();
+    let s = rows[1].summary().unwrap();
+    assert_eq!((s.n, s.median, s.min), (3, 2.5, 2.25));
+    assert!(rows[0].summary().is_none());
 }
 
 #[test]
 fn version_1_files_are_upgraded_in_place_and_keep_their_records() {
     let space = space();
     let (_dir, path) = db();
-    let first = records()[0].clone();
+    // Version 1 had no samples.
+    let mut first = records()[0].clone();
+    if let Outcome::Ok { samples, .. } = &mut first.outcome {
+        *samples = None;
+    }
     {
         let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
         store.record(&space, &first).unwrap();
@@ -567,7 +616,11 @@ fn version_1_files_are_upgraded_in_place_and_keep_their_records() {
 fn read_only_version_1_files_are_read_without_observations() {
     let space = space();
     let (_dir, path) = db();
-    let first = records()[0].clone();
+    // Version 1 had no samples.
+    let mut first = records()[0].clone();
+    if let Outcome::Ok { samples, .. } = &mut first.outcome {
+        *samples = None;
+    }
     {
         let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
         store.record(&space, &first).unwrap();

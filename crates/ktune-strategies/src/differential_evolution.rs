@@ -1043,6 +1043,7 @@ mod tests {
                 config: c.clone(),
                 value: Some(k as f64),
                 failure: None,
+                variance: None,
             };
             history.push(o.clone());
             s.tell(&space, &[o]);

@@ -750,6 +750,7 @@ pub(crate) mod test_support {
             config: config.to_vec(),
             value,
             failure: value.is_none().then_some(FailureKind::Runtime),
+            variance: None,
         };
         history.push(o.clone());
         o

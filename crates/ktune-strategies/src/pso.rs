@@ -1034,6 +1034,7 @@ pub(crate) mod tests {
             config: vec![0],
             value: Some(f64::NAN),
             failure: None,
+            variance: None,
         };
         assert_eq!(value_of(&o), None);
     }
@@ -1227,6 +1228,7 @@ pub(crate) mod tests {
                 config: c.clone(),
                 value: (i != 3).then_some(i as f64 + 10.0),
                 failure: None,
+                variance: None,
             })
             .collect();
         for t in &told {
@@ -1316,6 +1318,7 @@ pub(crate) mod tests {
                 config: c.clone(),
                 value: Some(i as f64),
                 failure: None,
+                variance: None,
             });
         }
         let before: Vec<Vec<f64>> = s.particles.iter().map(|p| p.x.clone()).collect();

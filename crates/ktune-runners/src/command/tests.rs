@@ -170,14 +170,6 @@ fn objectives_from_json_lines_wall_time_and_repetitions() {
 }
 
 #[test]
-fn mean_and_sample_standard_deviation() {
-    assert_eq!(super::mean_and_stdev(&[2.0]), (2.0, 0.0));
-    let (m, s) = super::mean_and_stdev(&[1.0, 2.0, 3.0, 4.0]);
-    assert_eq!(m, 2.5);
-    assert!((s - (5.0f64 / 3.0).sqrt()).abs() < 1e-12, "{s}");
-}
-
-#[test]
 fn string_templates_split_without_a_shell_unless_asked() {
     let dir = dir_with_program();
     let space = space();
@@ -303,4 +295,158 @@ fn permutations_reach_programs_as_item_names() {
         .unwrap();
     assert_eq!(out[0].objective(), Some(1.0), "{:?}", out[0]);
     assert_eq!(out[1].objective(), Some(5.0), "{:?}", out[1]);
+}
+
+/// Prints `time: BASE · (1 + JITTER · u) ms` with `u` uniform in [-1, 1) from a seeded
+/// generator that advances by one step per run (the run count is kept in the build
+/// directory), and appends its BASE to `runs.log` in the working directory: a program with a
+/// known true time and controlled noise.
+const JITTER: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    double b = atof(argv[1]), jit = atof(argv[2]);
+    const char *counter = argv[3];
+    long n = 0;
+    FILE *f = fopen(counter, "r");
+    if (f) { if (fscanf(f, "%ld", &n) != 1) n = 0; fclose(f); }
+    f = fopen(counter, "w"); fprintf(f, "%ld\n", n + 1); fclose(f);
+    unsigned long long x = 88172645463325252ULL ^ (unsigned long long)(SEED * 1000003 + n);
+    for (int i = 0; i < 8; i++) { x ^= x << 13; x ^= x >> 7; x ^= x << 17; }
+    double u = (double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+    printf("time: %.9f ms\n", b * (1.0 + jit * u));
+    FILE *log = fopen("runs.log", "a"); fprintf(log, "%s\n", argv[1]); fclose(log);
+    return 0;
+}
+"#;
+
+fn jitter_space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::real("base", [1.0, 1.03, 1.05, 3.0, 10.0]).unwrap(),
+            Parameter::real("jitter", [0.001, 0.1, 0.2]).unwrap(),
+            Parameter::integer_range("SEED", 0, 9, 1).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap()
+}
+
+fn jitter_runner(measure: &str) -> (tempfile::TempDir, CommandRunner) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("jitter.c"), JITTER).unwrap();
+    let text = format!(
+        "compile = [\"gcc\", \"-O1\", \"jitter.c\", \"-o\", \"{{build_dir}}/jitter\"]\n\
+         run = [\"{{build_dir}}/jitter\", \"{{base}}\", \"{{jitter}}\", \"{{build_dir}}/count\"]\n\
+         defines = true\nobjective = {{ regex = 'time: (?P<value>[0-9.]+) ms' }}\n\
+         [measure]\n{measure}"
+    );
+    let spec: CommandSpec = toml::from_str(&text).unwrap();
+    let space = jitter_space();
+    let runner = CommandRunner::new(&spec, &space, dir.path()).unwrap();
+    (dir, runner)
+}
+
+fn jitter_config(base: f64, jitter: f64, seed: i64) -> Configuration {
+    jitter_space()
+        .configuration_of(&[Value::Real(base), Value::Real(jitter), Value::Int(seed)])
+        .unwrap()
+}
+
+#[test]
+fn adaptive_repetition_stops_at_the_target_width() {
+    let (_dir, mut runner) = jitter_runner("min = 3\nmax = 200\ntarget = 0.02");
+    let space = jitter_space();
+    let configs: Vec<Configuration> = (0..3).map(|s| jitter_config(10.0, 0.1, s)).collect();
+    for o in runner.evaluate(&space, &configs).unwrap() {
+        let samples = o.samples().unwrap_or_else(|| panic!("{o:?}"));
+        let s = o.summary().unwrap();
+        assert!(s.relative_half_width() <= 0.02, "{s:?}");
+        // It stopped as soon as it got there: with one sample fewer it had not.
+        let before = ktune_core::Summary::of(
+            &samples.values[..samples.values.len() - 1],
+            ktune_core::Statistic::Mean,
+        );
+        assert!(before.relative_half_width() > 0.02, "{samples:?}");
+        // ±10% uniform noise (σ ≈ 5.8%) needs about 30 samples for ±2%.
+        assert!((10..100).contains(&s.n), "{s:?}");
+        assert!((s.mean - 10.0).abs() < 0.3 && o.objective() == Some(s.mean));
+    }
+    // Quiet configurations stop at the minimum.
+    let quiet = runner
+        .evaluate(&space, &[jitter_config(10.0, 0.001, 0)])
+        .unwrap();
+    assert_eq!(quiet[0].summary().unwrap().n, 3);
+}
+
+#[test]
+fn early_abort_triggers_on_three_times_slower_but_not_within_noise() {
+    let (_dir, mut runner) = jitter_runner("min = 3\nmax = 50\ntarget = 0.01\nabort = 2.0");
+    let space = jitter_space();
+    runner.set_incumbent(Some(1.0));
+    let out = runner
+        .evaluate(
+            &space,
+            &[jitter_config(3.0, 0.2, 1), jitter_config(1.05, 0.2, 2)],
+        )
+        .unwrap();
+    let slow = out[0].samples().unwrap();
+    assert!(slow.aborted && slow.values.len() < 10, "{slow:?}");
+    // Aborted configurations are still measured results, the objective their mean.
+    assert!(out[0].objective().unwrap() > 2.0);
+    let close = out[1].samples().unwrap();
+    assert!(!close.aborted && close.values.len() > 10, "{close:?}");
+    // Without an incumbent nothing is aborted.
+    runner.set_incumbent(None);
+    let again = runner
+        .evaluate(&space, &[jitter_config(3.0, 0.2, 3)])
+        .unwrap();
+    assert!(!again[0].samples().unwrap().aborted);
+}
+
+#[test]
+fn remeasurement_interleaves_the_configurations() {
+    let (dir, mut runner) = jitter_runner("warmup = 1");
+    let space = jitter_space();
+    let configs = [
+        jitter_config(1.0, 0.001, 0),
+        jitter_config(3.0, 0.001, 0),
+        jitter_config(1.05, 0.001, 0),
+    ];
+    let out = runner.remeasure(&space, &configs, 4).unwrap();
+    let log = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
+    let runs: Vec<f64> = log.lines().map(|l| l.parse().unwrap()).collect();
+    // One warm-up run each, then A B C A B C ...
+    assert_eq!(&runs[..3], [1.0, 3.0, 1.05]);
+    let rounds: Vec<&[f64]> = runs[3..].chunks(3).collect();
+    assert_eq!(rounds.len(), 4);
+    assert!(rounds.iter().all(|r| r == &[1.0, 3.0, 1.05]), "{runs:?}");
+    for (o, want) in out.iter().zip([1.0, 3.0, 1.05]) {
+        let s = o.summary().unwrap();
+        assert_eq!(s.n, 4);
+        assert!((s.mean - want).abs() < 0.01 * want, "{s:?}");
+    }
+}
+
+#[test]
+fn a_fixed_repeat_still_means_exactly_that_many_runs() {
+    let (dir, mut runner) = {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("jitter.c"), JITTER).unwrap();
+        let text = "compile = [\"gcc\", \"-O1\", \"jitter.c\", \"-o\", \"{build_dir}/jitter\"]\n\
+             run = [\"{build_dir}/jitter\", \"{base}\", \"{jitter}\", \"{build_dir}/count\"]\n\
+             defines = true\nwarmup = 2\nrepeat = 5\n\
+             objective = { regex = 'time: (?P<value>[0-9.]+) ms' }";
+        let spec: CommandSpec = toml::from_str(text).unwrap();
+        let runner = CommandRunner::new(&spec, &jitter_space(), dir.path()).unwrap();
+        (dir, runner)
+    };
+    runner.set_incumbent(Some(0.001));
+    let out = runner
+        .evaluate(&jitter_space(), &[jitter_config(3.0, 0.2, 0)])
+        .unwrap();
+    let samples = out[0].samples().unwrap();
+    assert_eq!((samples.values.len(), samples.aborted), (5, false));
+    let log = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
+    assert_eq!(log.lines().count(), 7);
 }

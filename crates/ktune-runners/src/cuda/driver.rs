@@ -64,6 +64,8 @@ pub struct DeviceInfo {
     pub max_shared_per_block: i32,
     /// The driver's CUDA version (12080 for 12.8).
     pub driver_version: i32,
+    /// Bytes of L2 cache.
+    pub l2_bytes: i32,
 }
 
 fn describe(r: CUresult) -> String {
@@ -128,6 +130,11 @@ pub struct Gpu {
     pointers: Vec<CUdeviceptr>,
     /// Per argument: a scalar's bytes in an 8-byte-aligned cell.
     scalars: Vec<[u64; 1]>,
+    /// A buffer twice the size of the L2 cache, written between timed launches to flush
+    /// it (0 when flushing is off).
+    flush: CUdeviceptr,
+    /// Whether the flush buffer is wanted (it is made again after a context reset).
+    flush_wanted: bool,
     /// The context is poisoned (a sticky fault it could not be reset from): its handles
     /// must not be touched again, not even to free them.
     abandoned: bool,
@@ -186,6 +193,7 @@ impl Gpu {
                 max_threads_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
                 max_shared_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
                 driver_version,
+                l2_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
             };
             let mut gpu = Gpu {
                 device,
@@ -195,6 +203,8 @@ impl Gpu {
                 end: std::ptr::null_mut(),
                 pointers: Vec::new(),
                 scalars: Vec::new(),
+                flush: 0,
+                flush_wanted: false,
                 abandoned: false,
                 info,
             };
@@ -248,7 +258,94 @@ impl Gpu {
                 }
                 self.scalars.push(cell);
             }
+            if self.flush_wanted {
+                self.alloc_flush()?;
+            }
             Ok(())
+        }
+    }
+
+    /// Allocates the L2 flush buffer.
+    unsafe fn alloc_flush(&mut self) -> Result<(), GpuError> {
+        let bytes = self.flush_bytes();
+        let mut ptr: CUdeviceptr = 0;
+        // SAFETY: the context is current; the pointer is written by the driver.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+        if !ok(r) {
+            return Err(GpuError::Setup(format!(
+                "allocating {bytes} bytes to flush the L2 cache: {}",
+                describe(r)
+            )));
+        }
+        self.flush = ptr;
+        Ok(())
+    }
+
+    fn flush_bytes(&self) -> usize {
+        // Twice the cache, so that nothing a kernel left there survives; 8 MiB when the
+        // driver does not say.
+        2 * (self.info.l2_bytes.max(0) as usize).max(4 << 20)
+    }
+
+    /// Flush the L2 cache before every timed launch from now on (`true`), or stop.
+    pub fn set_l2_flush(&mut self, on: bool) -> Result<(), GpuError> {
+        self.flush_wanted = on;
+        if on && self.flush == 0 {
+            // SAFETY: the context is current (bound by the caller or at open).
+            unsafe { self.alloc_flush() }?;
+        }
+        Ok(())
+    }
+
+    /// Writes the flush buffer on the stream (evicting whatever the L2 cache held).
+    fn flush_l2(&self) -> Result<(), GpuError> {
+        // SAFETY: the buffer and the stream are live; the write stays inside the buffer.
+        let r = unsafe { sys::cuMemsetD8Async(self.flush, 0, self.flush_bytes(), self.stream) };
+        self.classify(r, "flushing the L2 cache")
+    }
+
+    /// Runs `kernel` `k` times and returns the mean time of one launch in milliseconds.
+    /// Without flushing, the `k` launches are queued back to back between one pair of
+    /// events (so kernels shorter than the events' resolution are timed well); with
+    /// flushing, each launch is timed alone after the L2 cache was flushed.
+    pub fn time_launches(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        k: usize,
+        timeout: Duration,
+    ) -> Result<f64, GpuError> {
+        let k = k.max(1);
+        if self.flush != 0 && self.flush_wanted {
+            let mut total = 0.0;
+            for _ in 0..k {
+                self.flush_l2()?;
+                total += self.run(kernel, launch, timeout)?;
+            }
+            return Ok(total / k as f64);
+        }
+        let mut params = self.params();
+        // SAFETY: the events and the stream are live.
+        unsafe {
+            self.classify(
+                sys::cuEventRecord(self.start, self.stream),
+                "recording an event",
+            )?;
+            for _ in 0..k {
+                self.enqueue(kernel, launch, &mut params)?;
+            }
+            self.classify(
+                sys::cuEventRecord(self.end, self.stream),
+                "recording an event",
+            )?;
+            // Each launch already ran once within its timeout.
+            self.wait(timeout.saturating_mul(k.min(u32::MAX as usize) as u32))?;
+            let mut ms = 0f32;
+            self.classify(
+                sys::cuEventElapsedTime(&mut ms, self.start, self.end),
+                "reading the kernel time",
+            )?;
+            Ok(ms as f64 / k as f64)
         }
     }
 
@@ -533,6 +630,7 @@ impl Gpu {
         self.end = std::ptr::null_mut();
         self.pointers.clear();
         self.scalars.clear();
+        self.flush = 0;
     }
 
     /// Gives the GPU up in this process: nothing is called on it again, not even on drop
@@ -574,7 +672,7 @@ impl Drop for Gpu {
         // SAFETY: live handles created by this value; freeing each once.
         unsafe {
             sys::cuCtxSetCurrent(self.context);
-            for &p in &self.pointers {
+            for &p in self.pointers.iter().chain([&self.flush]) {
                 if p != 0 {
                     sys::cuMemFree_v2(p);
                 }

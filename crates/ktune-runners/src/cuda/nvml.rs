@@ -61,6 +61,15 @@ impl PowerMeter {
         out
     }
 
+    /// The SM clock now, in MHz.
+    pub fn sm_clock(&self) -> Option<u32> {
+        self.nvml
+            .device_by_uuid(self.uuid.as_str())
+            .ok()?
+            .clock_info(Clock::SM)
+            .ok()
+    }
+
     /// Total energy since the driver loaded, in millijoules (Volta and newer).
     fn energy_mj(&self) -> Option<u64> {
         self.nvml

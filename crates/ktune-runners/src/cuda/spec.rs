@@ -55,12 +55,22 @@ pub struct CudaSpec {
     /// The CUDA device's ordinal.
     #[serde(default)]
     pub device: usize,
-    /// Unmeasured launches before the measured ones (the first also checks the output).
-    #[serde(default = "default_warmup")]
-    pub warmup: usize,
-    /// Measured launches, each timed with CUDA events; the objective is their mean.
-    #[serde(default = "default_repeat")]
-    pub repeat: usize,
+    /// Unmeasured launches before the measured ones (the first also checks the output);
+    /// default 1 (also `[runner.measure] warmup`).
+    pub warmup: Option<usize>,
+    /// A fixed number of measured launches, each timed with CUDA events, the objective their
+    /// mean (the older way; without it, launches are repeated adaptively as
+    /// `[runner.measure]` says).
+    pub repeat: Option<usize>,
+    /// How measurements are repeated (see [`crate::measure`]).
+    pub measure: Option<crate::measure::MeasureSpec>,
+    /// Flush the L2 cache before every timed launch (a buffer twice its size is written),
+    /// so that no launch profits from data the previous one left there.
+    #[serde(default)]
+    pub flush_l2: bool,
+    /// Warn when the SM clock varied by more than this fraction during a run (0.05 = 5%).
+    #[serde(default = "default_clock_tolerance")]
+    pub clock_tolerance: f64,
     /// Seconds one launch may take before the configuration is a timeout.
     #[serde(default = "default_kernel_timeout")]
     pub kernel_timeout: f64,
@@ -92,11 +102,8 @@ pub struct CudaSpec {
     pub verify: Option<VerifySpec>,
 }
 
-fn default_warmup() -> usize {
-    1
-}
-fn default_repeat() -> usize {
-    7
+fn default_clock_tolerance() -> f64 {
+    0.05
 }
 fn default_kernel_timeout() -> f64 {
     10.0

@@ -632,6 +632,7 @@ fn vector_add_is_timed_and_verified_on_the_gpu() {
             values,
             observed,
             timings,
+            ..
         } = o
         else {
             panic!("{o:?}")
@@ -931,4 +932,61 @@ fn parameters_named_like_cuda_header_identifiers_compile() {
         log.contains("k.cu(2)") && log.contains("undefined_name"),
         "{log}"
     );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn adaptive_repetition_early_abort_and_l2_flush_on_the_gpu() {
+    let _ = GPU;
+    let adaptive = |flush: bool| {
+        move |t: &mut toml::Table| {
+            t.remove("repeat");
+            t.insert("flush_l2".into(), toml::Value::Boolean(flush));
+            let measure: toml::Table =
+                toml::from_str("min = 5\nmax = 200\ntarget = 0.01\nmin_sample_seconds = 0.002")
+                    .unwrap();
+            t.insert("measure".into(), toml::Value::Table(measure));
+        }
+    };
+    let (mut r, space) = example("cuda-vector-add", adaptive(false));
+    let configs: Vec<Configuration> = [32, 256]
+        .iter()
+        .map(|&b| by_values(&space, &[("block_size_x", b)]))
+        .collect();
+    let out = r.evaluate(&space, &configs).unwrap();
+    for o in &out {
+        let samples = o.samples().unwrap_or_else(|| panic!("{o:?}"));
+        let s = o.summary().unwrap();
+        eprintln!("{s:?} runs per sample {}", samples.runs_per_sample);
+        // Stopped at ±1% (or at the maximum, or after 2 s), each sample about 2 ms of
+        // back-to-back launches of a kernel of well under a millisecond (calibrated on one
+        // launch, which may be slower than the warm ones: at least 1 ms).
+        assert!(s.relative_half_width() <= 0.01 || s.n == 200 || o.timings().benchmark > 2.0);
+        assert!(samples.runs_per_sample > 1, "{samples:?}");
+        assert!(s.mean * samples.runs_per_sample as f64 >= 1.0, "{s:?}");
+        assert!(
+            o.observed()["sm_clocks_mhz"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+        );
+    }
+    // Three times slower than a best that is far better than anything: aborted early.
+    r.set_incumbent(Some(out[1].objective().unwrap() / 10.0));
+    let slow = r.evaluate(&space, &configs[1..]).unwrap();
+    let s = slow[0].samples().unwrap();
+    assert!(s.aborted && s.values.len() < 5, "{s:?}");
+    // Interleaved re-measurement.
+    let again = r.remeasure(&space, &configs, 6).unwrap();
+    assert!(
+        again.iter().all(|o| o.summary().is_some_and(|s| s.n == 6)),
+        "{again:?}"
+    );
+    // With the L2 cache flushed before every launch, each launch is timed alone.
+    let (mut r, space) = example("cuda-vector-add", adaptive(true));
+    let flushed = r.evaluate(&space, &configs[1..]).unwrap();
+    let s = flushed[0]
+        .summary()
+        .unwrap_or_else(|| panic!("{flushed:?}"));
+    eprintln!("flushed: {s:?}");
+    assert!(s.mean > 0.0 && s.n >= 5);
 }
