@@ -425,6 +425,47 @@ struct ClockRange {
     varied: usize,
 }
 
+/// `(hi - lo) / hi`.
+fn spread(lo: u32, hi: u32) -> f64 {
+    if hi > 0 {
+        f64::from(hi.saturating_sub(lo)) / f64::from(hi)
+    } else {
+        0.0
+    }
+}
+
+impl ClockRange {
+    /// Adds the clocks read while measuring one configuration; true when they varied by more
+    /// than `tolerance` (a fraction).
+    fn note(&mut self, clocks: &[u32], tolerance: f64) -> bool {
+        let (Some(&lo), Some(&hi)) = (clocks.iter().min(), clocks.iter().max()) else {
+            return false;
+        };
+        self.low = Some(self.low.map_or(lo, |l| l.min(lo)));
+        self.high = Some(self.high.map_or(hi, |h| h.max(hi)));
+        let varied = spread(lo, hi) > tolerance;
+        self.varied += usize::from(varied);
+        varied
+    }
+
+    /// The warning for a run whose clocks varied by more than `tolerance`.
+    fn warning(&self, tolerance: f64) -> Option<String> {
+        let (lo, hi) = (self.low?, self.high?);
+        let spread = spread(lo, hi);
+        (spread > tolerance || self.varied > 0).then(|| {
+            format!(
+                "the SM clock varied between {lo} and {hi} MHz during this run ({:.0}%, more \
+                 than the {:.0}% tolerated; within the measurement of {} configurations), so \
+                 their timings are not fully comparable; locking the clocks (nvidia-smi \
+                 --lock-gpu-clocks) gives stabler measurements",
+                spread * 100.0,
+                tolerance * 100.0,
+                self.varied
+            )
+        })
+    }
+}
+
 impl CudaRunner {
     /// Checks the spec, opens the device, uploads the arguments and, when verification is
     /// on, runs the reference configuration.
@@ -796,15 +837,10 @@ impl CudaRunner {
     /// Keeps the SM clocks seen while measuring one configuration: flagged when they varied
     /// by more than the tolerance, and remembered for [`CudaRunner::clock_warning`].
     fn note_clocks(&mut self, clocks: &[u32], observed: &mut Observed) {
-        let lo = clocks.iter().copied().min().unwrap_or(0);
-        let hi = clocks.iter().copied().max().unwrap_or(0);
         observed.insert("sm_clocks_mhz".into(), json!(clocks));
-        if hi > 0 && f64::from(hi - lo) / f64::from(hi) > self.problem.spec.clock_tolerance {
+        if self.clocks.note(clocks, self.problem.spec.clock_tolerance) {
             observed.insert("clock_varied".into(), json!(true));
-            self.clocks.varied += 1;
         }
-        self.clocks.low = Some(self.clocks.low.map_or(lo, |l| l.min(lo)));
-        self.clocks.high = Some(self.clocks.high.map_or(hi, |h| h.max(hi)));
     }
 
     /// A warning when the SM clock varied by more than `clock_tolerance` over the
@@ -812,21 +848,7 @@ impl CudaRunner {
     /// clocks): timings taken at different clocks are not comparable. Lock the clocks
     /// (`nvidia-smi --lock-gpu-clocks`) for stable measurements.
     pub fn clock_warning(&self) -> Option<String> {
-        let (lo, hi) = (self.clocks.low?, self.clocks.high?);
-        let spread = if hi > 0 {
-            f64::from(hi - lo) / f64::from(hi)
-        } else {
-            0.0
-        };
-        let tol = self.problem.spec.clock_tolerance;
-        (spread > tol || self.clocks.varied > 0).then(|| {
-            format!(
-                "the SM clock varied between {lo} and {hi} MHz during this run ({:.0}% > {:.0}%;                  within a configuration for {} of them), so timings are not fully comparable;                  locking the clocks (nvidia-smi --lock-gpu-clocks) gives stabler measurements",
-                spread * 100.0,
-                tol * 100.0,
-                self.clocks.varied
-            )
-        })
+        self.clocks.warning(self.problem.spec.clock_tolerance)
     }
 
     /// The outcome of a GPU error, after putting the GPU back in order.

@@ -990,3 +990,31 @@ fn adaptive_repetition_early_abort_and_l2_flush_on_the_gpu() {
     eprintln!("flushed: {s:?}");
     assert!(s.mean > 0.0 && s.n >= 5);
 }
+
+#[test]
+fn clock_variation_is_flagged_per_configuration_and_warned_about_per_run() {
+    let mut c = super::ClockRange::default();
+    assert_eq!(c.warning(0.05), None);
+    // Steady at boost clock: nothing to say.
+    assert!(!c.note(&[1980, 1980, 1975], 0.05));
+    assert!(!c.note(&[], 0.05));
+    assert_eq!(c.warning(0.05), None);
+    // Throttled within one configuration (1980 -> 1700 MHz, 14%).
+    assert!(c.note(&[1980, 1700], 0.05));
+    let w = c.warning(0.05).unwrap();
+    assert!(
+        w.contains("between 1700 and 1980 MHz") && w.contains("14%"),
+        "{w}"
+    );
+    assert!(w.contains("of 1 configurations"), "{w}");
+    // Steady within each configuration, but at different clocks across the run.
+    let mut d = super::ClockRange::default();
+    assert!(!d.note(&[1980, 1980], 0.05));
+    assert!(!d.note(&[1755, 1755], 0.05));
+    assert!(
+        d.warning(0.05)
+            .unwrap()
+            .contains("between 1755 and 1980 MHz")
+    );
+    assert_eq!(d.warning(0.2), None);
+}
