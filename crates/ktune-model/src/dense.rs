@@ -45,6 +45,29 @@ impl DenseGp {
     /// non-finite `y`, invalid hyperparameters, or a covariance that stays
     /// non-positive-definite with the largest jitter.
     pub fn fit(kernel: &Kernel, x: &[Vec<f64>], y: &[f64]) -> Result<DenseGp, ModelError> {
+        DenseGp::fit_noisy(kernel, x, y, &[])
+    }
+
+    /// [`DenseGp::fit`] where each observation has a known measurement variance `extra[i]`
+    /// (in the units of `y`; empty for none), added to the diagonal beside the kernel's noise:
+    /// a value measured less precisely pulls the posterior less.
+    pub fn fit_noisy(
+        kernel: &Kernel,
+        x: &[Vec<f64>],
+        y: &[f64],
+        extra: &[f64],
+    ) -> Result<DenseGp, ModelError> {
+        if !extra.is_empty() && extra.len() != y.len() {
+            return Err(ModelError::LengthMismatch {
+                what: format!("{} noise variances for {} values", extra.len(), y.len()),
+            });
+        }
+        if let Some(&v) = extra.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+            return Err(ModelError::NonFinite {
+                what: "measurement variance".into(),
+                value: v,
+            });
+        }
         if x.len() != y.len() {
             return Err(ModelError::LengthMismatch {
                 what: format!("{} points but {} values", x.len(), y.len()),
@@ -82,11 +105,13 @@ impl DenseGp {
         let n = x.len();
         let noise = kernel.hyper.noise;
 
+        let (y_mean, y_std) = normalisation(y);
         let k = Mat::from_fn(n, n, |i, j| prep.eval(&x[i], &x[j]));
         let factor = |jitter: f64| {
             let mut a = k.clone();
             for i in 0..n {
-                a[(i, i)] += noise + jitter;
+                let known = extra.get(i).map_or(0.0, |v| v / (y_std * y_std));
+                a[(i, i)] += noise + known + jitter;
             }
             a.llt(Side::Lower).map(|llt| llt.L().to_owned())
         };
@@ -112,7 +137,6 @@ impl DenseGp {
             }
         };
 
-        let (y_mean, y_std) = normalisation(y);
         let mut rhs = Mat::from_fn(n, 1, |i, _| (y[i] - y_mean) / y_std);
         l.solve_lower_triangular_in_place(rhs.as_mut());
         // rhs = L⁻¹ y_norm here: the data-fit term is its squared norm.

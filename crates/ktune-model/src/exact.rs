@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use crate::dense::DenseGp;
 use crate::error::ModelError;
-use crate::fit::{FitOptions, fit_hyperparameters};
+use crate::fit::{FitOptions, fit_hyperparameters_noisy};
 use crate::kernel::{Hyperparameters, Kernel, KernelKind, Metric};
 use crate::surrogate::{Point, Surrogate};
 
@@ -19,6 +19,8 @@ pub struct ExactGp {
     kernel: Kernel,
     x: Vec<Vec<f64>>,
     y: Vec<f64>,
+    /// Per observation, its known measurement variance (empty: none was given).
+    extra: Vec<f64>,
     fitted: OnceLock<Result<DenseGp, ModelError>>,
     /// How [`Surrogate::fit`] fits the hyperparameters (`None`: they stay fixed), and
     /// whether they have been fitted once (later fits start from the last optimum).
@@ -31,6 +33,7 @@ impl Clone for ExactGp {
             kernel: self.kernel.clone(),
             x: self.x.clone(),
             y: self.y.clone(),
+            extra: self.extra.clone(),
             fitted: OnceLock::new(),
             fitting: self.fitting.clone(),
         }
@@ -44,6 +47,7 @@ impl ExactGp {
             kernel,
             x: Vec::new(),
             y: Vec::new(),
+            extra: Vec::new(),
             fitted: OnceLock::new(),
             fitting: None,
         }
@@ -89,7 +93,7 @@ impl ExactGp {
     /// The model fitted to the observations so far.
     pub fn model(&self) -> Result<&DenseGp, ModelError> {
         self.fitted
-            .get_or_init(|| DenseGp::fit(&self.kernel, &self.x, &self.y))
+            .get_or_init(|| DenseGp::fit_noisy(&self.kernel, &self.x, &self.y, &self.extra))
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -114,6 +118,34 @@ impl Surrogate for ExactGp {
         }
         self.x.push(point.x.to_vec());
         self.y.push(y);
+        if !self.extra.is_empty() {
+            self.extra.push(0.0);
+        }
+        self.fitted = OnceLock::new();
+        Ok(())
+    }
+
+    fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
+        if variances.len() != self.y.len() {
+            return Err(ModelError::LengthMismatch {
+                what: format!(
+                    "{} variances for {} observations",
+                    variances.len(),
+                    self.y.len()
+                ),
+            });
+        }
+        if let Some(&v) = variances.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+            return Err(ModelError::NonFinite {
+                what: "measurement variance".into(),
+                value: v,
+            });
+        }
+        self.extra = if variances.iter().all(|&v| v == 0.0) {
+            Vec::new()
+        } else {
+            variances.to_vec()
+        };
         self.fitted = OnceLock::new();
         Ok(())
     }
@@ -148,11 +180,12 @@ impl Surrogate for ExactGp {
             return Ok(());
         }
         let previous = warm.then_some(&self.kernel.hyper);
-        let fitted = fit_hyperparameters(
+        let fitted = fit_hyperparameters_noisy(
             self.kernel.kind,
             &self.kernel.metric,
             &self.x,
             &self.y,
+            &self.extra,
             previous,
             options,
             seed,
@@ -182,6 +215,51 @@ mod tests {
             .collect();
         let y = x.iter().map(|p| 3.0 * p[0] - p[1] * p[1] + 10.0).collect();
         (x, y)
+    }
+
+    #[test]
+    fn measurement_variance_weakens_an_imprecise_observation() {
+        let mut kernel = Kernel::new(KernelKind::Matern52, 1.0);
+        kernel.hyper.noise = 1e-6;
+        let (mut x, mut y) = data();
+        // A tenth observation far off the trend, right beside a precise one.
+        x.push(vec![x[4][0] + 1e-3, x[4][1]]);
+        y.push(y[4] + 5.0);
+        let mut gp = ExactGp::new(kernel.clone());
+        for (p, &v) in x.iter().zip(&y) {
+            gp.observe(Point::new(p), v).unwrap();
+        }
+        let at = [Point::new(&x[9])];
+        let plain = gp.predict(&at).unwrap()[0].0;
+        // Zero variances change nothing.
+        gp.set_noise(&[0.0; 10]).unwrap();
+        assert_eq!(gp.predict(&at).unwrap()[0].0, plain);
+        // The outlier was measured with a standard deviation of 10: the model trusts the
+        // precise neighbour instead.
+        let mut var = vec![0.0; 10];
+        var[9] = 100.0;
+        gp.set_noise(&var).unwrap();
+        let noisy = gp.predict(&at).unwrap()[0].0;
+        assert!((noisy - y[4]).abs() < 0.5, "{noisy} vs {}", y[4]);
+        // Without it, the model is pulled far towards the outlier.
+        assert!(plain - y[4] > 2.0, "{plain} vs {}", y[4]);
+        // As a dense GP with the same variances, and fitting sees them too.
+        let dense = DenseGp::fit_noisy(&kernel, &x, &y, &var).unwrap();
+        assert_eq!(noisy, dense.predict(std::slice::from_ref(&x[9]))[0].0);
+        assert!(gp.set_noise(&[1.0; 3]).is_err());
+        assert!(gp.set_noise(&[f64::NAN; 10]).is_err());
+        let mut fitted = ExactGp::fitted(
+            KernelKind::Matern52,
+            Metric::PerCoordinate(crate::Distance::Euclidean),
+            FitOptions::default(),
+        );
+        for (p, &v) in x.iter().zip(&y) {
+            fitted.observe(Point::new(p), v).unwrap();
+        }
+        fitted.set_noise(&var).unwrap();
+        fitted.fit(1).unwrap();
+        let p = fitted.predict(&at).unwrap()[0].0;
+        assert!((p - y[4]).abs() < (p - y[9]).abs(), "{p}");
     }
 
     #[test]

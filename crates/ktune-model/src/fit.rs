@@ -141,6 +141,9 @@ struct Objective {
     contrib: Vec<Vec<f64>>,
     /// The standardised observations.
     y: Vec<f64>,
+    /// Per observation, its known measurement variance in standardised units (empty: none),
+    /// added to the diagonal beside the fitted noise.
+    extra: Vec<f64>,
     n: usize,
     priors: Option<Priors>,
     min_noise: f64,
@@ -155,6 +158,7 @@ impl Objective {
         metric: &Metric,
         x: &[Vec<f64>],
         y: &[f64],
+        extra: &[f64],
         priors: Option<Priors>,
         min_noise: f64,
     ) -> Objective {
@@ -181,6 +185,7 @@ impl Objective {
             kind,
             contrib,
             y: y.iter().map(|v| (v - mean) / std).collect(),
+            extra: extra.iter().map(|v| v / (std * std)).collect(),
             n,
             priors,
             min_noise,
@@ -244,7 +249,7 @@ impl Objective {
         let mut k = Mat::<f64>::zeros(n, n);
         let mut idx = 0;
         for i in 0..n {
-            k[(i, i)] = sigma2 + h.noise;
+            k[(i, i)] = sigma2 + h.noise + self.extra.get(i).copied().unwrap_or(0.0);
             for j in i + 1..n {
                 let v = sigma2 * corr[idx];
                 k[(i, j)] = v;
@@ -377,6 +382,34 @@ pub fn fit_hyperparameters(
     options: &FitOptions,
     seed: u64,
 ) -> Result<Fitted, ModelError> {
+    fit_hyperparameters_noisy(kind, metric, x, y, &[], previous, options, seed)
+}
+
+/// [`fit_hyperparameters`] where each observation has a known measurement variance
+/// `extra[i]` (in the units of `y`; empty for none), added to the covariance's diagonal
+/// beside the fitted noise (a heteroscedastic noise term).
+#[allow(clippy::too_many_arguments)]
+pub fn fit_hyperparameters_noisy(
+    kind: KernelKind,
+    metric: &Metric,
+    x: &[Vec<f64>],
+    y: &[f64],
+    extra: &[f64],
+    previous: Option<&Hyperparameters>,
+    options: &FitOptions,
+    seed: u64,
+) -> Result<Fitted, ModelError> {
+    if !extra.is_empty() && extra.len() != y.len() {
+        return Err(ModelError::LengthMismatch {
+            what: format!("{} noise variances for {} values", extra.len(), y.len()),
+        });
+    }
+    if let Some(&v) = extra.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
+        return Err(ModelError::NonFinite {
+            what: "measurement variance".into(),
+            value: v,
+        });
+    }
     if x.len() != y.len() {
         return Err(ModelError::LengthMismatch {
             what: format!("{} points but {} values", x.len(), y.len()),
@@ -403,7 +436,7 @@ pub fn fit_hyperparameters(
     }
     metric.validate(dims)?;
     let params = metric.parameters(dims);
-    let objective = Objective::new(kind, metric, x, y, options.priors, options.min_noise);
+    let objective = Objective::new(kind, metric, x, y, extra, options.priors, options.min_noise);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let ln10 = std::f64::consts::LN_10;
     let mut draw = |range: (f64, f64)| rng.random_range(range.0..range.1) * ln10;
@@ -485,7 +518,7 @@ pub(crate) fn objective_at(
     priors: Option<Priors>,
     theta: &[f64],
 ) -> Option<(f64, Vec<f64>)> {
-    Objective::new(kind, metric, x, y, priors, 1e-6).evaluate(theta)
+    Objective::new(kind, metric, x, y, &[], priors, 1e-6).evaluate(theta)
 }
 
 #[cfg(test)]
@@ -537,7 +570,7 @@ mod tests {
                 let theta = vec![-0.7, 0.2, -0.3, 0.1, -4.0];
                 let (c, g) = objective_at(kind, &metric, &x, &y, priors, &theta).unwrap();
                 // The cheap path that scores random starts agrees.
-                let o = Objective::new(kind, &metric, &x, &y, priors, 1e-6);
+                let o = Objective::new(kind, &metric, &x, &y, &[], priors, 1e-6);
                 assert!((o.cost_only(&theta) - c).abs() <= 1e-12 * c.abs().max(1.0));
                 for q in 0..theta.len() {
                     let h = 1e-5;
@@ -567,7 +600,7 @@ mod tests {
         let (metric, x, y) = mixed();
         let theta = [-0.5, 0.3, -0.2, 0.4, -6.0];
         let (cost, _) = objective_at(KernelKind::Matern52, &metric, &x, &y, None, &theta).unwrap();
-        let o = Objective::new(KernelKind::Matern52, &metric, &x, &y, None, 1e-6);
+        let o = Objective::new(KernelKind::Matern52, &metric, &x, &y, &[], None, 1e-6);
         let kernel = Kernel::with_metric(KernelKind::Matern52, metric.clone(), o.hyper(&theta));
         let dense = crate::DenseGp::fit(&kernel, &x, &y).unwrap();
         assert!((-cost - dense.log_marginal_likelihood()).abs() < 1e-9);

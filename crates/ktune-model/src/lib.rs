@@ -31,7 +31,7 @@ pub use candidate::CandidateGp;
 pub use dense::DenseGp;
 pub use error::ModelError;
 pub use exact::ExactGp;
-pub use fit::{FitOptions, Fitted, Gamma, Priors, fit_hyperparameters};
+pub use fit::{FitOptions, Fitted, Gamma, Priors, fit_hyperparameters, fit_hyperparameters_noisy};
 pub use forest::{FeasibilityForest, ForestOptions};
 pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric};
 pub use surrogate::{Point, Surrogate};

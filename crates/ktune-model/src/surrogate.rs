@@ -49,6 +49,19 @@ pub trait Surrogate: Send + Sync {
     /// unchanged.
     fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError>;
 
+    /// Sets the known measurement variance of each observation, one per observation in the
+    /// order they were observed, in the units of the observed values as the model holds them
+    /// (after the caller's transformation); it is added to the noise term of that
+    /// observation, so values measured less precisely pull the posterior less. Observations
+    /// made later have none until this is called again. Models without a per-observation
+    /// noise term ignore it (the default; [`CandidateGp`] does).
+    ///
+    /// [`CandidateGp`]: crate::CandidateGp
+    fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
+        let _ = variances;
+        Ok(())
+    }
+
     /// Posterior `(mean, variance)` at each point.
     fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError>;
 

@@ -41,6 +41,9 @@ struct State {
     sampled: usize,
     /// Model-guided proposals since the hyperparameters were last fitted.
     since_fit: usize,
+    /// Per value the model holds, its measurement variance (0 when measured once); the
+    /// model hears of them only once one is known.
+    variances: Vec<f64>,
 }
 
 impl Baco {
@@ -116,6 +119,7 @@ impl Baco {
             sampler: DistinctSampler::new(space.size()),
             sampled: 0,
             since_fit: usize::MAX,
+            variances: Vec::new(),
         }
     }
 
@@ -205,7 +209,13 @@ impl State {
     }
 
     /// Learns from one observation (proposed here or not).
-    fn learn(&mut self, space: &SearchSpace, config: &Configuration, value: Option<f64>) {
+    fn learn(
+        &mut self,
+        space: &SearchSpace,
+        config: &Configuration,
+        value: Option<f64>,
+        variance: Option<f64>,
+    ) {
         let Some(rank) = space.rank(config) else {
             return;
         };
@@ -230,6 +240,23 @@ impl State {
                 let _ = self.gp.replace_values(&self.targets.fitted());
             }
         }
+        self.variances.push(
+            variance
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .unwrap_or(0.0),
+        );
+        if self.variances.iter().any(|&v| v > 0.0) {
+            // In the model's units: the log transform divides a variance by the value's
+            // square (the delta method: d ln|v| = dv / |v|).
+            let log = self.targets.is_log();
+            let scaled: Vec<f64> = self
+                .variances
+                .iter()
+                .zip(self.targets.raw())
+                .map(|(&var, &raw)| if log { var / (raw * raw) } else { var })
+                .collect();
+            let _ = self.gp.set_noise(&scaled);
+        }
         let at = self.best.partition_point(|(b, _)| *b <= v);
         self.best.insert(at, (v, config.clone()));
         self.best.truncate(16);
@@ -252,7 +279,7 @@ impl Strategy for Baco {
             let mut st = self.init(space);
             // A resumed run: learn from everything evaluated before.
             for o in history.observations() {
-                st.learn(space, &o.config, o.value);
+                st.learn(space, &o.config, o.value, o.variance);
             }
             self.state = Some(st);
         }
@@ -298,7 +325,7 @@ impl Strategy for Baco {
             return;
         };
         for o in observations {
-            st.learn(space, &o.config, o.value);
+            st.learn(space, &o.config, o.value, o.variance);
         }
     }
 }
