@@ -9,7 +9,7 @@
 #   strip .gpu/*                                       # .gpu is git-ignored
 #   (on the GPU machine, from the repository root)  bash bench/cuda_gpu_check.sh .gpu "$OUT" [steps]
 #
-# steps (default: tests examples jobs energy): those four, `measure` (issue 17), or single runs:
+# steps (default: tests examples jobs energy): those four, `measure` and `l2` (issue 17), or single runs:
 # example:<kernel>:<strategy> (kernel: matmul, convolution, reduction), jobs:<n>:<strategy>,
 # kt:<kernel>:<backend> (Kernel Tuner 1.5, bayes_opt, 60 evaluations; backend NVCUDA or CUPY;
 # needs kernel_tuner on PYTHONPATH). Add `cold` to empty the CUDA compile cache before every
@@ -149,6 +149,18 @@ print(json.dumps(out))
 PY
             rm -f "$spec"
         done
+    done
+fi
+
+# The L2 flush where it matters: the vector addition on 2^20 floats (12 MiB, which fits in an
+# H100's 50 MiB L2), all 32 block sizes, adaptive defaults, with and without the flush.
+if want l2; then
+    for flush in false true; do
+        spec=examples/cuda-vector-add/l2-$flush.toml
+        sed -e 's/16777216/1048576/g' -e 's/^repeat = 7$//' \
+            -e "s|^\[runner\]\$|[runner]\nflush_l2 = $flush|" examples/cuda-vector-add/ktune.toml > "$spec"
+        tune "l2-flush-$flush" "$spec" brute_force 32
+        rm -f "$spec"
     done
 fi
 
