@@ -219,10 +219,17 @@ impl Measure {
         let mut runs = 1usize;
         let mut warmup = self.warmup;
         if self.min_sample_seconds > 0.0 {
-            // One run tells how long a run lasts; it is a warm-up run (or an extra one).
+            // One run tells how long a run lasts; it is a warm-up run (or an extra one). A
+            // first run is often slower than the next (cold caches, launch set-up), so when
+            // it asks for several runs per sample, a group of that many measures again.
             let (_, seconds) = once(1)?;
             warmup = warmup.saturating_sub(1);
             runs = runs_for(self.min_sample_seconds, seconds);
+            if runs > 1 {
+                let (_, group) = once(runs)?;
+                warmup = warmup.saturating_sub(1);
+                runs = runs_for(self.min_sample_seconds, group / runs as f64);
+            }
         }
         for _ in 0..warmup {
             once(1)?;
@@ -372,9 +379,27 @@ mod tests {
             })
             .unwrap();
         assert_eq!(s.runs_per_sample, 10);
-        // The calibration run doubles as the warm-up; samples then ask for 10 runs each.
+        // The calibration run doubles as the warm-up, a group of 10 checks it; samples then
+        // ask for 10 runs each.
         assert_eq!(asked[0], 1);
         assert!(asked[1..].iter().all(|&k| k == 10));
+        // A slow first run is corrected by the group: 5 ms first (2 runs per sample, it
+        // seems), then 1 ms each (10 runs).
+        let mut first = true;
+        let mut asked = Vec::new();
+        let s = m
+            .run(None, |k| {
+                asked.push(k);
+                let each = if std::mem::take(&mut first) {
+                    0.005
+                } else {
+                    0.001
+                };
+                Ok::<_, ()>((1.0, each * k as f64))
+            })
+            .unwrap();
+        assert_eq!(s.runs_per_sample, 10);
+        assert_eq!(&asked[..3], [1, 2, 10]);
     }
 
     #[test]
