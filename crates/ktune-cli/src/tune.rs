@@ -847,6 +847,14 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
 
 /// `ktune results --rerank K`: the stored best K measured again with the spec's runner.
 fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
+    if k == 0 {
+        bail!(
+            "--rerank 0 re-measures nothing: give the number of best configurations, e.g. --rerank 5"
+        );
+    }
+    // Read-only first: a missing or foreign file is refused before anything is created.
+    let existing = Store::open_existing(&args.db)?;
+    drop(existing);
     let spec_path = match &args.spec {
         Some(p) => p.clone(),
         None => {

@@ -49,6 +49,8 @@ const CLIMB_CHUNK: usize = 16;
 pub struct SearchOptions {
     /// Uniformly sampled valid configurations scored first.
     pub random_points: usize,
+    /// A space with at most this many configurations (or `random_points`) is scored whole.
+    pub exhaustive: usize,
     /// The best of them that start a climb (besides the given starts).
     pub starts: usize,
 }
@@ -92,8 +94,10 @@ pub fn maximise(
             known.insert(*r, v);
         }
     };
-    // A space no larger than the sample is scored whole: exact, and cheaper than sampling.
-    let sample: Vec<Configuration> = if space.size() <= options.random_points as u64 {
+    // A space no larger than the sample (or the exhaustive limit) is scored whole: exact,
+    // and no dearer than sampling as many.
+    let whole = options.random_points.max(options.exhaustive) as u64;
+    let sample: Vec<Configuration> = if space.size() <= whole {
         (0..space.size()).map(|r| space.configuration(r)).collect()
     } else {
         (0..options.random_points)
@@ -239,6 +243,7 @@ mod tests {
             &s,
             SearchOptions {
                 random_points: 20,
+                exhaustive: 0,
                 starts: 3,
             },
             &[],
@@ -253,5 +258,28 @@ mod tests {
         assert_eq!(calls, out.len());
         // Fewer evaluations than the space has configurations.
         assert!((calls as u64) < s.size());
+        // Scored whole when the space is within the exhaustive limit: the one allowed
+        // configuration that a climb from 20 samples can miss is found.
+        let mut calls = 0usize;
+        let mut spike = |cs: &[Configuration]| -> Vec<f64> {
+            calls += cs.len();
+            cs.iter()
+                .map(|c| if *c == target { 1.0 } else { 0.0 })
+                .collect()
+        };
+        let out = maximise(
+            &s,
+            SearchOptions {
+                random_points: 20,
+                exhaustive: s.size() as usize,
+                starts: 3,
+            },
+            &[],
+            &|r| r != banned,
+            &mut spike,
+            &mut rng,
+        );
+        assert_eq!(out[0].0, target);
+        assert_eq!(calls as u64, s.size() - 1);
     }
 }

@@ -72,6 +72,7 @@ impl Baco {
             1.0,
         )?;
         check_range(NAME, "random_points", opts.random_points, 1, 10_000_000)?;
+        check_range(NAME, "exhaustive", opts.exhaustive, 0, 10_000_000)?;
         check_range(NAME, "starts", opts.starts, 0, 100_000)?;
         check_range(NAME, "best_starts", opts.best_starts, 0, 100_000)?;
         check_range(NAME, "fit_samples", opts.fit_samples, 1, 1_000_000)?;
@@ -188,6 +189,7 @@ impl Baco {
             space,
             SearchOptions {
                 random_points: self.opts.random_points,
+                exhaustive: self.opts.exhaustive,
                 starts: self.opts.starts,
             },
             &starts,
