@@ -357,6 +357,36 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         evaluations: this_run.len(),
     };
     let warnings = timed.warnings();
+    // The finalists are re-measured before the summary is printed, so that with --json the
+    // summary stays the last line.
+    let reranked = match args.rerank.filter(|&k| k > 0) {
+        Some(k) => {
+            if !args.quiet && !args.json {
+                eprintln!(
+                    "re-ranking the best {k} configurations: {} interleaved rounds",
+                    args.rerank_rounds
+                );
+            }
+            let r = ktune_core::rerank(
+                &space,
+                runner.as_mut(),
+                &run.records,
+                objective.direction,
+                k,
+                args.rerank_rounds,
+            )
+            .map_err(|e| restart_if_needed(fresh_process.as_deref(), e.into()))?;
+            let stored = reranking_json(&space, &r);
+            store.set_meta(RERANK_KEY, &stored.to_string())?;
+            Some(stored)
+        }
+        None => None,
+    };
+    if args.json
+        && let Some(r) = &reranked
+    {
+        println!("{}", json!({ "rerank": r }));
+    }
     summary(
         &space,
         &run.records,
@@ -373,29 +403,11 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    if let Some(k) = args.rerank.filter(|&k| k > 0) {
-        if !args.quiet && !args.json {
-            eprintln!(
-                "re-ranking the best {k} configurations: {} interleaved rounds",
-                args.rerank_rounds
-            );
-        }
-        let r = ktune_core::rerank(
-            &space,
-            runner.as_mut(),
-            &run.records,
-            objective.direction,
-            k,
-            args.rerank_rounds,
-        )
-        .map_err(|e| restart_if_needed(fresh_process.as_deref(), e.into()))?;
-        let stored = reranking_json(&space, &r);
-        store.set_meta(RERANK_KEY, &stored.to_string())?;
-        if args.json {
-            println!("{}", json!({ "rerank": stored }));
-        } else {
-            print!("{}", reranking_text(&stored, &objective.name));
-        }
+    if !args.json
+        && !args.quiet
+        && let Some(r) = &reranked
+    {
+        print!("{}", reranking_text(r, &objective.name));
     }
     Ok(())
 }
