@@ -1017,8 +1017,8 @@ mod tests {
     #[ignore]
     fn overhead_per_suggestion_on_dedispersion() {
         for file in ["dedispersion_A100", "convolution_A100"] {
-            let path = format!("/work/shared/data/spaces/{file}.json.gz");
-            let sim = ktune_runners::Simulation::open(path.as_ref(), None, None).unwrap();
+            let path = crate::testkit::shared_space(file);
+            let sim = ktune_runners::Simulation::open(&path, None, None).unwrap();
             for (o, budget) in [
                 (serde_json::json!({}), 500),
                 (serde_json::json!({}), 3000),

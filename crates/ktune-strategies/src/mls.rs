@@ -797,11 +797,11 @@ pub(crate) mod test_support {
     /// Mean per-suggestion overhead (strategy time / evaluations) of `spec` on a Kernel Tuner
     /// cache, in microseconds, when the file is there.
     pub(crate) fn overhead_us(spec: &str, budget: usize, seeds: u64) -> Option<f64> {
-        let path = std::path::Path::new("/work/shared/data/spaces/dedispersion_A100.json.gz");
+        let path = crate::testkit::shared_space("dedispersion_A100");
         if !path.exists() {
             return None;
         }
-        let sim = ktune_runners::Simulation::open(path, None, None).unwrap();
+        let sim = ktune_runners::Simulation::open(&path, None, None).unwrap();
         let (mut secs, mut n) = (0.0, 0usize);
         for seed in 0..seeds {
             let (_, mut s) = crate::create_spec(spec).unwrap();

@@ -1392,8 +1392,8 @@ pub(crate) mod tests {
     #[test]
     #[ignore = "timing; needs the shared simulation data"]
     fn overhead_per_suggestion() {
-        let path = std::path::Path::new("/work/shared/data/spaces/dedispersion_A100.json.gz");
-        let sim = ktune_runners::Simulation::open(path, None, None).unwrap();
+        let path = crate::testkit::shared_space("dedispersion_A100");
+        let sim = ktune_runners::Simulation::open(&path, None, None).unwrap();
         time_strategies(sim.space(), &mut || Box::new(sim.runner()));
         // A CLBlast-GEMM-like space: 14 parameters, one large constrained group.
         let p = |name: &str, v: &[i64]| Parameter::integer(name, v.iter().copied()).unwrap();

@@ -64,3 +64,10 @@ pub(crate) fn small_space() -> SearchSpace {
     )
     .unwrap()
 }
+
+/// A brute-forced space of `../shared/data/spaces` (beside the checkout), by file stem.
+pub(crate) fn shared_space(stem: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/spaces")
+        .join(format!("{stem}.json.gz"))
+}

@@ -29,7 +29,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--kt-peer", default="/work/shared/tools/kt-peer")
+# ../shared beside the checkout: crates/ktune-bench/tests/data -> five levels up.
+ap.add_argument("--kt-peer", default=os.path.normpath(os.path.join(HERE, "../../../../../shared/tools/kt-peer")))
 args = ap.parse_args()
 sys.path.insert(0, args.kt_peer)
 
