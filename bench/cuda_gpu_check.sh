@@ -153,13 +153,18 @@ PY
 fi
 
 # The L2 flush where it matters: the vector addition on 2^20 floats (12 MiB, which fits in an
-# H100's 50 MiB L2), all 32 block sizes, adaptive defaults, with and without the flush.
+# H100's 50 MiB L2), all 32 block sizes, adaptive defaults: unflushed, flushed, and unflushed
+# with one launch per sample (`alone`: min_sample_seconds = 0, each launch timed by itself).
 if want l2; then
-    for flush in false true; do
-        spec=examples/cuda-vector-add/l2-$flush.toml
-        sed -e 's/16777216/1048576/g' -e 's/^repeat = 7$//' \
-            -e "s|^\[runner\]\$|[runner]\nflush_l2 = $flush|" examples/cuda-vector-add/ktune.toml > "$spec"
-        tune "l2-flush-$flush" "$spec" brute_force 32
+    for variant in false true alone; do
+        spec=examples/cuda-vector-add/l2-$variant.toml
+        case $variant in
+            alone) extra='s|^\[runner.verify\]|[runner.measure]\nmin_sample_seconds = 0\n\n[runner.verify]|' ;;
+            *) extra="s|^\[runner\]\$|[runner]\nflush_l2 = $variant|" ;;
+        esac
+        sed -e 's/16777216/1048576/g' -e 's/^repeat = 7$//' -e "$extra" \
+            examples/cuda-vector-add/ktune.toml > "$spec"
+        tune "l2-$variant" "$spec" brute_force 32
         rm -f "$spec"
     done
 fi

@@ -174,6 +174,12 @@ fn open_spec(spec_path: &Path, verbose: bool) -> Result<Opened> {
     })
 }
 
+/// The problem a results database is for: the space, the [runner] section, the objective.
+fn fingerprint_of(space: &SearchSpace, doc: &toml::Table, objective: &str) -> Result<Fingerprint> {
+    let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
+    Ok(Fingerprint::new(space, &runner_json, objective))
+}
+
 pub fn run(args: &TuneArgs) -> Result<()> {
     let started = Instant::now();
     let spec_path = &args.spec;
@@ -214,8 +220,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .db
         .clone()
         .unwrap_or_else(|| spec_path.with_extension("db"));
-    let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
-    let fingerprint = Fingerprint::new(&space, &runner_json, &objective.name);
+    let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
     let mut store = Store::open(&db_path, &fingerprint)?;
     store.set_meta("strategy", &strategy_name)?;
     store.set_meta("seed", &args.seed.to_string())?;
@@ -848,13 +853,7 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
             text
         }
     };
-    match &args.out {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))?
-        }
-        None => print!("{text}"),
-    }
-    Ok(())
+    emit(args.out.as_deref(), &text)
 }
 
 /// `ktune results --rerank K`: the stored best K measured again with the spec's runner.
@@ -887,8 +886,7 @@ fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
         ..
     } = open_spec(&spec_path, true)?;
     let objective = runner.metrics()[0].clone();
-    let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
-    let fingerprint = Fingerprint::new(&space, &runner_json, &objective.name);
+    let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
     let mut store = Store::open(&args.db, &fingerprint).with_context(|| {
         format!(
             "re-ranking needs the spec the database was tuned with (`{}`)",
@@ -921,23 +919,25 @@ fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
         "json" => serde_json::to_string_pretty(&stored)?,
         _ => reranking_text(&stored, &objective.name),
     };
-    match &args.out {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))?
-        }
-        None => print!("{text}"),
-    }
-    Ok(())
+    emit(args.out.as_deref(), &text)
 }
 
 fn table(rows: &[Row], objective: &str) -> String {
     // Repeated measurements add their count and the interval's half-width.
-    if rows.iter().any(|r| r.samples.is_some()) {
-        return table_with_samples(rows, objective);
-    }
+    let with_samples = rows.iter().any(|r| r.samples.is_some());
+    let stats = |a: &str, b: &str| {
+        if with_samples {
+            format!("  {a:>9}  {b:>5}")
+        } else {
+            String::new()
+        }
+    };
     let mut out = format!(
-        "{:>5}  {:<10}  {:>14}  configuration\n",
-        "seq", "status", objective
+        "{:>5}  {:<10}  {:>14}{}  configuration\n",
+        "seq",
+        "status",
+        objective,
+        stats("±95%", "n")
     );
     for r in rows {
         let config = r
@@ -949,7 +949,7 @@ fn table(rows: &[Row], objective: &str) -> String {
         let value = r.objective.map_or_else(
             || {
                 r.reason
-                    .clone()
+                    .as_deref()
                     .unwrap_or_default()
                     .lines()
                     .next()
@@ -958,63 +958,28 @@ fn table(rows: &[Row], objective: &str) -> String {
             },
             |v| format!("{v:.6}"),
         );
-        out.push_str(&format!(
-            "{:>5}  {:<10}  {:>14}  {config}\n",
-            r.seq, r.status, value
-        ));
-    }
-    out
-}
-
-fn table_with_samples(rows: &[Row], objective: &str) -> String {
-    let mut out = format!(
-        "{:>5}  {:<10}  {:>14}  {:>9}  {:>5}  configuration\n",
-        "seq", "status", objective, "±95%", "n"
-    );
-    for r in rows {
-        let config = r
-            .params
-            .iter()
-            .map(|(n, v)| format!("{n}={}", ktune_store::value_display(v)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let (value, ci, n) = match (r.objective, r.summary()) {
-            (Some(v), Some(s)) => {
+        let (ci, n) = match (r.objective, r.summary()) {
+            (Some(_), Some(s)) => {
                 let half = s.relative_half_width();
+                let aborted = r.samples.as_ref().is_some_and(|x| x.aborted);
                 (
-                    format!("{v:.6}"),
                     if half.is_finite() {
                         format!("{:.2}%", 100.0 * half)
                     } else {
                         "-".into()
                     },
-                    format!(
-                        "{}{}",
-                        s.n,
-                        if r.samples.as_ref().is_some_and(|x| x.aborted) {
-                            "*"
-                        } else {
-                            ""
-                        }
-                    ),
+                    format!("{}{}", s.n, if aborted { "*" } else { "" }),
                 )
             }
-            (Some(v), None) => (format!("{v:.6}"), "-".into(), "-".into()),
-            (None, _) => (
-                r.reason
-                    .clone()
-                    .unwrap_or_default()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .to_string(),
-                String::new(),
-                String::new(),
-            ),
+            (Some(_), None) => ("-".into(), "-".into()),
+            (None, _) => (String::new(), String::new()),
         };
         out.push_str(&format!(
-            "{:>5}  {:<10}  {:>14}  {:>9}  {:>5}  {config}\n",
-            r.seq, r.status, value, ci, n
+            "{:>5}  {:<10}  {:>14}{}  {config}\n",
+            r.seq,
+            r.status,
+            value,
+            stats(&ci, &n)
         ));
     }
     if rows
@@ -1024,6 +989,19 @@ fn table_with_samples(rows: &[Row], objective: &str) -> String {
         out.push_str("* repetition stopped early: clearly worse than the best so far\n");
     }
     out
+}
+
+/// Writes `text` to `out`, or to standard output.
+fn emit(out: Option<&Path>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => {
+            std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
 }
 
 /// T4 results (schema 1.0.0) from stored rows, through the same entries as

@@ -741,14 +741,9 @@ impl Runner for CommandRunner {
         let mut state: Vec<Result<(usize, Vec<f64>), Outcome>> = Vec::new();
         for (i, ((_, values, dir), c)) in jobs.iter().zip(compiled).enumerate() {
             state.push(c.and_then(|t| {
-                let mut runs = 1;
-                if self.measure.min_sample_seconds > 0.0 {
-                    let (_, s) = self.run_once(&argvs[i], values, dir, t, started)?;
-                    runs = crate::measure::runs_for(self.measure.min_sample_seconds, s);
-                }
-                for _ in 0..self.measure.warmup {
-                    self.run_once(&argvs[i], values, dir, t, started)?;
-                }
+                let runs = self
+                    .measure
+                    .warm_up(&mut |k| self.run_k(k, &argvs[i], values, dir, t, started))?;
                 Ok((runs, Vec::with_capacity(rounds)))
             }));
         }

@@ -146,7 +146,7 @@ impl Problem {
             &default_measure(),
         )
         .map_err(|(key, m)| {
-            let table = if spec.repeat.is_some() && key == "repeat" || key == "warmup" {
+            let table = if matches!(key, "repeat" | "warmup") {
                 "[runner]"
             } else {
                 "[runner.measure]"
@@ -715,19 +715,14 @@ impl CudaRunner {
             Ok(k) => k,
             Err(e) => return self.failure(e, timings, observed),
         };
-        let mut samples = None;
-        let result = self.measure(&kernel, launch, &mut timings, &mut observed, &mut samples);
+        let result = self.measure(&kernel, launch, &mut timings, &mut observed);
         self.gpu.unload(kernel);
         timings.framework =
             (started.elapsed().as_secs_f64() - timings.benchmark - timings.verification).max(0.0);
         match result {
-            Ok(values) => {
-                let o = Outcome::ok(values, timings).with_observed(observed);
-                match samples {
-                    Some(s) => o.with_samples(s),
-                    None => o,
-                }
-            }
+            Ok((values, samples)) => Outcome::ok(values, timings)
+                .with_observed(observed)
+                .with_samples(samples),
             Err(Measured::Gpu(e)) => self.failure(e, timings, observed),
             Err(Measured::WrongOutput(reason)) => {
                 Outcome::failed(FailureKind::WrongOutput, reason, timings).with_observed(observed)
@@ -741,8 +736,7 @@ impl CudaRunner {
         launch: &Launch,
         timings: &mut Timings,
         observed: &mut Observed,
-        kept: &mut Option<Samples>,
-    ) -> Result<Vec<f64>, Measured> {
+    ) -> Result<(Vec<f64>, Samples), Measured> {
         let timeout = self.timeout();
         let mut plan = self.problem.measure.clone();
         if self.problem.verify.is_some() {
@@ -774,7 +768,6 @@ impl CudaRunner {
             self.note_clocks(&clocks, observed);
         }
         let spec = &self.problem.spec;
-        let samples_kept = samples;
         if let Some(meter) = &self.power {
             observed.extend(meter.snapshot());
         }
@@ -802,15 +795,14 @@ impl CudaRunner {
         if let Some(g) = gflops {
             observed.insert("gflops".into(), json!(g));
         }
-        *kept = Some(samples_kept);
         let objective = match spec.objective {
-            CudaObjective::Time => return Ok(vec![mean, stdev]),
+            CudaObjective::Time => return Ok((vec![mean, stdev], samples)),
             CudaObjective::Gflops => gflops,
             CudaObjective::Energy => watts.as_ref().map(|p| p.joules_per_launch),
             CudaObjective::GflopsPerWatt => gflops.zip(watts.as_ref()).map(|(g, p)| g / p.watts),
         };
         match objective {
-            Some(v) if v.is_finite() => Ok(vec![v, mean, stdev]),
+            Some(v) if v.is_finite() => Ok((vec![v, mean, stdev], samples)),
             _ => Err(Measured::Gpu(GpuError::Launch(format!(
                 "could not compute {} (flops {:?}, power {:?})",
                 spec.objective.name(),
@@ -1107,19 +1099,20 @@ impl Runner for CudaRunner {
                     &self.problem.constants,
                 )
                 .and_then(|kernel| {
-                    let mut first = self.gpu.run(&kernel, &launch, timeout)?;
-                    for _ in 1..plan.warmup {
-                        first = self.gpu.run(&kernel, &launch, timeout)?;
+                    let runs = plan.warm_up(&mut |k| {
+                        let ms = self.gpu.time_launches(&kernel, &launch, k, timeout)?;
+                        Ok((ms, ms * k as f64 * 1e-3))
+                    });
+                    match runs {
+                        Ok(runs) => Ok((kernel, runs)),
+                        Err(e) => {
+                            self.gpu.unload(kernel);
+                            Err(e)
+                        }
                     }
-                    Ok((kernel, first))
                 });
             match loaded {
-                Ok((kernel, ms)) => {
-                    let runs = if plan.min_sample_seconds > 0.0 {
-                        crate::measure::runs_for(plan.min_sample_seconds, ms * 1e-3)
-                    } else {
-                        1
-                    };
+                Ok((kernel, runs)) => {
                     ready.push(Ok((launch, kernel, runs, Vec::with_capacity(rounds))));
                 }
                 Err(e) => {

@@ -183,7 +183,8 @@ impl Measure {
             m.min_sample_seconds = t;
         }
         match s.abort {
-            None | Some(AbortSpec::Switch(true)) => {}
+            None => {}
+            Some(AbortSpec::Switch(true)) => m.abort = m.abort.or(Some(DEFAULT_ABORT)),
             Some(AbortSpec::Switch(false)) => m.abort = None,
             Some(AbortSpec::Factor(k)) if k > 1.0 && k <= MAX_SECONDS => m.abort = Some(k),
             Some(AbortSpec::Factor(k)) => {
@@ -192,9 +193,6 @@ impl Measure {
                     format!("must be a factor above 1 (e.g. 2.0) or false, not {k}"),
                 ));
             }
-        }
-        if matches!(s.abort, Some(AbortSpec::Switch(true))) && m.abort.is_none() {
-            m.abort = Some(DEFAULT_ABORT);
         }
         if let Some(name) = &s.statistic {
             m.statistic = Statistic::from_name(name).ok_or_else(|| {
@@ -207,15 +205,12 @@ impl Measure {
         Ok(m)
     }
 
-    /// Measures one configuration. `once(k)` runs it `k` times and returns the mean measured
-    /// value of those runs and the seconds they took; its error ends the measurement.
-    /// `incumbent` is the best value so far, in the unit and `Direction` of the samples, for
-    /// early abort.
-    pub fn run<E>(
+    /// The warm-up runs, and the runs per sample: one, or as many as make a sample last
+    /// `min_sample_seconds`. `once(k)` is as for [`Measure::run`].
+    pub fn warm_up<E>(
         &self,
-        incumbent: Option<(f64, Direction)>,
-        mut once: impl FnMut(usize) -> Result<(f64, f64), E>,
-    ) -> Result<Samples, E> {
+        once: &mut impl FnMut(usize) -> Result<(f64, f64), E>,
+    ) -> Result<usize, E> {
         let mut runs = 1usize;
         let mut warmup = self.warmup;
         if self.min_sample_seconds > 0.0 {
@@ -234,6 +229,19 @@ impl Measure {
         for _ in 0..warmup {
             once(1)?;
         }
+        Ok(runs)
+    }
+
+    /// Measures one configuration. `once(k)` runs it `k` times and returns the mean measured
+    /// value of those runs and the seconds they took; its error ends the measurement.
+    /// `incumbent` is the best value so far, in the unit and `Direction` of the samples, for
+    /// early abort.
+    pub fn run<E>(
+        &self,
+        incumbent: Option<(f64, Direction)>,
+        mut once: impl FnMut(usize) -> Result<(f64, f64), E>,
+    ) -> Result<Samples, E> {
+        let runs = self.warm_up(&mut once)?;
         let measuring = Instant::now();
         let mut values = Vec::with_capacity(self.min);
         let mut aborted = false;
@@ -271,7 +279,7 @@ impl Measure {
 pub const DEFAULT_ABORT: f64 = 2.0;
 
 /// Runs per sample so that a sample of runs lasting `seconds` each lasts `min_seconds`.
-pub(crate) fn runs_for(min_seconds: f64, seconds: f64) -> usize {
+fn runs_for(min_seconds: f64, seconds: f64) -> usize {
     if seconds <= 0.0 || !seconds.is_finite() {
         return MAX_RUNS_PER_SAMPLE;
     }
