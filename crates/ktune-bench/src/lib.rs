@@ -65,4 +65,4 @@ pub use plot::plot_convergence;
 pub use score::{RunScore, score_run};
 pub use space::{Direction, MAE_CHECKPOINTS, MIN_HORIZON, N_MAX_CAP, N_MAX_FRACTION, SpaceStats};
 pub use table::{ScoreRow, ScoreTable, SpaceSummary, SummaryRow, score_traces};
-pub use trace::{Trace, read_traces, write_traces};
+pub use trace::{Trace, TraceAppender, read_finished_traces, read_traces, write_traces};

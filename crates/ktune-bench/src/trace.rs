@@ -169,6 +169,81 @@ pub fn write_traces(path: &Path, traces: &[Trace]) -> Result<(), BenchError> {
     w.flush().map_err(|e| BenchError::io(path, e))
 }
 
+/// Appends traces to a JSON Lines file one at a time, each line written whole and flushed, so
+/// that a long benchmark that is stopped keeps every run it finished (`ktune bench --resume`
+/// reads them back with [`read_finished_traces`]).
+pub struct TraceAppender {
+    path: std::path::PathBuf,
+    file: File,
+}
+
+impl TraceAppender {
+    /// Opens `path` for appending (creating it and its folders), or truncates it first when
+    /// `truncate` is set.
+    ///
+    /// # Errors
+    /// [`BenchError::Io`] when a folder or the file cannot be created.
+    pub fn open(path: &Path, truncate: bool) -> Result<Self, BenchError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| BenchError::io(parent, e))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(!truncate)
+            .write(true)
+            .truncate(truncate)
+            .open(path)
+            .map_err(|e| BenchError::io(path, e))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Writes one trace as one line (a single `write` of the whole line, then a flush).
+    ///
+    /// # Errors
+    /// [`BenchError::Io`] when the line cannot be written.
+    pub fn append(&mut self, trace: &Trace) -> Result<(), BenchError> {
+        let mut line =
+            serde_json::to_vec(trace).map_err(|e| BenchError::io(&self.path, e.into()))?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.flush())
+            .map_err(|e| BenchError::io(&self.path, e))
+    }
+}
+
+/// Reads the traces of a file that [`TraceAppender`] may have been writing when its process
+/// was stopped: a last line without its newline that does not parse is a run cut off while
+/// being written, dropped (and the file truncated before it, so appending goes on cleanly);
+/// the returned flag says whether that happened. Any other malformed line is an error, as in
+/// [`read_traces`]. A file that does not exist holds no traces.
+///
+/// # Errors
+/// [`BenchError::Io`] and [`BenchError::Parse`] as for [`read_traces`].
+pub fn read_finished_traces(path: &Path) -> Result<(Vec<Trace>, bool), BenchError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), false)),
+        Err(e) => return Err(BenchError::io(path, e)),
+    };
+    let complete = text.rfind('\n').map_or(0, |i| i + 1);
+    let tail = &text[complete..];
+    let cut = !tail.trim().is_empty()
+        && serde_json::from_str::<Trace>(&python_to_json(tail.trim())).is_err();
+    if cut {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| BenchError::io(path, e))?;
+        file.set_len(complete as u64)
+            .map_err(|e| BenchError::io(path, e))?;
+    }
+    Ok((read_traces(path)?, cut))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +343,46 @@ mod tests {
             r#"{"NaN": [null, null, null], "b": "x\"NaN"}"#
         );
         assert_eq!(python_to_json("[\"é\\\\\", NaN]"), "[\"é\\\\\", null]");
+    }
+
+    #[test]
+    fn appender_keeps_finished_runs_and_drops_a_cut_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out/traces.jsonl");
+        assert_eq!(read_finished_traces(&path).unwrap(), (vec![], false));
+        let mut w = TraceAppender::open(&path, true).unwrap();
+        w.append(&trace(1)).unwrap();
+        w.append(&trace(2)).unwrap();
+        drop(w);
+        // A process stopped in the middle of a line.
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"tool\": \"ktune-0.1.0\", \"values\": [1.0, nu");
+        std::fs::write(&path, &text).unwrap();
+        let (back, cut) = read_finished_traces(&path).unwrap();
+        assert!(cut);
+        assert_eq!(back, vec![trace(1), trace(2)]);
+        // Appending goes on after the last whole line.
+        let mut w = TraceAppender::open(&path, false).unwrap();
+        w.append(&trace(3)).unwrap();
+        drop(w);
+        assert_eq!(
+            read_traces(&path).unwrap(),
+            vec![trace(1), trace(2), trace(3)]
+        );
+        // Truncating starts afresh.
+        let mut w = TraceAppender::open(&path, true).unwrap();
+        w.append(&trace(4)).unwrap();
+        drop(w);
+        assert_eq!(read_traces(&path).unwrap(), vec![trace(4)]);
+        // A malformed line in the middle is still an error, not silently dropped.
+        std::fs::write(
+            &path,
+            format!("{{bad\n{}\n", serde_json::to_string(&trace(5)).unwrap()),
+        )
+        .unwrap();
+        assert!(matches!(
+            read_finished_traces(&path),
+            Err(BenchError::Parse { line: 1, .. })
+        ));
     }
 }

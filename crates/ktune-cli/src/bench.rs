@@ -1,13 +1,16 @@
 //! `ktune bench`: strategies x spaces x seeds in simulation, traces, score table and plots;
 //! `ktune bench score`: score trace files written by any tool.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use ktune_bench::{
-    Direction as BenchDirection, SpaceStats, Trace, plot_convergence, read_traces, score_traces,
-    write_traces,
+    Direction as BenchDirection, SpaceStats, Trace, TraceAppender, plot_convergence,
+    read_finished_traces, read_traces, score_traces,
 };
 use ktune_core::{Budget, Direction, Rng, Tuner};
 use ktune_runners::Simulation;
@@ -59,6 +62,13 @@ struct RunArgs {
     /// Skip the convergence plots.
     #[arg(long)]
     no_plots: bool,
+    /// Keep the runs already in `<out>/traces.jsonl` (from an earlier, stopped or shorter
+    /// `ktune bench` with the same tool version) and run only the strategy, space and seed
+    /// combinations not there yet. Without it an existing traces.jsonl is replaced. Every run
+    /// is appended to the file as soon as it ends, so a stopped benchmark loses only the runs
+    /// in flight.
+    #[arg(long)]
+    resume: bool,
 }
 
 #[derive(clap::Args)]
@@ -153,6 +163,25 @@ fn bench(args: &RunArgs) -> Result<()> {
             args.budget.unwrap_or(stats.budget()).min(stats.n_total())
         );
     }
+    let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let traces_path = args.out.join("traces.jsonl");
+    let mut finished: Vec<Trace> = Vec::new();
+    if args.resume {
+        let (earlier, cut) = read_finished_traces(&traces_path)?;
+        if cut {
+            eprintln!(
+                "note: the last line of `{}` was a run cut off while being written; it will run again",
+                traces_path.display()
+            );
+        }
+        finished = earlier.into_iter().filter(|t| t.tool == tool).collect();
+    }
+    let done: HashSet<(&str, &str, i64)> = finished
+        .iter()
+        .map(|t| (t.strategy.as_str(), t.space.as_str(), t.seed))
+        .collect();
     let tasks: Vec<(usize, &(String, String), u64)> = (0..spaces.len())
         .flat_map(|s| {
             strategies
@@ -160,8 +189,20 @@ fn bench(args: &RunArgs) -> Result<()> {
                 .flat_map(move |st| (0..args.seeds).map(move |seed| (s, st, seed)))
         })
         .collect();
-    let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
-    let traces: Vec<Trace> = tasks
+    let (kept, todo): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|&(s, (name, _), seed)| {
+        done.contains(&(name.as_str(), spaces[s].0.name(), seed as i64))
+    });
+    if args.resume {
+        eprintln!(
+            "resuming: {} runs already in {}, {} to go",
+            kept.len(),
+            traces_path.display(),
+            todo.len()
+        );
+    }
+    let appender = Mutex::new(TraceAppender::open(&traces_path, !args.resume)?);
+    let ended = AtomicUsize::new(0);
+    let fresh: Vec<Trace> = todo
         .par_iter()
         .map(|&(s, (strategy_name, spec), seed)| -> Result<Trace> {
             let (sim, stats) = &spaces[s];
@@ -178,7 +219,7 @@ fn bench(args: &RunArgs) -> Result<()> {
                 },
             )
             .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
-            Ok(Trace {
+            let trace = Trace {
                 tool: tool.clone(),
                 strategy: strategy_name.to_string(),
                 space: sim.name().to_string(),
@@ -190,13 +231,41 @@ fn bench(args: &RunArgs) -> Result<()> {
                     "strategy_seconds": run.strategy_seconds,
                     "stop": run.stop,
                 })),
-            })
+            };
+            appender
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .append(&trace)?;
+            let k = ended.fetch_add(1, Ordering::Relaxed) + 1;
+            eprintln!(
+                "[{k}/{}] {} on {} seed {seed}: {} evaluations in {:.1} s",
+                todo.len(),
+                strategy_name,
+                sim.name(),
+                trace.values.len(),
+                trace.wall_seconds
+            );
+            Ok(trace)
         })
         .collect::<Result<_>>()?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
-    let traces_path = args.out.join("traces.jsonl");
-    write_traces(&traces_path, &traces)?;
+    // Report this benchmark's runs (earlier ones first), in a fixed order whatever finished
+    // first.
+    let wanted: HashSet<(&str, &str, i64)> = kept
+        .iter()
+        .map(|&(s, (name, _), seed)| (name.as_str(), spaces[s].0.name(), seed as i64))
+        .collect();
+    let mut traces: Vec<Trace> = finished
+        .into_iter()
+        .filter(|t| wanted.contains(&(t.strategy.as_str(), t.space.as_str(), t.seed)))
+        .collect();
+    traces.extend(fresh);
+    traces.sort_by(|a, b| {
+        (a.space.as_str(), a.strategy.as_str(), a.seed).cmp(&(
+            b.space.as_str(),
+            b.strategy.as_str(),
+            b.seed,
+        ))
+    });
     let stats: Vec<SpaceStats> = spaces.into_iter().map(|(_, s)| s).collect();
     report(
         &traces,

@@ -173,3 +173,62 @@ fn strategy_options_come_from_the_command_line_or_a_spec() {
         "{doc}"
     );
 }
+
+#[test]
+fn resume_runs_only_what_is_missing_and_scores_everything() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |seeds: &str, resume: bool| {
+        let mut cmd = ktune();
+        cmd.args([
+            "bench",
+            "--strategies",
+            "random,mls",
+            "--seeds",
+            seeds,
+            "--budget",
+            "20",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_W6600"));
+        if resume {
+            cmd.arg("--resume");
+        }
+        let o = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        (String::from_utf8(o.stdout).unwrap(), stderr)
+    };
+    let traces = || std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    run("2", false);
+    let first = traces();
+    assert_eq!(first.lines().count(), 4);
+    // A run cut off while its line was written, as when the process is killed.
+    std::fs::write(
+        out.path().join("traces.jsonl"),
+        format!("{first}{{\"tool\": \"ktune-"),
+    )
+    .unwrap();
+    let (table, stderr) = run("3", true);
+    assert!(
+        stderr.contains("4 runs already") && stderr.contains("2 to go"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cut off"), "{stderr}");
+    let now = traces();
+    assert!(
+        now.starts_with(&first),
+        "earlier runs must be kept as they were"
+    );
+    assert_eq!(now.lines().count(), 6);
+    // The table covers all three seeds of both strategies.
+    let row = table
+        .lines()
+        .find(|l| l.contains("ktune-0.1.0/mls") && l.contains("| 3 |"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("1/1"), "{row}");
+    // Without --resume the file starts afresh.
+    run("1", false);
+    assert_eq!(traces().lines().count(), 2);
+}
