@@ -182,13 +182,14 @@ fn bench(args: &RunArgs) -> Result<()> {
         .iter()
         .map(|t| (t.strategy.as_str(), t.space.as_str(), t.seed))
         .collect();
-    let tasks: Vec<(usize, &(String, String), u64)> = (0..spaces.len())
-        .flat_map(|s| {
-            strategies
-                .iter()
-                .flat_map(move |st| (0..args.seeds).map(move |seed| (s, st, seed)))
-        })
-        .collect();
+    // Seed by seed, so that a benchmark stopped part-way holds the same seeds of every
+    // strategy on every space (a fair comparison with fewer seeds, and --resume adds more).
+    let mut tasks: Vec<(usize, &(String, String), u64)> = Vec::new();
+    for seed in 0..args.seeds {
+        for s in 0..spaces.len() {
+            tasks.extend(strategies.iter().map(|st| (s, st, seed)));
+        }
+    }
     let (kept, todo): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|&(s, (name, _), seed)| {
         done.contains(&(name.as_str(), spaces[s].0.name(), seed as i64))
     });

@@ -46,6 +46,22 @@ pub fn score(af: Acquisition, mean: f64, std: f64, best: f64, lambda: f64) -> f6
     }
 }
 
+/// An acquisition [`score`] with the acquisition multiplied by a candidate's `weight` (the
+/// clustered GP's component weight, [`crate::Weighted`]): the expected improvement (EI) or the
+/// probability of improvement (PI) scaled, the score staying in minimisation form. LCB is
+/// returned unchanged: it is not an improvement and has no zero to scale towards.
+pub fn weighted(af: Acquisition, score: f64, weight: f64) -> f64 {
+    if weight == 1.0 {
+        return score;
+    }
+    match af {
+        Acquisition::Ei => score * weight,
+        // The score is 1 - PI.
+        Acquisition::Poi => 1.0 - (1.0 - score) * weight,
+        Acquisition::Lcb => score,
+    }
+}
+
 /// Expected improvement below `best` of a candidate whose objective (to minimise) has
 /// posterior `mean` and standard deviation `std`: `(best - μ)Φ(z) + σφ(z)`,
 /// `z = (best - μ)/σ` (BaCO's noise-free EI when `std` is the latent function's, without the

@@ -74,6 +74,19 @@ impl ExactGp {
         gp
     }
 
+    /// A GP with this one's kernel and fitting state (later fits start from its
+    /// hyperparameters) and no observations.
+    pub fn emptied(&self) -> ExactGp {
+        ExactGp {
+            kernel: self.kernel.clone(),
+            x: Vec::new(),
+            y: Vec::new(),
+            extra: Vec::new(),
+            fitted: OnceLock::new(),
+            fitting: self.fitting.clone(),
+        }
+    }
+
     /// The current kernel.
     pub fn kernel(&self) -> &Kernel {
         &self.kernel

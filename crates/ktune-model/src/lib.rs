@@ -6,8 +6,11 @@
 //! * [`CandidateGp`]: exact GP over a fixed discrete candidate set, updated
 //!   incrementally in `O(n·m)` per observation, for Bayesian optimisation.
 //! * [`FeasibilityForest`]: a random-forest classifier of hidden constraints.
-//! * [`Surrogate`]: the interface a strategy uses, implemented by [`CandidateGp`] and
-//!   [`ExactGp`] (an exact GP over the observations told, refitted on demand).
+//! * [`ClusteredGp`]: the clustered GP (cGP) for non-smooth objectives: k-means on
+//!   `(x, ξ·y)`, k-nearest-neighbour classification, one GP per component.
+//! * [`Surrogate`]: the interface a strategy uses, implemented by [`CandidateGp`],
+//!   [`ExactGp`] (an exact GP over the observations told, refitted on demand) and
+//!   [`ClusteredGp`].
 //!
 //! Both models follow scikit-learn's
 //! `GaussianProcessRegressor(kernel, alpha=noise, normalize_y=True)` with fixed
@@ -18,6 +21,8 @@
 
 pub mod acquisition;
 mod candidate;
+mod cluster;
+mod clustered;
 mod dense;
 mod error;
 mod exact;
@@ -28,10 +33,11 @@ mod stats;
 mod surrogate;
 
 pub use candidate::CandidateGp;
+pub use clustered::{ClusterOptions, ClusteredGp, Weighting};
 pub use dense::DenseGp;
 pub use error::ModelError;
 pub use exact::ExactGp;
 pub use fit::{FitOptions, Fitted, Gamma, Priors, fit_hyperparameters, fit_hyperparameters_noisy};
 pub use forest::{FeasibilityForest, ForestOptions};
 pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric};
-pub use surrogate::{Point, Surrogate};
+pub use surrogate::{Point, Surrogate, Weighted};

@@ -29,15 +29,28 @@ impl<'a> Point<'a> {
     }
 }
 
+/// A prediction and the acquisition weight of its point ([`Surrogate::predict_weighted`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weighted {
+    /// Posterior mean.
+    pub mean: f64,
+    /// Posterior variance of the latent objective.
+    pub variance: f64,
+    /// The factor on an improvement-type acquisition at this point (1: none).
+    pub weight: f64,
+}
+
 /// A probabilistic model of the objective over encoded configurations: it is told
 /// observations and predicts a mean and a variance anywhere.
 ///
 /// Predictions are of the latent objective (the variance excludes observation noise) in
 /// the units of the observed values. Implementations: [`CandidateGp`] (the BO paper's
-/// incremental GP over every configuration, fixed hyperparameters) and [`ExactGp`] (an
+/// incremental GP over every configuration, fixed hyperparameters), [`ExactGp`] (an
 /// exact GP refitted on demand, with hyperparameters fitted by maximum likelihood when
-/// asked: BaCO's mixed-type GP).
+/// asked: BaCO's mixed-type GP) and [`ClusteredGp`] (one GP per cluster of the
+/// observations, for non-smooth objectives).
 ///
+/// [`ClusteredGp`]: crate::ClusteredGp
 /// [`CandidateGp`]: crate::CandidateGp
 /// [`ExactGp`]: crate::ExactGp
 pub trait Surrogate: Send + Sync {
@@ -64,6 +77,22 @@ pub trait Surrogate: Send + Sync {
 
     /// Posterior `(mean, variance)` at each point.
     fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError>;
+
+    /// Posterior mean and variance at each point, and the weight by which an
+    /// improvement-type acquisition (EI, PI) at that point is multiplied. Models of one
+    /// component weigh every point 1 (the default); the clustered GP gives each candidate its
+    /// component's weight (the inverse of the component's size).
+    fn predict_weighted(&self, points: &[Point<'_>]) -> Result<Vec<Weighted>, ModelError> {
+        Ok(self
+            .predict(points)?
+            .into_iter()
+            .map(|(mean, variance)| Weighted {
+                mean,
+                variance,
+                weight: 1.0,
+            })
+            .collect())
+    }
 
     /// Fits the hyperparameters to the observations (nothing for a model with fixed
     /// hyperparameters). `seed` makes a randomised fit repeatable.

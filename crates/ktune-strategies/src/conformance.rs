@@ -102,6 +102,9 @@ fn every_strategy_is_valid_unique_within_budget_and_deterministic() {
         if e.options.iter().any(|o| o.name == "constraint_aware") {
             check(&format!("{}:constraint_aware=false", e.name), false);
         }
+        if e.options.iter().any(|o| o.name == "surrogate") {
+            check(&format!("{}:surrogate=cgp", e.name), true);
+        }
     }
 }
 
@@ -137,12 +140,17 @@ fn optimisers_beat_random_search_on_a_smooth_landscape() {
         .iter()
         .filter(|e| !matches!(e.name, "random" | "brute_force"))
     {
-        let ours = mean_best(e.name, 150);
-        assert!(
-            ours < random,
-            "{}: mean best {ours} is not better than random's {random}",
-            e.name
-        );
+        let mut specs = vec![e.name.to_string()];
+        if e.options.iter().any(|o| o.name == "surrogate") {
+            specs.push(format!("{}:surrogate=cgp", e.name));
+        }
+        for spec in specs {
+            let ours = mean_best(&spec, 150);
+            assert!(
+                ours < random,
+                "{spec}: mean best {ours} is not better than random's {random}"
+            );
+        }
     }
 }
 

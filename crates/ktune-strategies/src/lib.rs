@@ -30,6 +30,7 @@ mod options;
 mod pso;
 mod random;
 mod simulated_annealing;
+pub mod surrogate;
 pub mod transform;
 
 pub use baco::{Baco, BacoOptions};

@@ -69,7 +69,8 @@ pub fn check_range<T: PartialOrd + std::fmt::Display>(
     lo: T,
     hi: T,
 ) -> Result<(), StrategyError> {
-    if value < lo || value > hi {
+    // Written so that NaN (which compares false with everything) is out of range too.
+    if !(value >= lo && value <= hi) {
         return Err(StrategyError::Invalid {
             strategy: strategy.to_string(),
             option: option.to_string(),

@@ -44,12 +44,15 @@ pub use strategy::Baco;
 
 use ktune_core::Strategy;
 
+use crate::surrogate::SurrogateOptions;
 use crate::{Entry, Options, StrategyError, parse};
 
 const NAME: &str = "baco";
 
 fn create(options: &Options) -> Result<Box<dyn Strategy + Send>, StrategyError> {
-    let o: BacoOptions = parse(NAME, options)?;
+    let (surrogate, rest) = SurrogateOptions::split(NAME, options)?;
+    let mut o: BacoOptions = parse(NAME, &rest)?;
+    o.surrogate = surrogate;
     Ok(Box::new(Baco::new(o)?))
 }
 

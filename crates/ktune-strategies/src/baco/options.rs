@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::OptionDoc;
 use crate::encoding::PermutationDistance;
+use crate::surrogate::{self, SurrogateOptions};
 
 /// How observations are transformed before the GP fits them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -51,6 +52,10 @@ pub struct BacoOptions {
     pub best_starts: usize,
     /// Random hyperparameter settings scored at the first fit (the best few are refined).
     pub fit_samples: usize,
+    /// The surrogate (BaCO's GP, or the clustered GP of fitted component GPs) and its
+    /// options: keys of their own in a spec, split off before the rest is parsed.
+    #[serde(skip)]
+    pub surrogate: SurrogateOptions,
 }
 
 impl Default for BacoOptions {
@@ -69,6 +74,7 @@ impl Default for BacoOptions {
             starts: 10,
             best_starts: 3,
             fit_samples: 200,
+            surrogate: SurrogateOptions::default(),
         }
     }
 }
@@ -139,4 +145,12 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         default: "200",
         doc: "Random hyperparameter settings scored at the first fit; the best 5 are refined with L-BFGS, later fits start from the last optimum.",
     },
+    surrogate::DOCS[0],
+    surrogate::DOCS[1],
+    surrogate::DOCS[2],
+    surrogate::DOCS[3],
+    surrogate::DOCS[4],
+    surrogate::DOCS[5],
+    surrogate::DOCS[6],
+    surrogate::DOCS[7],
 ];

@@ -14,6 +14,7 @@ use super::NAME;
 use super::options::{BacoOptions, OutputTransform};
 use super::search::{SearchOptions, maximise};
 use crate::encoding::MixedEncoding;
+use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};
 use crate::{StrategyError, check_range};
 
@@ -21,13 +22,16 @@ use crate::{StrategyError, check_range};
 pub struct Baco {
     opts: BacoOptions,
     kind: KernelKind,
+    /// The clustered GP's settings when it is the surrogate.
+    cgp: Option<Cgp>,
     state: Option<State>,
 }
 
 /// Everything learnt so far, built on the first `ask` (it needs the space).
 struct State {
     encoding: MixedEncoding,
-    gp: ExactGp,
+    /// BaCO's GP, or the clustered GP made of such GPs.
+    gp: Box<dyn Surrogate>,
     targets: Targets,
     /// Every observation, failed or not: encoded point and whether it ran.
     rows: Vec<Vec<f64>>,
@@ -76,7 +80,9 @@ impl Baco {
         check_range(NAME, "starts", opts.starts, 0, 100_000)?;
         check_range(NAME, "best_starts", opts.best_starts, 0, 100_000)?;
         check_range(NAME, "fit_samples", opts.fit_samples, 1, 1_000_000)?;
+        let cgp = opts.surrogate.check(NAME)?;
         Ok(Baco {
+            cgp,
             opts,
             kind,
             state: None,
@@ -108,7 +114,11 @@ impl Baco {
         let encoding = MixedEncoding::new(space, self.opts.permutation_distance, &|name| {
             self.opts.permutation_distances.get(name).copied()
         });
-        let gp = ExactGp::fitted(self.kind, encoding.metric().clone(), self.fit_options());
+        let exact = ExactGp::fitted(self.kind, encoding.metric().clone(), self.fit_options());
+        let gp: Box<dyn Surrogate> = match self.cgp.as_ref().and_then(|c| c.model(exact.clone())) {
+            Some(clustered) => Box::new(clustered),
+            None => Box::new(exact),
+        };
         State {
             encoding,
             gp,
@@ -133,6 +143,13 @@ impl Baco {
         n: usize,
         rng: &mut Rng,
     ) -> Vec<Configuration> {
+        // The cGP's exploration rate: some proposals are uniformly random valid
+        // configurations (the caller samples one when nothing is proposed).
+        if let Some(cgp) = &self.cgp
+            && cgp.explore(rng)
+        {
+            return Vec::new();
+        }
         // Refit the hyperparameters to every observation so far (warm-started from the last
         // optimum): before every proposal while there are fewer than 200 observations (the
         // budgets BaCO is made for), then every n/100-th: a fit costs O(n³) per likelihood
@@ -162,18 +179,21 @@ impl Baco {
         let mut score = |configs: &[Configuration]| -> Vec<f64> {
             let xs: Vec<Vec<f64>> = configs.iter().map(|c| encoding.encode(space, c)).collect();
             let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
-            let Ok(pred) = gp.predict(&points) else {
+            let Ok(pred) = gp.predict_weighted(&points) else {
                 failed_prediction = true;
                 return vec![f64::NEG_INFINITY; configs.len()];
             };
             pred.iter()
                 .zip(&xs)
-                .map(|(&(mean, var), x)| {
+                .map(|(w, x)| {
                     let p = forest.as_ref().map_or(1.0, |f| f.probability(x));
                     if p < limit {
                         f64::NEG_INFINITY
                     } else {
-                        expected_improvement(mean, var.max(0.0).sqrt(), best) * p
+                        // The weight is 1 but for the cGP (its component's weight).
+                        expected_improvement(w.mean, w.variance.max(0.0).sqrt(), best)
+                            * p
+                            * w.weight
                     }
                 })
                 .collect()

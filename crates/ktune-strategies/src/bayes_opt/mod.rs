@@ -60,12 +60,15 @@ pub use strategy::BayesianOptimization;
 
 use ktune_core::Strategy;
 
+use crate::surrogate::SurrogateOptions;
 use crate::{Entry, Options, StrategyError, parse};
 
 const NAME: &str = "bayes_opt";
 
 fn create(options: &Options) -> Result<Box<dyn Strategy + Send>, StrategyError> {
-    let o: BoOptions = parse(NAME, options)?;
+    let (surrogate, rest) = SurrogateOptions::split(NAME, options)?;
+    let mut o: BoOptions = parse(NAME, &rest)?;
+    o.surrogate = surrogate;
     Ok(Box::new(BayesianOptimization::new(o)?))
 }
 

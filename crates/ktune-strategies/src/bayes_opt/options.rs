@@ -5,6 +5,7 @@ use ktune_model::acquisition::Acquisition;
 use serde::Deserialize;
 
 use crate::OptionDoc;
+use crate::surrogate::{self, SurrogateOptions};
 
 /// How acquisition functions are combined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -93,6 +94,10 @@ pub struct BoOptions {
     /// After this many evaluations in a row without a new best, propose the candidate of
     /// largest posterior variance once (0: never, as in the paper).
     pub explore_after: usize,
+    /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
+    /// in a spec, split off before the rest is parsed.
+    #[serde(skip)]
+    pub surrogate: SurrogateOptions,
 }
 
 impl Default for BoOptions {
@@ -114,6 +119,7 @@ impl Default for BoOptions {
             transform: Transform::Log,
             exploration_scale: ExplorationScale::Spread,
             explore_after: 10,
+            surrogate: SurrogateOptions::default(),
         }
     }
 }
@@ -199,4 +205,12 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         default: "50000",
         doc: "Configurations sampled per round in spaces above the candidate limit (plus the neighbourhoods of the best).",
     },
+    surrogate::DOCS[0],
+    surrogate::DOCS[1],
+    surrogate::DOCS[2],
+    surrogate::DOCS[3],
+    surrogate::DOCS[4],
+    surrogate::DOCS[5],
+    surrogate::DOCS[6],
+    surrogate::DOCS[7],
 ];

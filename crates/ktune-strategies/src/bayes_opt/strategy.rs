@@ -12,6 +12,7 @@ use rustc_hash::FxHashSet;
 
 use super::NAME;
 use super::options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
+use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};
 use crate::{StrategyError, check_range};
 
@@ -21,6 +22,8 @@ pub struct BayesianOptimization {
     kernel: Kernel,
     exploration: Option<f64>,
     discount: f64,
+    /// The clustered GP's settings when it is the surrogate.
+    cgp: Option<Cgp>,
     state: Option<State>,
 }
 
@@ -137,7 +140,9 @@ impl BayesianOptimization {
                 0.75
             });
         check_range(NAME, "discount_factor", discount, 0.0, 1.0)?;
+        let cgp = opts.surrogate.check(NAME)?;
         Ok(BayesianOptimization {
+            cgp,
             kernel: Kernel::new(kind, lengthscale),
             exploration,
             discount,
@@ -168,29 +173,50 @@ impl BayesianOptimization {
         let dims: Vec<usize> = (0..space.dims())
             .filter(|&d| !self.opts.prune || space.params()[d].len() > 1)
             .collect();
+        // The clustered GP of fixed-hyperparameter exact GPs, when asked for: it predicts
+        // every candidate from its component's GP (no incremental candidate posterior, as the
+        // components change with every observation).
+        let clustered = || -> Option<Box<dyn Surrogate>> {
+            let model = self
+                .cgp
+                .as_ref()?
+                .model(ExactGp::new(self.kernel.clone()))?;
+            Some(Box::new(model))
+        };
         let sampled = || {
             (
-                Box::new(ExactGp::new(self.kernel.clone())) as Box<dyn Surrogate>,
+                clustered().unwrap_or_else(|| {
+                    Box::new(ExactGp::new(self.kernel.clone())) as Box<dyn Surrogate>
+                }),
                 Candidates::Sampled {
                     observed: Vec::new(),
                 },
             )
         };
-        let (model, candidates) = if space.size() <= self.opts.candidate_limit {
-            let mut points = Vec::with_capacity(space.size() as usize * dims.len());
-            let mut config = vec![0u32; space.dims()];
-            for r in 0..space.size() {
-                space.write_configuration(r, &mut config);
-                points.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
-            }
-            let points: Arc<[f64]> = points.into();
-            match CandidateGp::new(self.kernel.clone(), Arc::clone(&points), dims.len()) {
-                Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::All(points)),
-                Err(_) => sampled(),
-            }
-        } else {
-            sampled()
-        };
+        let (model, candidates) =
+            if let (Some(model), true) = (clustered(), space.size() <= self.opts.candidate_limit) {
+                let mut points = Vec::with_capacity(space.size() as usize * dims.len());
+                let mut config = vec![0u32; space.dims()];
+                for r in 0..space.size() {
+                    space.write_configuration(r, &mut config);
+                    points.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+                }
+                (model, Candidates::All(points.into()))
+            } else if space.size() <= self.opts.candidate_limit {
+                let mut points = Vec::with_capacity(space.size() as usize * dims.len());
+                let mut config = vec![0u32; space.dims()];
+                for r in 0..space.size() {
+                    space.write_configuration(r, &mut config);
+                    points.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+                }
+                let points: Arc<[f64]> = points.into();
+                match CandidateGp::new(self.kernel.clone(), Arc::clone(&points), dims.len()) {
+                    Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::All(points)),
+                    Err(_) => sampled(),
+                }
+            } else {
+                sampled()
+            };
         let mut state = State {
             encoder,
             dims,
@@ -345,9 +371,17 @@ impl BayesianOptimization {
         space: &SearchSpace,
         rng: &mut Rng,
     ) -> Vec<(Configuration, Option<usize>, bool)> {
+        // The cGP's exploration rate: some proposals are uniformly random valid
+        // configurations instead of the acquisition's maximiser.
+        if let Some(cgp) = &self.cgp
+            && cgp.explore(rng)
+            && let Some(r) = st.sampler.clone().next_rank(rng)
+        {
+            return vec![(space.configuration(r), None, false)];
+        }
         let functions = st.portfolio.functions().to_vec();
-        // The candidates and their posterior.
-        let (ranks, means, vars): (Vec<u64>, Vec<f64>, Vec<f64>) = match &st.candidates {
+        // The candidates and their posterior (and acquisition weight: 1 but for the cGP).
+        let (ranks, (means, vars, weights)): (Vec<u64>, Predicted) = match &st.candidates {
             Candidates::All(points) => {
                 let ranks: Vec<u64> = (0..space.size())
                     .filter(|r| !st.visited.contains(r))
@@ -360,8 +394,7 @@ impl BayesianOptimization {
                         Point::keyed(&points[i * d..(i + 1) * d], r)
                     })
                     .collect();
-                let (m, v) = predictions(st.model.as_ref(), &keyed);
-                (ranks, m, v)
+                (ranks, predictions(st.model.as_ref(), &keyed))
             }
             Candidates::Sampled { observed } => {
                 if !st.notice_given {
@@ -400,8 +433,7 @@ impl BayesianOptimization {
                     .map(|&r| st.encode(&space.configuration(r)))
                     .collect();
                 let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
-                let (m, v) = predictions(st.model.as_ref(), &points);
-                (ranks, m, v)
+                (ranks, predictions(st.model.as_ref(), &points))
             }
         };
         if ranks.is_empty() {
@@ -440,7 +472,7 @@ impl BayesianOptimization {
             let exclude = self.opts.method == Method::AdvancedMulti;
             let mut arg = usize::MAX;
             let mut arg_score = f64::INFINITY;
-            for (j, (&mu, &var)) in means.iter().zip(&vars).enumerate() {
+            for (j, ((&mu, &var), &w)) in means.iter().zip(&vars).zip(&weights).enumerate() {
                 if exclude && taken.contains(&j) {
                     continue;
                 }
@@ -450,7 +482,11 @@ impl BayesianOptimization {
                 } else {
                     lambda * scale
                 };
-                let s = acquisition::score(af, mu, var.max(0.0).sqrt(), best, l);
+                let s = acquisition::weighted(
+                    af,
+                    acquisition::score(af, mu, var.max(0.0).sqrt(), best, l),
+                    w,
+                );
                 // Ties (and NaN) keep the first candidate: deterministic.
                 if s < arg_score {
                     arg_score = s;
@@ -541,7 +577,7 @@ impl Strategy for BayesianOptimization {
                             Point::keyed(&points[i * d..(i + 1) * d], r)
                         })
                         .collect();
-                    let (_, vars) = predictions(st.model.as_ref(), &unvisited);
+                    let (_, vars, _) = predictions(st.model.as_ref(), &unvisited);
                     if vars.is_empty() {
                         1.0
                     } else {
@@ -605,11 +641,31 @@ impl Strategy for BayesianOptimization {
     }
 }
 
-/// Means and variances of `points`, or the prior where the model cannot predict (no
-/// valid observation yet, or a covariance that cannot be factorised).
-fn predictions(model: &dyn Surrogate, points: &[Point<'_>]) -> (Vec<f64>, Vec<f64>) {
-    match model.predict(points) {
-        Ok(p) => p.into_iter().unzip(),
-        Err(_) => (vec![0.0; points.len()], vec![1.0; points.len()]),
+/// Means, variances and acquisition weights of the candidates.
+type Predicted = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// Means, variances and acquisition weights of `points`, or the prior (weight 1) where the
+/// model cannot predict (no valid observation yet, or a covariance that cannot be
+/// factorised).
+fn predictions(model: &dyn Surrogate, points: &[Point<'_>]) -> Predicted {
+    match model.predict_weighted(points) {
+        Ok(p) => {
+            let mut out = (
+                Vec::with_capacity(p.len()),
+                Vec::with_capacity(p.len()),
+                Vec::with_capacity(p.len()),
+            );
+            for w in p {
+                out.0.push(w.mean);
+                out.1.push(w.variance);
+                out.2.push(w.weight);
+            }
+            out
+        }
+        Err(_) => (
+            vec![0.0; points.len()],
+            vec![1.0; points.len()],
+            vec![1.0; points.len()],
+        ),
     }
 }
