@@ -333,7 +333,7 @@ fn report(
 ) -> Result<()> {
     let table = score_traces(traces, stats)?;
     let markdown = table.to_markdown();
-    println!("{markdown}");
+    outln!("{markdown}")?;
     if let Some(p) = table_path {
         std::fs::write(p, &markdown).with_context(|| format!("cannot write `{}`", p.display()))?;
         eprintln!("scores: {}", p.display());

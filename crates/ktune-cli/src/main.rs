@@ -1,6 +1,8 @@
 //! `ktune`: the auto-tuner's command-line tool. Library errors are typed; this is the one
 //! place where they become friendly messages.
 
+#[macro_use]
+mod output;
 mod bench;
 mod space;
 mod tune;
@@ -42,13 +44,12 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Results(args) => tune::results(&args),
-        Command::Strategies => {
-            print!("{}", ktune_strategies::markdown());
-            Ok(())
-        }
+        Command::Strategies => out!("{}", ktune_strategies::markdown()).map_err(Into::into),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output has gone (`ktune results db | head -1`): end quietly.
+        Err(e) if output::is_broken_pipe(&e) => ExitCode::from(output::BROKEN_PIPE_STATUS),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

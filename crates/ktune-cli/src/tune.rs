@@ -304,6 +304,8 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .filter(|r| r.outcome.failure().is_some())
         .count();
     let json = args.json;
+    let mut reader_gone = false;
+    let stop_ref = &*stop;
     let loop_started = Instant::now();
     let mut timed = Timed {
         inner: runner.as_mut(),
@@ -331,8 +333,13 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                     Some(_) => {}
                     None => failures += 1,
                 }
-                if json {
-                    println!("{}", record_json(space_ref, record, &objective.name));
+                if json && !reader_gone {
+                    // The reader has gone (`... --json | head -1`): what is recorded stays,
+                    // the tuning stops after the evaluations in flight, as on Ctrl-C.
+                    if outln!("{}", record_json(space_ref, record, &objective.name)).is_err() {
+                        reader_gone = true;
+                        stop_ref.store(true, Ordering::SeqCst);
+                    }
                 } else if let Some(pb) = progress {
                     pb.inc(1);
                     pb.set_message(format!(
@@ -390,7 +397,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     if args.json
         && let Some(r) = &reranked
     {
-        println!("{}", json!({ "rerank": r }));
+        outln!("{}", json!({ "rerank": r }))?;
     }
     summary(
         &space,
@@ -412,7 +419,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         && !args.quiet
         && let Some(r) = &reranked
     {
-        print!("{}", reranking_text(r, &objective.name));
+        out!("{}", reranking_text(r, &objective.name))?;
     }
     Ok(())
 }
@@ -682,7 +689,7 @@ fn summary(
             .iter()
             .map(|(k, n, first)| json!({"kind": k.name(), "count": n, "first_reason": first}))
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({
                 "summary": {
@@ -697,15 +704,15 @@ fn summary(
                     "overhead_ms_per_evaluation": overhead.ms_per_evaluation(),
                 }
             })
-        );
+        )?;
         return Ok(());
     }
     let Some(best) = best else {
-        println!(
+        outln!(
             "no configuration ran successfully ({} evaluated; stopped because {stop_text}); results in {}",
             records.len(),
             db.display()
-        );
+        )?;
         return Ok(());
     };
     let value = best.outcome.objective().unwrap_or(f64::NAN);
@@ -733,53 +740,53 @@ fn summary(
         .filter(|r| r.outcome.samples().is_some_and(|s| s.aborted))
         .count();
     if args.quiet {
-        println!(
+        outln!(
             "best {objective} = {value:.6}: {}",
             space.describe(&best.config)
-        );
+        )?;
         return Ok(());
     }
-    println!("best configuration: {}", space.describe(&best.config));
-    println!("  {objective} = {value:.6}{spread}");
+    outln!("best configuration: {}", space.describe(&best.config))?;
+    outln!("  {objective} = {value:.6}{spread}")?;
     if let Some(d) = default_value {
         let ratio = match direction {
             Direction::Minimize => d / value,
             Direction::Maximize => value / d,
         };
-        println!("  default configuration: {objective} = {d:.6}; the best is {ratio:.2}x better");
+        outln!("  default configuration: {objective} = {d:.6}; the best is {ratio:.2}x better")?;
     }
-    println!(
+    outln!(
         "evaluations: {} ({} this run, {} resumed), stopped because {stop_text}, in {:.1} s",
         records.len(),
         records.len() - resumed.min(records.len()),
         resumed,
         started.elapsed().as_secs_f64()
-    );
+    )?;
     if aborted > 0 {
-        println!(
+        outln!(
             "repetition stopped early for {aborted} configurations clearly worse than the best so far"
-        );
+        )?;
     }
     let failed: usize = by_kind.iter().map(|(_, n, _)| n).sum();
     if failed > 0 {
-        println!("failed: {failed}");
+        outln!("failed: {failed}")?;
         for (k, n, first) in &by_kind {
-            println!("  {n} {} (e.g. {first})", k.name());
+            outln!("  {n} {} (e.g. {first})", k.name())?;
         }
     }
     let wall = started.elapsed().as_secs_f64();
     if overhead.evaluations > 0 && wall > 0.0 {
-        println!(
+        outln!(
             "tuner overhead: {:.1} ms per evaluation ({:.2}% of the wall time): strategy, storage and bookkeeping, not compiling or running",
             overhead.ms_per_evaluation(),
             100.0 * overhead.seconds / wall,
-        );
+        )?;
     }
-    println!(
+    outln!(
         "results: {}   (ktune results {})",
         db.display(),
         db.display()
-    );
+    )?;
     Ok(())
 }
 
@@ -998,7 +1005,7 @@ fn emit(out: Option<&Path>, text: &str) -> Result<()> {
             std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))
         }
         None => {
-            print!("{text}");
+            out!("{text}")?;
             Ok(())
         }
     }

@@ -527,3 +527,48 @@ fn adaptive_measurements_are_stored_shown_and_the_finalists_reranked() {
     assert!(new.chunks(2).all(|c| c == &new[..2]), "{new:?}");
     assert_ne!(new[0], new[1]);
 }
+
+/// Runs ktune with its standard output a pipe whose reader has already gone.
+fn with_closed_stdout(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("ktune"))
+        .args(args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_pipe_ends_every_command_quietly_and_keeps_the_results() {
+    let dir = project(0, 6);
+    let spec = dir.path().join("ktune.toml");
+    let db = dir.path().join("ktune.db");
+    // `ktune tune --json | head -1` where head has gone: the first evaluation is recorded,
+    // the run stops, no panic.
+    let out = with_closed_stdout(&["tune".as_ref(), spec.as_os_str(), "--json".as_ref()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let recorded = rows(&db).len();
+    assert!((1..6).contains(&recorded), "{recorded} rows");
+    for args in [
+        vec!["results".as_ref(), db.as_os_str()],
+        vec![
+            "results".as_ref(),
+            "--format".as_ref(),
+            "csv".as_ref(),
+            db.as_os_str(),
+        ],
+        vec!["strategies".as_ref()],
+        vec!["space".as_ref(), spec.as_os_str()],
+    ] {
+        let out = with_closed_stdout(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+    // Reading them back through closed pipes changed nothing.
+    assert_eq!(rows(&db).len(), recorded);
+}
