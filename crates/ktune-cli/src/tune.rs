@@ -210,6 +210,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         max_seconds: args.time_limit.or(budget_spec.max_seconds),
         target: budget_spec.target,
     };
+    if let Some(t) = args.time_limit {
+        ktune_core::checked_seconds(t).map_err(|m| anyhow::anyhow!("--time-limit {m}"))?;
+    }
+    budget
+        .validate()
+        .with_context(|| format!("the [budget] section of `{}`", spec_path.display()))?;
     if budget.max_evaluations.is_none() && budget.max_seconds.is_none() && budget.target.is_none() {
         bail!(
             "no budget: give --max-evals or --time-limit, or a [budget] section with max_evaluations, max_seconds or target"

@@ -266,6 +266,39 @@ fn bad_input_is_a_clear_error() {
         "`gcc-9000` was not found",
     );
     fails(text.clone(), &["--db", "/proc/ktune.db"], "/proc/ktune.db");
+    // Durations that are not durations: too large for one, NaN, negative.
+    for (key, value) in [
+        ("run_timeout", "1e300"),
+        ("compile_timeout", "1e300"),
+        ("run_timeout", "nan"),
+        ("compile_timeout", "-1.0"),
+    ] {
+        fails(
+            text.replace(
+                "run_timeout = 10.0",
+                &format!("run_timeout = 10.0\n{key} = {value}"),
+            )
+            .replacen(
+                "run_timeout = 10.0\n",
+                "",
+                usize::from(key == "run_timeout"),
+            ),
+            &[],
+            key,
+        );
+    }
+    for limit in ["nan", "1e300", "-5", "0"] {
+        let flag = format!("--time-limit={limit}");
+        fails(text.clone(), &[&flag], "--time-limit must be a positive");
+    }
+    fails(
+        text.replace(
+            "max_evaluations = 5",
+            "max_evaluations = 5\nmax_seconds = nan",
+        ),
+        &[],
+        "[budget]",
+    );
     // A database made for another spec.
     std::fs::write(&spec, &text).unwrap();
     assert!(

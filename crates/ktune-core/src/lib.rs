@@ -62,6 +62,22 @@ pub use runner::Runner;
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 
+/// The longest duration ktune accepts anywhere (timeouts, time budgets), in seconds: about 31
+/// years, far beyond any real limit and far below what a [`std::time::Duration`] holds.
+pub const MAX_SECONDS: f64 = 1e9;
+
+/// A number of seconds from a spec or a flag as a [`std::time::Duration`]: positive, finite and
+/// at most [`MAX_SECONDS`]; the error says what is wrong with `value` (the caller names where
+/// it came from).
+pub fn checked_seconds(value: f64) -> Result<std::time::Duration, String> {
+    if !(value > 0.0 && value <= MAX_SECONDS) {
+        return Err(format!(
+            "must be a positive number of seconds up to {MAX_SECONDS:e} (about 31 years), not {value}"
+        ));
+    }
+    std::time::Duration::try_from_secs_f64(value).map_err(|e| format!("{value} s: {e}"))
+}
+
 /// Errors that end a tuning run (a runner that cannot run at all, a strategy misconfigured).
 /// A configuration that fails is not an error: it is an [`Outcome::Failed`].
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +103,9 @@ pub enum CoreError {
         /// Outcomes of the batch's first configurations, in order.
         outcomes: Vec<Outcome>,
     },
+    /// A limit of the budget is out of range (NaN, negative, too large to be a duration).
+    #[error("budget: {0}")]
+    Budget(String),
     /// The record hook (storage) failed: the run stops so that no result goes unrecorded.
     #[error("cannot record an evaluation: {0}")]
     Record(String),

@@ -24,6 +24,24 @@ pub struct Budget {
     pub target: Option<f64>,
 }
 
+impl Budget {
+    /// Checks the limits that are set: `max_seconds` positive and at most
+    /// [`crate::MAX_SECONDS`], `target` finite. ([`Tuner::run`] checks it before it starts.)
+    pub fn validate(&self) -> Result<(), CoreError> {
+        if let Some(s) = self.max_seconds {
+            crate::checked_seconds(s).map_err(|m| CoreError::Budget(format!("max_seconds {m}")))?;
+        }
+        if let Some(t) = self.target
+            && !t.is_finite()
+        {
+            return Err(CoreError::Budget(format!(
+                "target must be a finite number, not {t}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Why a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -157,6 +175,7 @@ impl<'a> Tuner<'a> {
         strategy: &mut dyn Strategy,
         rng: &mut Rng,
     ) -> Result<TuningRun, CoreError> {
+        self.budget.validate()?;
         let metrics = self.runner.metrics();
         let direction = metrics
             .first()
@@ -596,6 +615,38 @@ mod tests {
         let (run, _, _) = tune(&[1, 4, 5], budget, 1, Direction::Maximize);
         assert_eq!((run.stop, run.records.len()), (StopReason::Target, 2));
         assert_eq!(run.best().unwrap().config, vec![4]);
+    }
+
+    #[test]
+    fn a_budget_out_of_range_is_refused_before_anything_runs() {
+        for (max_seconds, target) in [
+            (Some(f64::NAN), None),
+            (Some(1e300), None),
+            (Some(-1.0), None),
+            (Some(0.0), None),
+            (None, Some(f64::INFINITY)),
+        ] {
+            let budget = Budget {
+                max_seconds,
+                target,
+                ..Budget::default()
+            };
+            let e = budget.validate().unwrap_err();
+            assert!(matches!(e, CoreError::Budget(_)), "{e}");
+        }
+        assert!(
+            Budget {
+                max_seconds: Some(1e9),
+                target: Some(-3.0),
+                ..Budget::default()
+            }
+            .validate()
+            .is_ok()
+        );
+        assert_eq!(
+            crate::checked_seconds(1.5),
+            Ok(std::time::Duration::from_millis(1500))
+        );
     }
 
     #[test]

@@ -352,17 +352,12 @@ impl CommandRunner {
             &default_measure(),
         )
         .map_err(|(option, message)| CommandError::Invalid { option, message })?;
-        for (name, t) in [
-            ("compile_timeout", spec.compile_timeout),
-            ("run_timeout", spec.run_timeout),
-        ] {
-            if !(t > 0.0 && t.is_finite()) {
-                return Err(CommandError::Invalid {
-                    option: name,
-                    message: format!("must be a positive number of seconds, not {t}"),
-                });
-            }
-        }
+        let timeout = |option: &'static str, t: f64| {
+            ktune_core::checked_seconds(t)
+                .map_err(|message| CommandError::Invalid { option, message })
+        };
+        let compile_timeout = timeout("compile_timeout", spec.compile_timeout)?;
+        let run_timeout = timeout("run_timeout", spec.run_timeout)?;
         // Absolute, because commands run in `workdir` while `{build_dir}` may be relative to
         // wherever ktune was started.
         let spec_dir = std::path::absolute(spec_dir).unwrap_or_else(|_| spec_dir.to_path_buf());
@@ -424,8 +419,8 @@ impl CommandRunner {
             jobs: spec.jobs,
             measure,
             incumbent: None,
-            compile_timeout: Duration::from_secs_f64(spec.compile_timeout),
-            run_timeout: Duration::from_secs_f64(spec.run_timeout),
+            compile_timeout,
+            run_timeout,
             objective,
             // The objective (mean over the measured runs), then its spread.
             metrics: vec![

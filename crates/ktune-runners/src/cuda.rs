@@ -166,10 +166,8 @@ impl Problem {
             ("kernel_timeout", spec.kernel_timeout),
             ("power_seconds", spec.power_seconds),
         ] {
-            if !(t > 0.0 && t.is_finite()) {
-                return Err(err(format!(
-                    "[runner] {name}: must be a positive number of seconds, not {t}"
-                )));
+            if let Err(m) = ktune_core::checked_seconds(t) {
+                return Err(err(format!("[runner] {name}: {m}")));
             }
         }
         if spec.objective.needs_flops() && spec.flops.is_none() {

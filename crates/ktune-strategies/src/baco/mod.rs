@@ -24,6 +24,11 @@
 //! - **Initial design**: `initial_samples` uniformly random valid configurations, continued
 //!   until one of them runs; a run in which everything fails keeps sampling.
 //!
+//! With `surrogate = "cgp"` the model is the clustered GP ([`ktune_model::ClusteredGp`]): one
+//! such GP per cluster of the observations, each with its own fitted hyperparameters, EI
+//! divided by the size of the candidate's component, and a share of uniformly random
+//! proposals (`exploration_rate`, see [`crate::surrogate`]).
+//!
 //! Asked for several configurations at once, it proposes the best distinct configurations of
 //! one local search (no batch acquisition yet).
 //!

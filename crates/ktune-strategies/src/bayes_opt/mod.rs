@@ -47,6 +47,12 @@
 //! round on a fresh uniform sample of `sample_size` configurations plus the Hamming
 //! neighbourhoods of the best observed ones, with an exact GP refitted on the observations.
 //!
+//! With `surrogate = "cgp"` the model is the clustered GP ([`ktune_model::ClusteredGp`]): one
+//! exact GP with the same fixed hyperparameters per cluster of the observations, EI and PI
+//! divided by the size of the candidate's component, and a share of uniformly random
+//! proposals (`exploration_rate`, see [`crate::surrogate`]). Its components change with every
+//! observation, so each round predicts every candidate afresh instead of incrementally.
+//!
 //! ## References
 //! - F.-J. Willemsen, R. van Nieuwpoort, B. van Werkhoven, "Bayesian optimization for auto-tuning
 //!   GPU kernels", section III and Table I.
