@@ -39,7 +39,7 @@ struct RunArgs {
     /// Brute-forced Kernel Tuner cache files (`.json` or `.json.gz`) to replay.
     #[arg(required = true)]
     spaces: Vec<PathBuf>,
-    /// Strategies to compare, comma-separated (see `--list`).
+    /// Strategies to compare, comma-separated (`ktune strategies` lists them and their options).
     #[arg(long, short, value_delimiter = ',', default_value = "random")]
     strategies: Vec<String>,
     /// Number of seeds (runs) per strategy and space; seeds are 0..N.

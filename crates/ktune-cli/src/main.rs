@@ -51,8 +51,30 @@ fn main() -> ExitCode {
         // The reader of our output has gone (`ktune results db | head -1`): end quietly.
         Err(e) if output::is_broken_pipe(&e) => ExitCode::from(output::BROKEN_PIPE_STATUS),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", render(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes on one line, `outer: cause: cause`, leaving out a cause whose text
+/// the line already says (many errors quote their source, e.g. an I/O error's message).
+fn render(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        // SQLite's codes ("Error code 14: unable to open database file") restate the message.
+        let core = text
+            .strip_prefix("Error code ")
+            .and_then(|t| t.split_once(": "))
+            .map_or(text.as_str(), |(_, m)| m);
+        if line.contains(core) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

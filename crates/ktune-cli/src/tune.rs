@@ -711,15 +711,17 @@ fn summary(
                 }
             })
         )?;
+        if best.is_none() {
+            bail!(nothing_ran(records.len(), &by_kind, db));
+        }
         return Ok(());
     }
     let Some(best) = best else {
-        outln!(
-            "no configuration ran successfully ({} evaluated; stopped because {stop_text}); results in {}",
-            records.len(),
-            db.display()
-        )?;
-        return Ok(());
+        // Why, by kind, with an example each: the first thing a user needs to fix.
+        for (k, n, first) in &by_kind {
+            outln!("  {n} {} (e.g. {first})", k.name())?;
+        }
+        bail!(nothing_ran(records.len(), &by_kind, db));
     };
     let value = best.outcome.objective().unwrap_or(f64::NAN);
     let spread = match (best.outcome.summary(), &best.outcome) {
@@ -794,6 +796,27 @@ fn summary(
         db.display()
     )?;
     Ok(())
+}
+
+/// The error of a run in which no configuration ran successfully.
+fn nothing_ran(
+    evaluated: usize,
+    by_kind: &[(ktune_core::FailureKind, usize, String)],
+    db: &Path,
+) -> String {
+    let kinds: Vec<String> = by_kind
+        .iter()
+        .map(|(k, n, _)| format!("{n} {}", k.name()))
+        .collect();
+    if evaluated == 0 {
+        format!("nothing was evaluated; results in {}", db.display())
+    } else {
+        format!(
+            "no configuration ran successfully: {evaluated} evaluated, {} (first reason of each kind above; `ktune results --status failed {}` lists them all)",
+            kinds.join(", "),
+            db.display()
+        )
+    }
 }
 
 /// Arguments of `ktune results`.

@@ -100,3 +100,55 @@ fn errors_name_the_problem_and_the_place() {
         "{err}"
     );
 }
+
+/// The README's sample of `ktune space` is what the tool prints.
+#[test]
+fn the_readme_sample_matches_the_tool() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let start = readme
+        .find("$ ktune space ../shared/data/t1/gemm.json")
+        .expect("the README shows `ktune space` on gemm");
+    let sample: Vec<&str> = readme[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .filter(|l| *l != "...")
+        .collect();
+    assert!(sample.len() >= 4, "{sample:?}");
+    let gemm = repo("../shared/data/t1/gemm.json");
+    if !gemm.exists() {
+        eprintln!("SKIPPED: {} is not there", gemm.display());
+        return;
+    }
+    let out = ktune().arg("space").arg(gemm).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in sample {
+        assert!(
+            text.lines().any(|l| l == line),
+            "README line `{line}` not in:\n{text}"
+        );
+    }
+}
+
+/// Each cause is said once, even where an error quotes its source.
+#[test]
+fn errors_do_not_repeat_their_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [vec!["space"], vec!["tune"], vec!["results"]] {
+        let out = ktune().args(&args).arg(dir.path()).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        let first = err.lines().next().unwrap_or_default().to_string();
+        for phrase in [
+            "Is a directory",
+            "is a directory",
+            "unable to open database file",
+        ] {
+            assert!(first.matches(phrase).count() <= 1, "{args:?}: {first}");
+        }
+        assert!(
+            first.contains(&dir.path().display().to_string()),
+            "{args:?}: {first}"
+        );
+    }
+}

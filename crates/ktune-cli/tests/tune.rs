@@ -605,3 +605,43 @@ fn a_closed_pipe_ends_every_command_quietly_and_keeps_the_results() {
     // Reading them back through closed pipes changed nothing.
     assert_eq!(rows(&db).len(), recorded);
 }
+
+#[test]
+fn a_run_where_nothing_runs_says_why_and_fails() {
+    let dir = project(0, 4);
+    let spec = dir.path().join("ktune.toml");
+    // Every configuration crashes at run time.
+    let program = dir.path().join("prog.c");
+    let source = std::fs::read_to_string(&program).unwrap();
+    std::fs::write(&program, source.replace("if (x == 2) abort();", "abort();")).unwrap();
+    let out = ktune().arg("tune").arg(&spec).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("no configuration ran successfully: 4 evaluated, 4 runtime"),
+        "{stderr}"
+    );
+    // The reason, with an example.
+    assert!(stdout.contains("4 runtime (e.g. "), "{stdout}");
+    // Everything is recorded all the same.
+    assert_eq!(rows(&dir.path().join("ktune.db")).len(), 4);
+    // --json: the summary, then the same error.
+    std::fs::remove_file(dir.path().join("ktune.db")).unwrap();
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let last = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        last.contains("\"summary\"") && last.contains("\"failed\""),
+        "{last}"
+    );
+}
