@@ -1,6 +1,7 @@
 //! `ktune tune <spec>`: tune a real program and store every measurement; `ktune results <db>`:
 //! list, filter and export them.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -237,6 +238,8 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let mut previous = store.records(&space)?;
     let resumed = previous.len();
 
+    // Without a terminal (logs, CI) a progress bar draws nothing: one line per evaluation.
+    let log_lines = !args.quiet && !args.json && !std::io::stderr().is_terminal();
     // The default configuration is measured once, so the summary can compare against it.
     let default = space.default_configuration().filter(|c| space.contains(c));
     if !args.no_default
@@ -253,6 +256,19 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             outcome,
             clock,
         };
+        if log_lines {
+            eprintln!(
+                "{} (the default configuration)",
+                evaluation_line(
+                    previous.len() + 1,
+                    args.max_evals.or(budget.max_evaluations),
+                    &space,
+                    &record,
+                    &objective.name,
+                    record.outcome.objective()
+                )
+            );
+        }
         store.record(&space, &record)?;
         previous.push(record);
     }
@@ -272,17 +288,6 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         });
     }
 
-    let progress = (!args.quiet && !args.json).then(|| {
-        let pb = indicatif::ProgressBar::new(budget.max_evaluations.unwrap_or(0) as u64);
-        pb.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {pos}/{len} evaluations (eta {eta}) {msg}",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        pb.set_position(previous.len() as u64);
-        pb
-    });
     if !args.quiet && !args.json {
         eprintln!(
             "ktune tune: {} configurations, strategy {strategy_name}, results in {}{}",
@@ -295,6 +300,17 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             }
         );
     }
+    let progress = (!args.quiet && !args.json && std::io::stderr().is_terminal()).then(|| {
+        let pb = indicatif::ProgressBar::new(budget.max_evaluations.unwrap_or(0) as u64);
+        pb.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {pos}/{len} evaluations (eta {eta}) {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        pb.set_position(previous.len() as u64);
+        pb
+    });
     let mut best: Option<f64> = previous
         .iter()
         .filter_map(|r| r.outcome.objective())
@@ -311,6 +327,8 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         .count();
     let json = args.json;
     let mut reader_gone = false;
+    let mut records_seen = previous.len();
+    let max_evals = budget.max_evaluations;
     let stop_ref = &*stop;
     let loop_started = Instant::now();
     let mut timed = Timed {
@@ -346,6 +364,19 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                         reader_gone = true;
                         stop_ref.store(true, Ordering::SeqCst);
                     }
+                } else if log_lines {
+                    records_seen += 1;
+                    eprintln!(
+                        "{}",
+                        evaluation_line(
+                            records_seen,
+                            max_evals,
+                            space_ref,
+                            record,
+                            &objective.name,
+                            best
+                        )
+                    );
                 } else if let Some(pb) = progress {
                     pb.inc(1);
                     pb.set_message(format!(
@@ -796,6 +827,30 @@ fn summary(
         db.display()
     )?;
     Ok(())
+}
+
+/// One line on an evaluation, for logs: `ktune: [n/max] configuration: value; best so far`.
+fn evaluation_line(
+    n: usize,
+    max: Option<usize>,
+    space: &SearchSpace,
+    record: &Record,
+    objective: &str,
+    best: Option<f64>,
+) -> String {
+    let what = match record.outcome.objective() {
+        Some(v) => format!("{objective} = {v:.6}"),
+        None => format!(
+            "failed ({})",
+            record.outcome.failure().map_or("?", |k| k.name())
+        ),
+    };
+    format!(
+        "ktune: [{n}{}] {}: {what}; best {}",
+        max.map_or(String::new(), |m| format!("/{m}")),
+        space.describe(&record.config),
+        best.map_or("-".into(), |b| format!("{b:.6}"))
+    )
 }
 
 /// The error of a run in which no configuration ran successfully.

@@ -624,6 +624,12 @@ fn a_run_where_nothing_runs_says_why_and_fails() {
     );
     // The reason, with an example.
     assert!(stdout.contains("4 runtime (e.g. "), "{stdout}");
+    // Without a terminal, one line per evaluation as it happens.
+    assert!(
+        stderr.contains("ktune: [1/4] x=") && stderr.contains("ktune: [4/4] "),
+        "{stderr}"
+    );
+    assert!(stderr.contains(": failed (runtime); best -"), "{stderr}");
     // Everything is recorded all the same.
     assert_eq!(rows(&dir.path().join("ktune.db")).len(), 4);
     // --json: the summary, then the same error.
