@@ -1037,18 +1037,17 @@ fn table(rows: &[Row], objective: &str) -> String {
             .map(|(n, v)| format!("{n}={}", ktune_store::value_display(v)))
             .collect::<Vec<_>>()
             .join(", ");
-        let value = r.objective.map_or_else(
-            || {
+        // A failure's reason goes last, after the configuration, not in the value column.
+        let (value, reason) = match r.objective {
+            Some(v) => (format!("{v:.6}"), String::new()),
+            None => (
+                "-".to_string(),
                 r.reason
                     .as_deref()
-                    .unwrap_or_default()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .to_string()
-            },
-            |v| format!("{v:.6}"),
-        );
+                    .and_then(|t| t.lines().next())
+                    .map_or(String::new(), |t| format!("   ({t})")),
+            ),
+        };
         let (ci, n) = match (r.objective, r.summary()) {
             (Some(_), Some(s)) => {
                 let half = s.relative_half_width();
@@ -1066,7 +1065,7 @@ fn table(rows: &[Row], objective: &str) -> String {
             (None, _) => (String::new(), String::new()),
         };
         out.push_str(&format!(
-            "{:>5}  {:<10}  {:>14}{}  {config}\n",
+            "{:>5}  {:<10}  {:>14}{}  {config}{reason}\n",
             r.seq,
             r.status,
             value,

@@ -632,6 +632,16 @@ fn a_run_where_nothing_runs_says_why_and_fails() {
     assert!(stderr.contains(": failed (runtime); best -"), "{stderr}");
     // Everything is recorded all the same.
     assert_eq!(rows(&dir.path().join("ktune.db")).len(), 4);
+    // The results table keeps the value column for values: the reason goes last.
+    let out = ktune()
+        .arg("results")
+        .arg(dir.path().join("ktune.db"))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = table.lines().nth(1).unwrap_or_default();
+    assert!(row.contains("runtime ") && row.contains(" -  "), "{table}");
+    assert!(row.trim_end().ends_with("(no output))"), "{table}");
     // --json: the summary, then the same error.
     std::fs::remove_file(dir.path().join("ktune.db")).unwrap();
     let out = ktune()
