@@ -597,6 +597,23 @@ pub(crate) fn geometric_range(start: f64, stop: f64, factor: f64) -> Result<Vec<
     Ok(out)
 }
 
+/// `start, start*factor, ...` while not past `stop` (inclusive), exactly, for integers.
+pub(crate) fn int_geometric_range(start: i64, stop: i64, factor: i64) -> Result<Vec<i64>, String> {
+    if start <= 0 || factor <= 1 {
+        return Err("a geometric range needs a positive start and a factor greater than 1".into());
+    }
+    let mut out = Vec::new();
+    let mut x = Some(start);
+    while let Some(v) = x.filter(|&v| v <= stop) {
+        out.push(v);
+        x = v.checked_mul(factor);
+    }
+    if out.is_empty() {
+        return Err(format!("the range from {start} to {stop} is empty"));
+    }
+    Ok(out)
+}
+
 fn round_sig(x: f64, digits: i32) -> f64 {
     if x == 0.0 || !x.is_finite() {
         return x;
@@ -637,6 +654,13 @@ mod tests {
         assert_eq!(real_range(0.0, 1.0, 0.1).unwrap().len(), 11);
         assert_eq!(real_range(0.0, 1.0, 0.1).unwrap()[3], 0.3);
         assert_eq!(geometric_range(1.0, 1024.0, 2.0).unwrap().len(), 11);
+        // Integers are exact, up to the end of i64.
+        let p = int_geometric_range(1, 1 << 40, 2).unwrap();
+        assert_eq!((p.len(), p[40]), (41, 1_099_511_627_776));
+        let big = int_geometric_range(3, i64::MAX, 3).unwrap();
+        assert_eq!(big.last(), Some(&3i64.pow(39)));
+        assert!(int_geometric_range(5, 4, 2).is_err());
+        assert!(int_geometric_range(0, 4, 2).is_err());
     }
 
     #[test]

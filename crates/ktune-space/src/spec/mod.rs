@@ -426,6 +426,18 @@ fn range_values(
         return Err("a range takes either `step` or `factor`, not both".into());
     }
     if let Some(f) = factor {
+        // Integer bounds and factor: exact in i64 (2^40 stays 1099511627776, which rounding
+        // through floats to 12 digits would not).
+        if let (true, Value::Int(a), Value::Int(b)) = (integer, start, stop)
+            && f.fract() == 0.0
+            && f > 1.0
+            && f <= i64::MAX as f64
+        {
+            return Ok(param::int_geometric_range(*a, *b, f as i64)?
+                .into_iter()
+                .map(Value::Int)
+                .collect());
+        }
         let v = param::geometric_range(num(start)?, num(stop)?, f)?;
         return if integer {
             v.into_iter()

@@ -297,3 +297,22 @@ fn an_error_in_a_values_expression_points_into_the_string() {
     assert!(e.contains(&format!("{}^^^^", " ".repeat(25))), "{e}");
     assert_eq!(e.matches("not supported").count(), 1, "{e}");
 }
+
+#[test]
+fn integer_geometric_ranges_are_exact() {
+    let spec = SpaceSpec::from_toml_str(
+        "[[parameter]]\nname = \"n\"\nrange = { start = 1, stop = 1099511627776, factor = 2 }\n",
+        "big.toml",
+    )
+    .unwrap();
+    let space = spec.build().unwrap();
+    let last = space.configuration(space.size() - 1);
+    assert_eq!(space.size(), 41);
+    assert_eq!(
+        space.values(&last)[0].as_f64(),
+        Some(1_099_511_627_776.0),
+        "{}",
+        space.describe(&last)
+    );
+    assert_eq!(space.describe(&last), "n=1099511627776");
+}
