@@ -119,6 +119,17 @@ pub enum StoreError {
         /// What does not fit.
         message: String,
     },
+    /// SQLite found the file damaged (a corrupt page, a truncated file, ...).
+    #[error(
+        "`{}` is damaged ({detail}); check it with `sqlite3 {} \"PRAGMA integrity_check\"`, and save what can still be read with `sqlite3 {} .recover > recovered.sql`",
+        path.display(), path.display(), path.display()
+    )]
+    Damaged {
+        /// The database path.
+        path: PathBuf,
+        /// What SQLite said.
+        detail: String,
+    },
     /// A stored row cannot be read back (the file was edited or damaged).
     #[error("`{}`: damaged results database: {message}", path.display())]
     Corrupt {
@@ -574,7 +585,7 @@ impl Store {
             .iter()
             .all(|t| tables.iter().any(|n| n == t))
         {
-            return Err(not_ours());
+            return Err(self.damaged_or(not_ours()));
         }
         let version: Option<String> = self
             .conn
@@ -584,9 +595,9 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|_| not_ours())?;
+            .map_err(|_| self.damaged_or(not_ours()))?;
         match version {
-            None => Err(not_ours()),
+            None => Err(self.damaged_or(not_ours())),
             Some(v) if v.trim() == SCHEMA_VERSION.to_string() => Ok(()),
             Some(v) if v.trim() == "1" || v.trim() == "2" => {
                 // Upgrade in place; a read-only file is read as having no observations (1)
@@ -720,9 +731,44 @@ impl Store {
     }
 
     fn sqlite(&self, source: rusqlite::Error) -> StoreError {
+        if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) {
+            return self.damaged(&source);
+        }
         StoreError::Sqlite {
             path: self.path.clone(),
             source,
+        }
+    }
+
+    fn damaged(&self, source: &rusqlite::Error) -> StoreError {
+        StoreError::Damaged {
+            path: self.path.clone(),
+            detail: match source {
+                rusqlite::Error::SqliteFailure(e, Some(m)) if !m.contains(&e.to_string()) => {
+                    format!("{m}: {e}")
+                }
+                rusqlite::Error::SqliteFailure(e, _) => e.to_string(),
+                other => other.to_string(),
+            },
+        }
+    }
+
+    /// When the file's own check fails: it is damaged, not someone else's database.
+    fn damaged_or(&self, otherwise: StoreError) -> StoreError {
+        let check: Result<String, _> = self.conn.query_row("PRAGMA quick_check", [], |r| r.get(0));
+        match check {
+            Ok(ok) if ok == "ok" => otherwise,
+            Ok(problem) => StoreError::Damaged {
+                path: self.path.clone(),
+                // SQLite's report, first problems only, on one line.
+                detail: problem
+                    .lines()
+                    .filter(|l| !l.starts_with("***") && !l.trim().is_empty())
+                    .take(2)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            },
+            Err(e) => self.damaged(&e),
         }
     }
 

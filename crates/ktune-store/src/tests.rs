@@ -716,3 +716,39 @@ fn fingerprints_without_permutations_keep_their_format() {
     let back: Fingerprint = serde_json::from_str(&text).unwrap();
     assert_eq!(back, fingerprint(&space()));
 }
+
+#[test]
+fn a_damaged_file_is_called_damaged_with_how_to_check_it() {
+    let space = space();
+    let (_dir, path) = db();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        for r in &records() {
+            store.record(&space, r).unwrap();
+        }
+    }
+    let good = std::fs::read(&path).unwrap();
+    let page = 4096;
+    assert!(good.len() >= 3 * page, "{} bytes", good.len());
+    // The second page (a table's root), then the schema's cells at the end of the first.
+    for (offset, len) in [(page, 40), (page - 96, 40)] {
+        let mut bad = good.clone();
+        bad[offset..offset + len].fill(0);
+        std::fs::write(&path, &bad).unwrap();
+        for e in [
+            Store::open_existing(&path).unwrap_err(),
+            Store::open(&path, &fingerprint(&space)).unwrap_err(),
+        ] {
+            let s = e.to_string();
+            assert!(
+                matches!(e, StoreError::Damaged { .. }),
+                "offset {offset}: {s}"
+            );
+            assert!(
+                s.contains("is damaged") && s.contains("PRAGMA integrity_check"),
+                "{s}"
+            );
+            assert!(!s.contains("without ktune's tables"), "{s}");
+        }
+    }
+}
