@@ -266,6 +266,23 @@ fn bad_input_is_a_clear_error() {
         "`gcc-9000` was not found",
     );
     fails(text.clone(), &["--db", "/proc/ktune.db"], "/proc/ktune.db");
+    // A missing working directory is named, not blamed on the program.
+    fails(
+        text.replace(
+            "defines = true",
+            "defines = true\nworkdir = \"no/such/dir\"",
+        ),
+        &[],
+        "workdir `",
+    );
+    fails(
+        text.replace(
+            "defines = true",
+            "defines = true\nworkdir = \"no/such/dir\"",
+        ),
+        &[],
+        "no/such/dir` does not exist",
+    );
     // Durations that are not durations: too large for one, NaN, negative.
     for (key, value) in [
         ("run_timeout", "1e300"),

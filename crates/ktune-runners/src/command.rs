@@ -185,6 +185,14 @@ pub enum CommandError {
         /// Why.
         message: String,
     },
+    /// The working directory does not exist or is not a directory.
+    #[error("[runner] workdir `{}` {problem}", path.display())]
+    Workdir {
+        /// The directory, resolved against the spec's folder.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
     /// The build directory cannot be created.
     #[error("cannot create the build directory `{}`: {source}", path.display())]
     BuildDir {
@@ -366,6 +374,18 @@ impl CommandRunner {
             Some(w) => spec_dir.join(w),
             None => spec_dir.clone(),
         };
+        // Checked before the programs, which are looked up in it: a missing workdir is not
+        // a missing compiler.
+        if !workdir.is_dir() {
+            return Err(CommandError::Workdir {
+                problem: if workdir.exists() {
+                    "is not a directory"
+                } else {
+                    "does not exist"
+                },
+                path: workdir,
+            });
+        }
         // The programs that do not depend on the configuration must exist now.
         for (step, words) in [("compile", compile.as_ref()), ("run", Some(&run))] {
             if let Some(words) = words
