@@ -276,10 +276,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
-        // A second Ctrl-C while the evaluation in flight finishes exits at once; what is
-        // committed stays committed.
+        // A second Ctrl-C while the evaluation in flight finishes exits at once, ending the
+        // programs under test too (they run in process groups of their own, which the
+        // terminal's interrupt does not reach); what is committed stays committed.
         let _ = ctrlc::set_handler(move || {
             if stop.swap(true, Ordering::SeqCst) {
+                ktune_runners::command::kill_running_steps();
                 std::process::exit(130);
             }
             eprintln!(

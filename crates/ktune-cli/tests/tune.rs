@@ -678,3 +678,73 @@ fn a_run_where_nothing_runs_says_why_and_fails() {
         "{last}"
     );
 }
+
+/// Whether process `pid` still runs (a zombie waiting for a reaper does not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn a_second_ctrl_c_ends_the_program_under_test_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[[parameter]]
+name = "x"
+values = [1, 2]
+
+[runner]
+kind = "command"
+run = ["sh", "-c", "echo $$ > pid; exec sleep 60"]
+run_timeout = 120.0
+repeat = 1
+
+[budget]
+max_evaluations = 2
+"#,
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ktune"))
+        .arg("tune")
+        .arg(&spec)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = dir.path().join("pid");
+    let started = std::time::Instant::now();
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .is_empty()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the program never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(alive(&pid));
+    for _ in 0..2 {
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!alive(&pid), "the program under test ({pid}) still runs");
+}

@@ -872,6 +872,50 @@ enum Step {
     SpawnFailed(std::io::Error),
 }
 
+/// The process groups of the steps running now, so that a run the user abandons (a second
+/// Ctrl-C) can end them: steps run in process groups of their own (so that a timeout kills
+/// all they started), which the terminal's SIGINT does not reach. Process-wide because the
+/// interrupt handler that needs it can reach nothing else.
+static RUNNING: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+/// Kills the process groups of every compile or run step in flight (for a run that is
+/// abandoned: ktune exits right after). Returns how many there were.
+pub fn kill_running_steps() -> usize {
+    let groups = RUNNING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    for &g in &groups {
+        // SAFETY: kill(2) on a process group ktune started; no memory is involved.
+        unsafe {
+            libc::kill(-g, libc::SIGKILL);
+        }
+    }
+    groups.len()
+}
+
+/// Registers a running step's process group for as long as it lives.
+struct Registered(i32);
+
+impl Registered {
+    fn new(group: i32) -> Registered {
+        RUNNING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(group);
+        Registered(group)
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        RUNNING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|&g| g != self.0);
+    }
+}
+
 /// Runs a command in its own process group, output to files in `dir` (no pipe can fill up),
 /// and kills the whole group when it runs past `timeout`.
 fn run_step(mut cmd: Command, dir: &Path, name: &str, timeout: Duration) -> Step {
@@ -891,6 +935,7 @@ fn run_step(mut cmd: Command, dir: &Path, name: &str, timeout: Duration) -> Step
         Ok(c) => c,
         Err(e) => return Step::SpawnFailed(e),
     };
+    let _registered = Registered::new(child.id() as i32);
     let read =
         |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
     match child.wait_timeout(timeout) {
