@@ -109,6 +109,17 @@ pub struct CommandSpec {
     pub workdir: Option<PathBuf>,
     /// Where per-configuration build directories go (default: `<workdir>/.ktune/build`).
     pub build_root: Option<PathBuf>,
+    /// The most bytes of each step's stdout and stderr that are read (the last ones: the
+    /// objective is the last match, a failure shows the tail); larger outputs are cut to
+    /// them on disk too.
+    #[serde(default = "default_max_output")]
+    pub max_output: u64,
+}
+
+/// 16 MiB: far more than any objective needs, and bounded memory for a program that prints
+/// gigabytes.
+fn default_max_output() -> u64 {
+    16 << 20
 }
 
 fn one() -> usize {
@@ -226,6 +237,7 @@ pub struct CommandRunner {
     incumbent: Option<f64>,
     compile_timeout: Duration,
     run_timeout: Duration,
+    max_output: u64,
     objective: Parser,
     metrics: Vec<Metric>,
     workdir: PathBuf,
@@ -364,6 +376,15 @@ impl CommandRunner {
             ktune_core::checked_seconds(t)
                 .map_err(|message| CommandError::Invalid { option, message })
         };
+        if !(1024..=1 << 40).contains(&spec.max_output) {
+            return Err(CommandError::Invalid {
+                option: "max_output",
+                message: format!(
+                    "must be a number of bytes from 1024 to 2^40, not {}",
+                    spec.max_output
+                ),
+            });
+        }
         let compile_timeout = timeout("compile_timeout", spec.compile_timeout)?;
         let run_timeout = timeout("run_timeout", spec.run_timeout)?;
         // Absolute, because commands run in `workdir` while `{build_dir}` may be relative to
@@ -441,6 +462,7 @@ impl CommandRunner {
             incumbent: None,
             compile_timeout,
             run_timeout,
+            max_output: spec.max_output,
             objective,
             // The objective (mean over the measured runs), then its spread.
             metrics: vec![
@@ -544,6 +566,7 @@ impl CommandRunner {
             build_dir,
             "compile",
             self.compile_timeout,
+            self.max_output,
         );
         let t = started.elapsed().as_secs_f64();
         match step {
@@ -591,6 +614,7 @@ impl CommandRunner {
             build_dir,
             "run",
             self.run_timeout,
+            self.max_output,
         );
         let wall = t0.elapsed().as_secs_f64();
         let timings = Timings {
@@ -918,7 +942,7 @@ impl Drop for Registered {
 
 /// Runs a command in its own process group, output to files in `dir` (no pipe can fill up),
 /// and kills the whole group when it runs past `timeout`.
-fn run_step(mut cmd: Command, dir: &Path, name: &str, timeout: Duration) -> Step {
+fn run_step(mut cmd: Command, dir: &Path, name: &str, timeout: Duration, limit: u64) -> Step {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     use wait_timeout::ChildExt;
     let out_path = dir.join(format!("{name}.stdout"));
@@ -936,8 +960,7 @@ fn run_step(mut cmd: Command, dir: &Path, name: &str, timeout: Duration) -> Step
         Err(e) => return Step::SpawnFailed(e),
     };
     let _registered = Registered::new(child.id() as i32);
-    let read =
-        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    let read = |p: &Path| read_tail(p, limit);
     match child.wait_timeout(timeout) {
         Ok(Some(status)) => match status.code() {
             Some(code) => Step::Finished {
@@ -962,6 +985,45 @@ fn run_step(mut cmd: Command, dir: &Path, name: &str, timeout: Duration) -> Step
             }
         }
     }
+}
+
+/// The last `limit` bytes of an output file as text, with a note in front when more was
+/// written; a file over the limit is cut to what was kept, so the build directory does not
+/// keep gigabytes either.
+fn read_tail(path: &Path, limit: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    else {
+        return String::new();
+    };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let skipped = len.saturating_sub(limit);
+    let mut kept = Vec::with_capacity(len.min(limit) as usize);
+    if file.seek(SeekFrom::Start(skipped)).is_err()
+        || Read::by_ref(&mut file)
+            .take(limit)
+            .read_to_end(&mut kept)
+            .is_err()
+    {
+        return String::new();
+    }
+    let text = String::from_utf8_lossy(&kept).into_owned();
+    if skipped == 0 {
+        return text;
+    }
+    let note = format!(
+        "[ktune: {skipped} bytes of output before this were dropped (max_output = {limit})]\n"
+    );
+    // Cut the file on disk to the same tail.
+    let _ = file
+        .set_len(0)
+        .and_then(|()| file.seek(SeekFrom::Start(0)).map(|_| ()))
+        .and_then(|()| file.write_all(note.as_bytes()))
+        .and_then(|()| file.write_all(&kept));
+    note + &text
 }
 
 /// The last few lines of an output, for failure reasons.

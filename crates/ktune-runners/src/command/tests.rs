@@ -450,3 +450,37 @@ fn a_fixed_repeat_still_means_exactly_that_many_runs() {
     let log = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
     assert_eq!(log.lines().count(), 7);
 }
+
+#[test]
+fn a_program_that_floods_its_output_is_read_in_bounded_memory() {
+    // 40 MB of noise on stdout and stderr, then the time: only the last max_output bytes are
+    // read, the objective (the last match) is still found, and the files are cut on disk.
+    let dir = tempfile::tempdir().unwrap();
+    let space = SearchSpace::new(
+        vec![Parameter::integer("size", [1]).unwrap()],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let text = "run = [\"sh\", \"-c\", \"head -c 40000000 /dev/zero | tr '\\\\\\\\0' x; head -c 40000000 /dev/zero >&2; echo; echo 'time: 7.5 ms'\"]\nrepeat = 1\nmax_output = 1048576\nobjective = { regex = 'time: (?P<value>[0-9.]+) ms' }\n";
+    let s: CommandSpec = toml::from_str(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    let c = space.configuration(0);
+    let out = runner.evaluate(&space, std::slice::from_ref(&c)).unwrap();
+    assert_eq!(out[0].objective(), Some(7.5), "{:?}", out[0]);
+    let build = dir.path().join(".ktune/build").join("0");
+    for f in ["run.stdout", "run.stderr"] {
+        let len = std::fs::metadata(build.join(f)).unwrap().len();
+        assert!(len < 1_100_000, "{f}: {len} bytes left on disk");
+    }
+    let kept = std::fs::read_to_string(build.join("run.stdout")).unwrap();
+    assert!(
+        kept.starts_with("[ktune: ") && kept.contains("bytes of output before this were dropped")
+    );
+    // Out of range.
+    let bad: CommandSpec = toml::from_str(&text.replace("1048576", "10")).unwrap();
+    let e = CommandRunner::new(&bad, &space, dir.path())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("max_output"), "{e}");
+}
