@@ -24,9 +24,10 @@
 //! items = ["i", "j", "k"]
 //! ```
 //!
-//! Top-level sections other than the search space (`objective`, `runner`, `strategy`,
-//! `budget`, `store`, `bench`) are read by the crates they configure; any other top-level key
-//! is an error, so a misspelt section does not go unnoticed.
+//! Top-level sections other than the search space (`runner`, `strategy`, `budget`) are read
+//! by `ktune tune`; any other top-level key is an error, so a misspelt section does not go
+//! unnoticed, and sections users may expect but nothing reads (`objective`, `store`, `bench`)
+//! say where their setting goes.
 
 use std::sync::Arc;
 
@@ -39,18 +40,33 @@ use super::{
 use crate::error::{Location, SpaceError};
 use crate::param::Value;
 
-/// Top-level keys of `ktune.toml`; the search space uses the first four.
+/// Top-level keys of `ktune.toml`; the search space uses the first four, `ktune tune` the
+/// rest.
 pub const TOP_LEVEL_KEYS: &[&str] = &[
     "name",
     "description",
     "constraints",
     "parameter",
-    "objective",
     "runner",
     "strategy",
     "budget",
-    "store",
-    "bench",
+];
+
+/// Sections a user may expect but that nothing reads, with where the setting goes instead
+/// (refused rather than silently ignored).
+const MISPLACED: &[(&str, &str)] = &[
+    (
+        "objective",
+        "the objective is set in [runner]: objective = { name = \"time\", regex = 'time: (?P<value>[0-9.]+)', direction = \"maximize\" }",
+    ),
+    (
+        "store",
+        "the results database is chosen with `ktune tune --db <path>` (default: beside the spec, with the extension .db)",
+    ),
+    (
+        "bench",
+        "`ktune bench` takes its settings on the command line (see `ktune bench --help`)",
+    ),
 ];
 
 #[derive(Deserialize)]
@@ -95,6 +111,12 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
     };
     let table: toml::Table = toml::from_str(text).map_err(syntax)?;
     for key in table.keys() {
+        if let Some((_, instead)) = MISPLACED.iter().find(|(k, _)| k == key) {
+            return Err(SpaceError::Spec {
+                message: format!("`[{key}]` in `{file}` is not read by ktune: {instead}"),
+                location: find_key(text, key).map(|s| Box::new(Location::from_span(file, text, s))),
+            });
+        }
         if !TOP_LEVEL_KEYS.contains(&key.as_str()) {
             let hint = match closest(key, TOP_LEVEL_KEYS.iter().copied()) {
                 Some(k) => format!("; did you mean `{k}`?"),

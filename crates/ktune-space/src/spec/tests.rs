@@ -316,3 +316,26 @@ fn integer_geometric_ranges_are_exact() {
     );
     assert_eq!(space.describe(&last), "n=1099511627776");
 }
+
+#[test]
+fn sections_nothing_reads_are_refused_with_where_they_go() {
+    let base = "[[parameter]]\nname = \"x\"\nvalues = [1, 2]\n";
+    for (section, says) in [
+        ("[objective]\ndirection = \"maximize\"\n", "objective = {"),
+        ("[store]\npath = \"x.db\"\n", "--db"),
+        ("[bench]\nseeds = 3\n", "ktune bench"),
+    ] {
+        let e = SpaceSpec::from_toml_str(&format!("{section}{base}"), "k.toml")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("is not read by ktune") && e.contains(says),
+            "{e}"
+        );
+    }
+    assert!(
+        SpaceSpec::from_toml_str(&format!("[budget]\nmax_evaluations = 3\n{base}"), "k.toml")
+            .is_ok()
+    );
+}
