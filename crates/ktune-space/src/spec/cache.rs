@@ -16,7 +16,7 @@ use serde_json::Value as Json;
 use super::t1::json_value;
 use super::{RawParam, RawValues, SpaceSpec, json_error, make_param};
 use crate::error::SpaceError;
-use crate::param::Parameter;
+use crate::param::{Parameter, Value};
 use crate::space::Configuration;
 
 /// The contents of a Kernel Tuner cache file.
@@ -136,25 +136,49 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
     }
     let mut configurations = Vec::new();
     let mut records = Vec::new();
+    let mut skipped = 0usize;
+    // Kernel Tuner keys a record by its parameter values joined with commas; a key that says
+    // otherwise (an edited or merged file) is reported, and the values are what counts.
+    let mut disagreeing: Vec<String> = Vec::new();
+    let mut first_seen: std::collections::HashMap<Vec<u32>, String> = Default::default();
+    let mut duplicates: Vec<(String, String)> = Vec::new();
     if let Some(cache) = root.get("cache").and_then(Json::as_object) {
-        let mut skipped = 0usize;
-        'records: for record in cache.values() {
+        'records: for (key, record) in cache {
             let Some(record) = record.as_object() else {
                 skipped += 1;
                 continue;
             };
             let mut config = Vec::with_capacity(parameters.len());
+            let mut agrees = key.split(',').count() == parameters.len();
+            let mut parts = key.split(',');
             for p in &parameters {
-                let Some(i) = record
+                let Some((i, v)) = record
                     .get(p.name())
                     .and_then(json_value)
-                    .and_then(|v| p.index_of(&v))
+                    .and_then(|v| p.index_of(&v).map(|i| (i, v)))
                 else {
                     skipped += 1;
                     continue 'records;
                 };
+                agrees &= parts
+                    .next()
+                    .is_some_and(|part| key_part_is(part.trim(), &v));
                 config.push(i as u32);
             }
+            if !agrees {
+                disagreeing.push(key.clone());
+            }
+            if let Some(first) = first_seen.get(&config) {
+                // The later record of one configuration replaces the earlier, as Kernel
+                // Tuner's own dictionary would; say so.
+                duplicates.push((key.clone(), first.clone()));
+                let at = configurations.iter().position(|c| *c == config);
+                if let Some(at) = at {
+                    records[at] = record.clone();
+                }
+                continue;
+            }
+            first_seen.insert(config.clone(), key.clone());
             configurations.push(config);
             records.push(record.clone());
         }
@@ -163,6 +187,31 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
                 "{skipped} cache records are not objects or have parameter values outside `tune_params`; skipped"
             ));
         }
+    }
+    if !disagreeing.is_empty() {
+        warnings.push(format!(
+            "{} cache records have a key that disagrees with their parameter values (e.g. \"{}\"); they were read by their values",
+            disagreeing.len(),
+            disagreeing[0]
+        ));
+    }
+    if let Some((later, earlier)) = duplicates.first() {
+        warnings.push(format!(
+            "{} cache records repeat the parameter values of another (e.g. \"{later}\" those of \"{earlier}\"); the last of each is used",
+            duplicates.len()
+        ));
+    }
+    if configurations.is_empty() {
+        return Err(spec_error(format!(
+            "records no configurations{}: the search space of a Kernel Tuner cache is the configurations it measured",
+            if skipped > 0 {
+                format!(
+                    " that can be used ({skipped} skipped: not objects or values outside `tune_params`)"
+                )
+            } else {
+                String::new()
+            }
+        )));
     }
     let string = |key: &str| root.get(key).and_then(Json::as_str).map(str::to_string);
     Ok(CacheData {
@@ -174,6 +223,18 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
         records,
         warnings,
     })
+}
+
+/// Whether one comma-separated part of a Kernel Tuner cache key names `value` (as Python's
+/// `str` writes it: `16`, `0.5`, `True`, `float4`).
+fn key_part_is(part: &str, value: &Value) -> bool {
+    match value {
+        Value::Int(i) => part.parse::<i64>() == Ok(*i) || part.parse::<f64>() == Ok(*i as f64),
+        Value::Real(r) => part.parse::<f64>().is_ok_and(|p| p == *r),
+        Value::Bool(b) => part.eq_ignore_ascii_case(if *b { "true" } else { "false" }),
+        Value::Str(t) => part == t.as_str(),
+        _ => true,
+    }
 }
 
 /// Closes a cut-off cache file: drops an incomplete last record (one record per line), a
@@ -243,5 +304,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("missing `tune_params`"), "{e}");
+    }
+
+    #[test]
+    fn keys_that_disagree_duplicates_and_empty_caches_are_reported() {
+        let text = "{\"tune_params_keys\": [\"x\", \"y\"], \"tune_params\": {\"x\": [1, 2], \"y\": [0.5, 1.0]}, \"cache\": {\"1,0.5\": {\"x\": 1, \"y\": 0.5, \"time\": 2.0}, \"1,1.0\": {\"x\": 2, \"y\": 1.0, \"time\": 1.0}, \"2,1.0\": {\"x\": 2, \"y\": 1.0, \"time\": 5.0}}}";
+        let data = read_cache(text, "c.json").unwrap();
+        assert_eq!(data.configurations.len(), 2);
+        assert_eq!(data.records.len(), 2);
+        // The later record of a repeated configuration is the one kept.
+        assert_eq!(data.records[1]["time"], 5.0);
+        let w = data.warnings.join("\n");
+        assert!(
+            w.contains("1 cache records have a key that disagrees") && w.contains("\"1,1.0\""),
+            "{w}"
+        );
+        assert!(w.contains("repeat the parameter values of another"), "{w}");
+        // Keys Kernel Tuner writes agree: no warning.
+        let fine = read_cache(WHOLE, "w.json").unwrap();
+        assert!(fine.warnings.is_empty(), "{:?}", fine.warnings);
+        // No records, or none usable: an error, whoever reads it.
+        for empty in [
+            "{\"tune_params\": {\"x\": [1, 2]}, \"cache\": {}}",
+            "{\"tune_params\": {\"x\": [1, 2]}}",
+            "{\"tune_params\": {\"x\": [1, 2]}, \"cache\": {\"9\": {\"x\": 9, \"time\": 1}}}",
+        ] {
+            let e = read_cache(empty, "e.json").unwrap_err().to_string();
+            assert!(
+                e.contains("e.json") && e.contains("records no configurations"),
+                "{e}"
+            );
+        }
     }
 }
