@@ -490,7 +490,7 @@ impl<'a> Compiler<'a> {
             ExprKind::Name(n) => self.name(n, span),
             ExprKind::Unary(op, a) => self.unary(*op, a, span),
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r),
-            ExprKind::BoolOp(op, l, r) => self.bool_op(*op, l, r),
+            ExprKind::BoolOp(op, l, r) => self.bool_op(*op, l, r, &e.span),
             ExprKind::Compare(first, rest) => self.compare(first, rest, span),
             ExprKind::IfElse(body, cond, orelse) => self.if_else(body, cond, orelse, span),
             ExprKind::Call(name, name_span, args) => self.call(name, name_span, args, span),
@@ -683,13 +683,25 @@ impl<'a> Compiler<'a> {
     }
 
     #[inline(never)]
-    fn bool_op(&mut self, op: BoolOp, l: &Expr, r: &Expr) -> Result<Compiled, ExprError> {
-        let lb = self.expr(l)?.truthy(&l.span)?;
-        let rb = self.expr(r)?.truthy(&r.span)?;
-        Ok(Compiled::Bool(match op {
-            BoolOp::And => and(lb, rb),
-            BoolOp::Or => or(lb, rb),
-        }))
+    fn bool_op(
+        &mut self,
+        op: BoolOp,
+        l: &Expr,
+        r: &Expr,
+        span: &Span,
+    ) -> Result<Compiled, ExprError> {
+        match (self.expr(l)?, self.expr(r)?) {
+            (Compiled::Bool(lb), Compiled::Bool(rb)) => Ok(Compiled::Bool(match op {
+                BoolOp::And => and(lb, rb),
+                BoolOp::Or => or(lb, rb),
+            })),
+            // Python's `and`/`or` give the operand that decides, not a bool: `a or b` is
+            // `a if a else b`, `a and b` is `b if a else a` (so `(x or 0) == x` holds).
+            _ => match op {
+                BoolOp::Or => self.if_else(l, l, r, span),
+                BoolOp::And => self.if_else(r, l, l, span),
+            },
+        }
     }
 
     #[inline(never)]

@@ -314,11 +314,11 @@ impl Interp {
 
     #[inline(never)]
     fn bool_op(&mut self, op: BoolOp, l: &Expr, r: &Expr) -> Result<Value, IErr> {
-        let lt = self.eval(l)?.truthy();
-        Ok(match (op, lt) {
-            (BoolOp::And, false) => Value::Bool(false),
-            (BoolOp::Or, true) => Value::Bool(true),
-            _ => Value::Bool(self.eval(r)?.truthy()),
+        // Python: the operand that decides (the left when it settles it, else the right).
+        let lv = self.eval(l)?;
+        Ok(match (op, lv.truthy()) {
+            (BoolOp::And, false) | (BoolOp::Or, true) => lv,
+            _ => self.eval(r)?,
         })
     }
 

@@ -326,13 +326,19 @@ fn builtin_functions() {
 
 #[test]
 fn truthiness_and_logic() {
-    assert!(truth("x and y"));
-    assert!(!truth("z or 0.0"));
+    // Python's `and`/`or` give the deciding operand, not a bool.
+    assert_eq!(int("x and y"), -3);
+    assert_eq!(real("z or 0.0"), 0.0);
+    assert!(truth("(x or 0) == x"));
+    assert!(truth("(y and x) == x"));
+    assert_eq!(int("(z or 5) + 1"), 6);
+    assert_eq!(int("(x and 0) + 2"), 2);
+    assert!(truth("(b and x) == x"));
     assert!(truth("not z"));
     assert!(!truth("not x == 7"));
     assert!(truth("x > 1 and y < 0 or False"));
-    assert!(!truth("z and 1 // z"), "short-circuit");
-    assert!(truth("x or 1 // z"), "short-circuit");
+    assert_eq!(int("z and 1 // z"), 0, "short-circuit");
+    assert_eq!(int("x or 1 // z"), 7, "short-circuit");
     assert_eq!(fails("1 // z and x"), EvalError::DivisionByZero);
     assert_eq!(fails("x and 1 // z"), EvalError::DivisionByZero);
     // A numeric constraint is allowed: Python truthiness.

@@ -11,8 +11,8 @@ Output format (tab separated):
   E <expr> <index> <result>                one line per expression and assignment
   L <expr> <items|err:Kind>                eval_list golden results
 Results are  int:N | float:repr | bool:True | str:text | truth:True | err:Kind,
-where truth: means only the truthiness of the result is compared (Python's `and`/`or`
-return an operand, ktune returns a bool).
+where truth: means only the truthiness of the result is compared (for a constraint that is
+a bare number).
 """
 import ast
 import math
@@ -153,9 +153,11 @@ EXPRS = [
     "float(x)", "float(b)", "round(r)", "round(2.5)", "round(3.5)", "round(-0.5)",
     "round(-2.5)", "round(s)", "round(x)", "int(r * 3)", "round(r / 3)", "max(b, False)",
     "min((x, 3))", "abs(-2**63 + z)", "float(x) / 3",
-    # logic (truthiness only)
-    "?x and y", "?z or r", "?not z", "?x and not b", "?z and 1 // z", "?x or 1 // z",
-    "?not x == 7", "?x > 1 and y < 0 or False", "?r", "?s and c == 'a'",
+    # logic: `and`/`or` give the deciding operand, as in Python
+    "x and y", "z or r", "not z", "x and not b", "z and 1 // z", "x or 1 // z",
+    "not x == 7", "x > 1 and y < 0 or False", "?r", "s and c == 'a'",
+    "(x or 0) == x", "(y and x) == x", "(z or 5) + 1", "(x and 0) + 2", "(b and x) * 2",
+    "(r or s) * 2", "(z or r) < 1", "x or y or z", "z and y and x", "(b or z) + (b and z)",
     # strings
     "c == 'a'", "c != 'b'", "c == c", "'a' == c", "c == 'q'", "c == 'a' == c",
     # precedence and literals
