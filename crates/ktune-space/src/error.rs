@@ -50,22 +50,53 @@ impl Location {
     }
 }
 
+/// The most characters of a source line an error shows: a longer line (a generated spec, a
+/// megabyte of values on one line) is cut to this many around the caret, with `...` where
+/// text was left out.
+pub(crate) const SNIPPET_CHARS: usize = 120;
+
+/// The part of `line` to show for a caret at character `col` (0-based) `width` characters
+/// wide: `(text, col, width)` in the text shown.
+pub(crate) fn snippet(line: &str, col: usize, width: usize) -> (String, usize, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= SNIPPET_CHARS {
+        return (line.to_string(), col, width);
+    }
+    let width = width.clamp(1, SNIPPET_CHARS / 2);
+    let col = col.min(chars.len());
+    let start = col.saturating_sub((SNIPPET_CHARS - width) / 2);
+    let end = (start + SNIPPET_CHARS).min(chars.len());
+    let start = end.saturating_sub(SNIPPET_CHARS).min(start);
+    let mut text = String::new();
+    let mut at = col - start;
+    if start > 0 {
+        text.push_str("...");
+        at += 3;
+    }
+    text.extend(&chars[start..end]);
+    if end < chars.len() {
+        text.push_str("...");
+    }
+    (text, at, width)
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gutter = self.line.to_string().len();
+        let (text, col, width) = snippet(&self.line_text, self.column - 1, self.width);
         writeln!(
             f,
             "{:gutter$}--> {}:{}:{}",
             "", self.file, self.line, self.column
         )?;
         writeln!(f, "{:gutter$} |", "")?;
-        writeln!(f, "{} | {}", self.line, self.line_text)?;
+        writeln!(f, "{} | {}", self.line, text)?;
         write!(
             f,
             "{:gutter$} | {}{}",
             "",
-            " ".repeat(self.column - 1),
-            "^".repeat(self.width)
+            " ".repeat(col),
+            "^".repeat(width)
         )
     }
 }
@@ -231,6 +262,37 @@ fn fmt_location(location: &Option<Box<Location>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_megabyte_line_is_cut_around_the_caret() {
+        let mut text = "x + 1, ".repeat(150_000);
+        let at = text.len() / 2;
+        text.insert_str(at, "@@oops@@");
+        let loc = Location::from_span("big.toml", &text, at..at + 8);
+        let shown = loc.to_string();
+        assert!(shown.len() < 400, "{} bytes shown", shown.len());
+        let lines: Vec<&str> = shown.lines().collect();
+        let (code, caret) = (lines[2], lines[3]);
+        let c = caret.find('^').unwrap();
+        assert_eq!(&code[c..c + 8], "@@oops@@", "\n{code}\n{caret}");
+        assert!(code.contains("...") && caret.ends_with("^^^^^^^^"));
+        assert!(shown.contains(&format!("big.toml:1:{}", at + 1)), "{shown}");
+        // The same for a constraint's own rendering.
+        let src = format!("{} + @", "x".repeat(5000));
+        let e = crate::expr::ExprError::new(
+            crate::expr::ExprErrorKind::Parse,
+            5003..5004,
+            "unexpected `@`",
+        );
+        let r = e.render(&src);
+        assert!(r.len() < 400, "{r}");
+        let lines: Vec<&str> = r.lines().collect();
+        assert_eq!(
+            lines[1].chars().nth(lines[2].find('^').unwrap()),
+            Some('@'),
+            "{r}"
+        );
+    }
 
     #[test]
     fn location_points_at_span() {

@@ -104,6 +104,7 @@ impl ExprError {
             .collect();
         let col = source[line_start..start].chars().count();
         let width = source[start..end.min(line_end)].chars().count().max(1);
+        let (line, col, width) = crate::error::snippet(&line, col, width);
         let mut out = String::with_capacity(self.message.len() + 2 * line.len() + 16);
         out.push_str(&self.message);
         out.push_str("\n  ");
