@@ -17,13 +17,17 @@ pub struct SpaceArgs {
     /// Print a JSON object instead of a report.
     #[arg(long)]
     json: bool,
+    /// Refuse a group of linked parameters whose enumeration needs more constraint checks
+    /// than this (estimated before it starts; the default takes about a minute).
+    #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
+    max_enumeration: f64,
 }
 
 pub fn run(args: &SpaceArgs) -> Result<()> {
     let started = Instant::now();
     let spec = SpaceSpec::from_path(&args.spec)?;
     let read = started.elapsed();
-    let space = spec.build()?;
+    let space = spec.build_limited(args.max_enumeration)?;
     let rejection = space.constraint_rejection();
     let peak = peak_rss_bytes();
     let format = match spec.format {

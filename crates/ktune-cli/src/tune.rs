@@ -24,6 +24,10 @@ use serde_json::json;
 pub struct TuneArgs {
     /// The problem: a `ktune.toml` with parameters, constraints and a [runner] section.
     spec: PathBuf,
+    /// Refuse a group of linked parameters whose enumeration needs more constraint checks
+    /// than this (estimated before it starts; the default takes about a minute).
+    #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
+    max_enumeration: f64,
     /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else bayes_opt).
     #[arg(long)]
     strategy: Option<String>,
@@ -91,12 +95,12 @@ struct Opened {
 }
 
 /// Reads the spec at `spec_path`, builds its space and opens its runner.
-fn open_spec(spec_path: &Path, verbose: bool) -> Result<Opened> {
+fn open_spec(spec_path: &Path, verbose: bool, max_checks: f64) -> Result<Opened> {
     let spec = SpaceSpec::from_path(spec_path)?;
     for w in &spec.warnings {
         eprintln!("warning: {w}");
     }
-    let space = spec.build()?;
+    let space = spec.build_limited(max_checks)?;
     let text = std::fs::read_to_string(spec_path)
         .with_context(|| format!("cannot read `{}`", spec_path.display()))?;
     let doc: toml::Table = toml::from_str(&text)
@@ -190,7 +194,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         mut runner,
         jobs,
         fresh_process,
-    } = open_spec(spec_path, !args.quiet && !args.json)?;
+    } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
     let objective = runner.metrics()[0].clone();
 
     let (strategy_name, mut strategy) = match (&args.strategy, doc.get("strategy")) {
@@ -977,7 +981,7 @@ fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
         doc,
         mut runner,
         ..
-    } = open_spec(&spec_path, true)?;
+    } = open_spec(&spec_path, true, f64::INFINITY)?;
     let objective = runner.metrics()[0].clone();
     let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
     let mut store = Store::open(&args.db, &fingerprint).with_context(|| {

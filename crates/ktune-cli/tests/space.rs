@@ -152,3 +152,37 @@ fn errors_do_not_repeat_their_cause() {
         );
     }
 }
+
+/// Twelve parameters of ten values tied by one constraint (10^12 combinations) are refused at
+/// once, naming the group and the flag; a small limit refuses a small group too.
+#[test]
+fn an_exploding_group_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("explode.toml");
+    let names: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+    let mut text = format!("constraints = [\"{} <= 30\"]\n", names.join(" + "));
+    for n in &names {
+        text.push_str(&format!(
+            "[[parameter]]\nname = \"{n}\"\nvalues = [1,2,3,4,5,6,7,8,9,10]\n"
+        ));
+    }
+    std::fs::write(&spec, &text).unwrap();
+    let started = std::time::Instant::now();
+    let out = ktune().arg("space").arg(&spec).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("p0, p1, p2") && err.contains("1000000000000 combinations"),
+        "{err}"
+    );
+    assert!(err.contains("--max-enumeration"), "{err}");
+    // Refused before any enumeration (a generous bound for a debug build on a busy machine).
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let out = ktune()
+        .args(["space", "--max-enumeration", "1000"])
+        .arg(repo("examples/convolution.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the limit is 1e3"));
+}

@@ -195,6 +195,23 @@ pub enum SpaceError {
         /// The share it rejects, in [0, 1].
         rejected: f64,
     },
+    /// Building a group of linked parameters would take too long: the constraints are
+    /// checked only once all their parameters have values, so the whole product of the group
+    /// is walked.
+    #[error(
+        "building the search space would take too long: the parameters {{{}}} are linked by constraints into one group of {cartesian} combinations, and enumerating it needs about {estimate:.1e} constraint checks (the limit is {limit:.0e}). Split the constraint that links them into constraints on fewer parameters (each is checked as soon as its own parameters have values), narrow their ranges, or raise the limit with --max-enumeration",
+        params.join(", ")
+    )]
+    TooMuchWork {
+        /// The group's parameters.
+        params: Vec<String>,
+        /// The product of their (filtered) domain sizes.
+        cartesian: String,
+        /// The estimated number of constraint checks.
+        estimate: f64,
+        /// The limit.
+        limit: f64,
+    },
     /// The space has more configurations than a `u64` can index.
     #[error("the search space has more than 2^64 configurations; split it or add constraints")]
     TooLarge,

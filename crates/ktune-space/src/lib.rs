@@ -18,4 +18,6 @@ pub use error::{Location, SpaceError};
 pub use expr::Constraint;
 pub use param::{ParamKind, Parameter, Value};
 pub use space::sample::DistinctSampler;
-pub use space::{Configuration, Encoder, Encoding, GroupInfo, Neighbourhood, SearchSpace};
+pub use space::{
+    Configuration, DEFAULT_MAX_CHECKS, Encoder, Encoding, GroupInfo, Neighbourhood, SearchSpace,
+};

@@ -12,11 +12,17 @@
 //!    look-up on value indices: a constraint such as `t % u == 0` deep in the tree is otherwise
 //!    evaluated again for every partial assignment above it.
 
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 
 use crate::expr::{Constraint, Scalar};
 
 use super::group::Group;
+
+/// The default limit on the constraint checks of one group's enumeration: about a minute on
+/// two cores (the builder checks roughly 15-30 million partial assignments a second).
+pub const DEFAULT_MAX_CHECKS: f64 = 1e9;
 
 /// The largest number of combinations of a constraint's parameters for which it is tabulated.
 pub(crate) const TABLE_CELLS: usize = 1 << 16;
@@ -143,13 +149,16 @@ pub(crate) fn partition(
 }
 
 /// Enumerates one group. `params` ascending; `constraints` mention only these parameters.
+/// `Err(estimate)` when the enumeration would need more than `max_checks` constraint checks
+/// (Knuth's estimate of the backtracking tree), before any of it is done.
 pub(crate) fn enumerate_group(
     params: &[usize],
     constraints: &[&Constraint],
     scalars: &[Vec<Scalar>],
     domain_sizes: &[u32],
     table_cells: usize,
-) -> Group {
+    max_checks: f64,
+) -> Result<Group, f64> {
     let n_params = scalars.len();
     // Unary constraints filter domains up front.
     let mut assign = vec![Scalar::Int(0); n_params];
@@ -173,7 +182,7 @@ pub(crate) fn enumerate_group(
         .filter(|c| c.params().len() > 1)
         .collect();
     if params.len() == 1 && constraints.is_empty() {
-        return Group::free(params[0], domain_sizes[params[0]]);
+        return Ok(Group::free(params[0], domain_sizes[params[0]]));
     }
 
     // Fail-first order: prefer the parameter that completes the most constraints, then the one
@@ -240,14 +249,80 @@ pub(crate) fn enumerate_group(
         n_params,
     };
 
+    // Estimate the work first (a few hundred random descents: negligible next to a build that
+    // matters), so that a group that would run for hours is refused at once.
+    // The checks without any pruning bound the real ones: below the limit, nothing to check.
+    let unpruned: f64 = problem
+        .candidates
+        .iter()
+        .scan(1.0, |prefixes, c| {
+            *prefixes *= c.len() as f64;
+            Some(*prefixes)
+        })
+        .sum();
+    if unpruned > max_checks {
+        let seed = params
+            .iter()
+            .fold(0x5eed_u64, |h, &p| h.rotate_left(7) ^ p as u64);
+        let estimate = problem.estimate_checks(256, seed);
+        if estimate > max_checks {
+            return Err(estimate);
+        }
+    }
     // Candidates are ascending and subtrees are concatenated in order, so the rows come out
     // sorted lexicographically in assignment order: store them in that order as they are.
     let rows = problem.enumerate();
     let radix = problem.order.iter().map(|&p| domain_sizes[p]).collect();
-    Group::from_sorted(problem.order, radix, rows)
+    Ok(Group::from_sorted(problem.order, radix, rows))
 }
 
 impl Problem<'_> {
+    /// Knuth's estimate of the constraint checks a full enumeration makes ("Estimating the
+    /// efficiency of backtrack programs", 1975): random descents through the backtracking
+    /// tree, each weighting the checks at a depth by the product of the branching factors
+    /// above it; the mean over descents is unbiased. Levels with many candidates are sampled.
+    fn estimate_checks(&self, probes: usize, seed: u64) -> f64 {
+        const SAMPLE: usize = 512;
+        let k = self.order.len();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut assign = vec![Scalar::Int(0); self.n_params];
+        let mut idx = vec![0u32; k];
+        let mut passing: Vec<u32> = Vec::new();
+        let mut total = 0.0;
+        for _ in 0..probes.max(1) {
+            let mut prefixes = 1.0f64;
+            let mut checks = 0.0;
+            for d in 0..k {
+                let candidates = &self.candidates[d];
+                checks += prefixes * candidates.len() as f64;
+                let p = self.order[d];
+                passing.clear();
+                let tried = candidates.len().min(SAMPLE);
+                for j in 0..tried {
+                    let v = if candidates.len() <= SAMPLE {
+                        candidates[j]
+                    } else {
+                        candidates[rng.random_range(0..candidates.len())]
+                    };
+                    assign[p] = self.scalars[p][v as usize];
+                    idx[d] = v;
+                    if self.checks[d].iter().all(|c| c.holds(&idx, &assign)) {
+                        passing.push(v);
+                    }
+                }
+                if passing.is_empty() {
+                    break;
+                }
+                prefixes *= passing.len() as f64 * candidates.len() as f64 / tried as f64;
+                let v = passing[rng.random_range(0..passing.len())];
+                assign[p] = self.scalars[p][v as usize];
+                idx[d] = v;
+            }
+            total += checks;
+        }
+        total / probes.max(1) as f64
+    }
+
     fn enumerate(&self) -> Vec<u32> {
         let k = self.order.len();
         if self.candidates.iter().any(Vec::is_empty) {

@@ -38,6 +38,7 @@ pub(crate) mod sample;
 
 use std::time::{Duration, Instant};
 
+pub use build::DEFAULT_MAX_CHECKS;
 pub use encode::{Encoder, Encoding};
 pub use neighbours::Neighbourhood;
 
@@ -111,7 +112,32 @@ impl SearchSpace {
         constraints: Vec<Constraint>,
         interner: Interner,
     ) -> Result<SearchSpace, SpaceError> {
-        SearchSpace::build(params, constraints, interner, build::TABLE_CELLS)
+        SearchSpace::build(
+            params,
+            constraints,
+            interner,
+            build::TABLE_CELLS,
+            build::DEFAULT_MAX_CHECKS,
+        )
+    }
+
+    /// [`with_constraints`](Self::with_constraints), refusing a group of linked parameters
+    /// whose enumeration would need more than `max_checks` constraint checks (estimated before
+    /// it starts; the default is [`DEFAULT_MAX_CHECKS`](build::DEFAULT_MAX_CHECKS)) with
+    /// [`SpaceError::TooMuchWork`].
+    pub fn with_constraints_limited(
+        params: Vec<Parameter>,
+        constraints: Vec<Constraint>,
+        interner: Interner,
+        max_checks: f64,
+    ) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::build(
+            params,
+            constraints,
+            interner,
+            build::TABLE_CELLS,
+            max_checks,
+        )
     }
 
     /// [`with_constraints`](Self::with_constraints) with a chosen limit for tabulating
@@ -121,6 +147,7 @@ impl SearchSpace {
         constraints: Vec<Constraint>,
         mut interner: Interner,
         table_cells: usize,
+        max_checks: f64,
     ) -> Result<SearchSpace, SpaceError> {
         let started = Instant::now();
         check_unique_names(&params)?;
@@ -154,7 +181,18 @@ impl SearchSpace {
         let mut group_constraints = Vec::with_capacity(partition.len());
         for (members, cs) in &partition {
             let cs: Vec<&Constraint> = cs.iter().map(|&i| &constraints[i]).collect();
-            let group = build::enumerate_group(members, &cs, &scalars, &sizes, table_cells);
+            let group =
+                build::enumerate_group(members, &cs, &scalars, &sizes, table_cells, max_checks)
+                    .map_err(|estimate| {
+                        let own: Vec<Parameter> =
+                            members.iter().map(|&m| params[m].clone()).collect();
+                        SpaceError::TooMuchWork {
+                            params: own.iter().map(|p| p.name().to_string()).collect(),
+                            cartesian: cartesian_string(&own),
+                            estimate,
+                            limit: max_checks,
+                        }
+                    })?;
             if group.len() == 0 {
                 let (culprit, rejected) = cs
                     .iter()

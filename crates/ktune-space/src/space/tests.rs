@@ -97,7 +97,13 @@ impl Problem {
 
     /// The same space built without tabulated constraints (every check a closure call).
     fn space_untabulated(&self) -> Result<SearchSpace, SpaceError> {
-        SearchSpace::build(self.params(), self.constraints(), Interner::default(), 0)
+        SearchSpace::build(
+            self.params(),
+            self.constraints(),
+            Interner::default(),
+            0,
+            f64::INFINITY,
+        )
     }
 }
 
@@ -565,7 +571,7 @@ proptest! {
                     let symbols = constraint_symbols(&params);
                     (exprs.iter().map(|e| Constraint::compile(e, &symbols, &mut interner).unwrap()).collect::<Vec<_>>(), interner)
                 };
-                let plain = SearchSpace::build(params, compiled, interner, 0).unwrap();
+                let plain = SearchSpace::build(params, compiled, interner, 0, f64::INFINITY).unwrap();
                 prop_assert_eq!(plain.iter().collect::<Vec<_>>(), space.iter().collect::<Vec<_>>());
             }
         }
@@ -643,4 +649,41 @@ fn constraints_read_permutations_by_item_and_position() {
     }
     // The permutation and x are linked by the second constraint: one group.
     assert_eq!(space.groups().len(), 1);
+}
+
+/// Knuth's estimate is exact on a tree of uniform branching: 6 parameters of 10 values linked
+/// by one constraint checked at the last depth make 10 + 100 + ... + 10^6 checks.
+#[test]
+fn a_group_that_would_take_too_long_is_refused_before_it_starts() {
+    let params: Vec<Parameter> = (0..6)
+        .map(|i| Parameter::integer_range(format!("p{i}"), 1, 10, 1).unwrap())
+        .collect();
+    let sum = "p0 + p1 + p2 + p3 + p4 + p5 <= 30";
+    let build = |limit: f64| {
+        let mut interner = Interner::default();
+        let symbols = constraint_symbols(&params);
+        let c = Constraint::compile(sum, &symbols, &mut interner).unwrap();
+        SearchSpace::with_constraints_limited(params.clone(), vec![c], interner, limit)
+    };
+    let exact = 1_111_110.0;
+    match build(exact - 1.0) {
+        Err(SpaceError::TooMuchWork {
+            params: names,
+            cartesian,
+            estimate,
+            ..
+        }) => {
+            assert_eq!(names, ["p0", "p1", "p2", "p3", "p4", "p5"]);
+            assert_eq!(cartesian, "1000000");
+            assert!((estimate - exact).abs() < 1e-6 * exact, "{estimate}");
+        }
+        other => panic!("{:?}", other.map(|s| s.size())),
+    }
+    let e = build(1000.0).err().unwrap().to_string();
+    assert!(
+        e.contains("{p0, p1, p2, p3, p4, p5}") && e.contains("--max-enumeration"),
+        "{e}"
+    );
+    // With the limit raised it builds.
+    assert!(build(exact + 1.0).unwrap().size() > 0);
 }

@@ -183,11 +183,22 @@ impl SpaceSpec {
     /// Compiles the constraints and builds the search space. For a cache file the space is
     /// exactly the recorded configurations.
     pub fn build(&self) -> Result<SearchSpace, SpaceError> {
+        self.build_limited(crate::DEFAULT_MAX_CHECKS)
+    }
+
+    /// [`build`](Self::build), refusing a group whose enumeration would need more than
+    /// `max_checks` constraint checks ([`SpaceError::TooMuchWork`]).
+    pub fn build_limited(&self, max_checks: f64) -> Result<SearchSpace, SpaceError> {
         if let Some(configs) = &self.configurations {
             return SearchSpace::from_configurations(self.parameters.clone(), configs);
         }
         let (constraints, interner) = self.compile()?;
-        SearchSpace::with_constraints(self.parameters.clone(), constraints, interner)
+        SearchSpace::with_constraints_limited(
+            self.parameters.clone(),
+            constraints,
+            interner,
+            max_checks,
+        )
     }
 
     /// Compiles the constraints against the parameters.
