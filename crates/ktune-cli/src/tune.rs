@@ -246,14 +246,23 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let log_lines = !args.quiet && !args.json && !std::io::stderr().is_terminal();
     // The default configuration is measured once, so the summary can compare against it.
     let default = space.default_configuration().filter(|c| space.contains(c));
-    if !args.no_default
+    // It counts against the time budget like any evaluation.
+    let spent = previous.last().map_or(0.0, |r| r.clock);
+    runner.set_time_left(budget.max_seconds.map(|m| m - spent));
+    let measured_default = if !args.no_default
         && let Some(d) = &default
         && !previous.iter().any(|r| &r.config == d)
+        && budget.max_seconds.is_none_or(|m| spent < m)
     {
-        let outcome = runner
-            .evaluate(&space, std::slice::from_ref(d))
-            .map_err(|e| restart_if_needed(fresh_process.as_deref(), e.into()))?
-            .remove(0);
+        match runner.evaluate(&space, std::slice::from_ref(d)) {
+            Ok(mut outcomes) if !outcomes.is_empty() => Some((d, outcomes.remove(0))),
+            Ok(_) | Err(ktune_core::CoreError::OutOfTime { .. }) => None,
+            Err(e) => return Err(restart_if_needed(fresh_process.as_deref(), e.into())),
+        }
+    } else {
+        None
+    };
+    if let Some((d, outcome)) = measured_default {
         let clock = previous.last().map_or(0.0, |r| r.clock) + outcome.timings().total();
         let record = Record {
             config: d.clone(),

@@ -748,3 +748,28 @@ max_evaluations = 2
     std::thread::sleep(Duration::from_millis(200));
     assert!(!alive(&pid), "the program under test ({pid}) still runs");
 }
+
+#[test]
+fn the_time_limit_cuts_the_evaluation_in_flight() {
+    // Every run takes 4 s; with a 1.5 s budget the first run is cut at the budget, recorded
+    // as a timeout, and nothing else starts.
+    let dir = project(4000, 10);
+    let spec = dir.path().join("ktune.toml");
+    let started = std::time::Instant::now();
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--time-limit", "1.5", "--json"])
+        .output()
+        .unwrap();
+    let wall = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(wall < Duration::from_secs(4), "took {wall:?}\n{stdout}");
+    let stored = rows(&dir.path().join("ktune.db"));
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert_eq!(stored[0]["status"], "timeout");
+    let reason = stored[0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("time budget ran out"), "{reason}");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.contains("the time limit was reached"), "{last}");
+}

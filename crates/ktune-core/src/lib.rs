@@ -106,6 +106,14 @@ pub enum CoreError {
     /// A limit of the budget is out of range (NaN, negative, too large to be a duration).
     #[error("budget: {0}")]
     Budget(String),
+    /// The time budget ran out during a batch: the outcomes of its first configurations (the
+    /// last one possibly cut short, as a timeout); the rest were not started. The tuner
+    /// records them and stops as for a spent budget.
+    #[error("the time budget ran out")]
+    OutOfTime {
+        /// Outcomes of the batch's first configurations, in order.
+        outcomes: Vec<Outcome>,
+    },
     /// The record hook (storage) failed: the run stops so that no result goes unrecorded.
     #[error("cannot record an evaluation: {0}")]
     Record(String),

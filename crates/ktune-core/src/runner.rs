@@ -31,6 +31,16 @@ pub trait Runner {
         let _ = best;
     }
 
+    /// The seconds left of the time budget (none: no time limit), given before every
+    /// [`evaluate`](Runner::evaluate). A runner that can should end the evaluation in flight
+    /// when they run out (recorded as a timeout), and return
+    /// [`CoreError::OutOfTime`](crate::CoreError::OutOfTime) with the outcomes of the
+    /// configurations it finished instead of starting more; by default the budget is only
+    /// checked between batches.
+    fn set_time_left(&mut self, seconds: Option<f64>) {
+        let _ = seconds;
+    }
+
     /// Warnings about the run so far that the user should see at its end (e.g. a GPU clock
     /// that varied while measuring); none by default.
     fn warnings(&self) -> Vec<String> {

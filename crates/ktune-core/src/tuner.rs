@@ -293,6 +293,7 @@ impl<'a> Tuner<'a> {
                 (0..fresh.len()).partition(|&i| self.space.contains(&fresh[i]));
             let mut outcomes: Vec<Option<Outcome>> = vec![None; fresh.len()];
             let mut stopped: Option<CoreError> = None;
+            let mut out_of_time = false;
             for &i in &invalid {
                 outcomes[i] = Some(Outcome::failed(
                     FailureKind::Invalid,
@@ -303,8 +304,14 @@ impl<'a> Tuner<'a> {
             if !valid.is_empty() {
                 let batch: Vec<Configuration> = valid.iter().map(|&i| fresh[i].clone()).collect();
                 self.runner.set_incumbent(best);
+                self.runner
+                    .set_time_left(self.budget.max_seconds.map(|m| m - clock));
                 let results = match self.runner.evaluate(self.space, &batch) {
                     Ok(results) => results,
+                    Err(CoreError::OutOfTime { outcomes }) if outcomes.len() <= batch.len() => {
+                        out_of_time = true;
+                        outcomes
+                    }
                     Err(CoreError::RunnerStopped {
                         runner,
                         message,
@@ -315,7 +322,7 @@ impl<'a> Tuner<'a> {
                     }
                     Err(e) => return Err(e),
                 };
-                if results.len() != batch.len() && stopped.is_none() {
+                if results.len() != batch.len() && stopped.is_none() && !out_of_time {
                     return Err(CoreError::OutcomeCount {
                         runner: self.runner.name().to_string(),
                         expected: batch.len(),
@@ -347,6 +354,9 @@ impl<'a> Tuner<'a> {
             }
             if let Some(e) = stopped {
                 return Err(e);
+            }
+            if out_of_time {
+                break StopReason::Time;
             }
             let t = Instant::now();
             strategy.tell(self.space, &told);
@@ -647,6 +657,85 @@ mod tests {
             crate::checked_seconds(1.5),
             Ok(std::time::Duration::from_millis(1500))
         );
+    }
+
+    /// Finishes one configuration of each batch within the time left, then runs out.
+    struct Slow {
+        metrics: Vec<Metric>,
+        time_left: Vec<Option<f64>>,
+    }
+
+    impl Runner for Slow {
+        fn name(&self) -> &str {
+            "slow"
+        }
+        fn metrics(&self) -> &[Metric] {
+            &self.metrics
+        }
+        fn evaluate(
+            &mut self,
+            _: &SearchSpace,
+            configs: &[Configuration],
+        ) -> Result<Vec<Outcome>, CoreError> {
+            let t = Timings {
+                benchmark: 2.0,
+                ..Timings::default()
+            };
+            let first = Outcome::failed(FailureKind::Timeout, "the time budget ran out", t);
+            if configs.len() > 1 {
+                return Err(CoreError::OutOfTime {
+                    outcomes: vec![first],
+                });
+            }
+            Ok(vec![Outcome::ok(vec![1.0], t)])
+        }
+        fn set_time_left(&mut self, seconds: Option<f64>) {
+            self.time_left.push(seconds);
+        }
+    }
+
+    #[test]
+    fn a_runner_out_of_time_ends_the_run_with_what_it_finished() {
+        let space = space();
+        let mut runner = Slow {
+            metrics: vec![Metric::new("x", Direction::Minimize)],
+            time_left: Vec::new(),
+        };
+        let mut strategy = Script {
+            plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
+            told: Vec::new(),
+        };
+        let budget = Budget {
+            max_seconds: Some(10.0),
+            ..Budget::default()
+        };
+        let run = Tuner::new(&space, &mut runner, budget)
+            .batch_size(1)
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
+        // One at a time: 2 s each, the runner told what is left before each.
+        assert_eq!(run.records.len(), 5);
+        // (less the strategy's own time, a few microseconds)
+        assert!((runner.time_left[0].unwrap() - 10.0).abs() < 0.01);
+        assert!((runner.time_left[1].unwrap() - 8.0).abs() < 0.01);
+        // Three at a time: the first is recorded (cut), the other two never started.
+        let mut strategy = Script {
+            plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
+            told: Vec::new(),
+        };
+        let run = Tuner::new(
+            &space,
+            &mut runner,
+            Budget {
+                max_seconds: Some(10.0),
+                ..Budget::default()
+            },
+        )
+        .batch_size(3)
+        .run(&mut strategy, &mut Rng::seed_from_u64(0))
+        .unwrap();
+        assert_eq!((run.stop, run.records.len()), (StopReason::Time, 1));
+        assert_eq!(run.records[0].outcome.failure(), Some(FailureKind::Timeout));
     }
 
     #[test]

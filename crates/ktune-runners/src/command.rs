@@ -238,6 +238,8 @@ pub struct CommandRunner {
     compile_timeout: Duration,
     run_timeout: Duration,
     max_output: u64,
+    /// When the time budget runs out (set before every batch).
+    deadline: Option<Instant>,
     objective: Parser,
     metrics: Vec<Metric>,
     workdir: PathBuf,
@@ -463,6 +465,7 @@ impl CommandRunner {
             compile_timeout,
             run_timeout,
             max_output: spec.max_output,
+            deadline: None,
             objective,
             // The objective (mean over the measured runs), then its spread.
             metrics: vec![
@@ -565,7 +568,7 @@ impl CommandRunner {
             self.command(&argv, values),
             build_dir,
             "compile",
-            self.compile_timeout,
+            self.within_budget(self.compile_timeout),
             self.max_output,
         );
         let t = started.elapsed().as_secs_f64();
@@ -578,11 +581,15 @@ impl CommandRunner {
             )),
             Step::TimedOut { stderr } => Err(fail(
                 FailureKind::Timeout,
-                format!(
-                    "compile ran past {:.1} s and was killed: {}",
-                    self.compile_timeout.as_secs_f64(),
-                    tail(&stderr)
-                ),
+                if self.budget_cut(self.compile_timeout) {
+                    format!("the time budget ran out while compiling: {}", tail(&stderr))
+                } else {
+                    format!(
+                        "compile ran past {:.1} s and was killed: {}",
+                        self.compile_timeout.as_secs_f64(),
+                        tail(&stderr)
+                    )
+                },
                 t,
             )),
             Step::Signalled { signal, stderr } => Err(fail(
@@ -613,7 +620,7 @@ impl CommandRunner {
             self.command(argv, values),
             build_dir,
             "run",
-            self.run_timeout,
+            self.within_budget(self.run_timeout),
             self.max_output,
         );
         let wall = t0.elapsed().as_secs_f64();
@@ -643,11 +650,15 @@ impl CommandRunner {
             Step::TimedOut { stderr } => {
                 return Err(Outcome::failed(
                     FailureKind::Timeout,
-                    format!(
-                        "run took longer than {:.1} s and was killed: {}",
-                        self.run_timeout.as_secs_f64(),
-                        tail(&stderr)
-                    ),
+                    if self.budget_cut(self.run_timeout) {
+                        format!("the time budget ran out during this run: {}", tail(&stderr))
+                    } else {
+                        format!(
+                            "run took longer than {:.1} s and was killed: {}",
+                            self.run_timeout.as_secs_f64(),
+                            tail(&stderr)
+                        )
+                    },
                     timings,
                 ));
             }
@@ -748,18 +759,28 @@ impl Runner for CommandRunner {
     ) -> Result<Vec<Outcome>, CoreError> {
         let jobs = self.jobs_of(space, configs);
         let compiled = self.compile_all(&jobs);
-        Ok(jobs
-            .iter()
-            .zip(compiled)
-            .map(|((id, values, dir), c)| match c {
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        for ((id, values, dir), c) in jobs.iter().zip(compiled) {
+            // A configuration not started when the budget ran out is not evaluated at all
+            // (not recorded, so a longer run later measures it).
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(CoreError::OutOfTime { outcomes });
+            }
+            outcomes.push(match c {
                 Ok(t) => self.run_one(values, dir, *id, t),
                 Err(failure) => failure,
-            })
-            .collect())
+            });
+        }
+        Ok(outcomes)
     }
 
     fn set_incumbent(&mut self, best: Option<f64>) {
         self.incumbent = best;
+    }
+
+    fn set_time_left(&mut self, seconds: Option<f64>) {
+        self.deadline =
+            seconds.map(|s| Instant::now() + Duration::from_secs_f64(s.clamp(0.0, 1e9)));
     }
 
     fn remeasure(
@@ -894,6 +915,23 @@ enum Step {
         stderr: String,
     },
     SpawnFailed(std::io::Error),
+}
+
+impl CommandRunner {
+    /// A step's timeout, shortened to what is left of the time budget.
+    fn within_budget(&self, own: Duration) -> Duration {
+        match self.deadline {
+            Some(d) => own.min(d.saturating_duration_since(Instant::now())),
+            None => own,
+        }
+    }
+
+    /// Whether a step that timed out was cut by the time budget rather than its own timeout.
+    fn budget_cut(&self, own: Duration) -> bool {
+        self.deadline
+            .is_some_and(|d| Instant::now() + Duration::from_millis(50) >= d)
+            && own > Duration::from_millis(50)
+    }
 }
 
 /// The process groups of the steps running now, so that a run the user abandons (a second
