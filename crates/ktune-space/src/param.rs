@@ -138,6 +138,80 @@ pub struct Parameter {
     values: Vec<Value>,
     log: bool,
     default: Option<usize>,
+    /// Value -> index, built on the first [`index_of`](Parameter::index_of).
+    lookup: Lookup,
+}
+
+/// A value as a hash key: reals by their bits (-0 as 0, every NaN alike), so that equal
+/// values (as [`Value::same`] sees them) have equal keys.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key<'a> {
+    Int(i64),
+    Real(u64),
+    Bool(bool),
+    Str(&'a str),
+    Perm(&'a [u32]),
+}
+
+impl<'a> Key<'a> {
+    fn of(v: &'a Value) -> Key<'a> {
+        match v {
+            Value::Int(i) => Key::Int(*i),
+            Value::Real(r) => Key::Real(real_bits(*r)),
+            Value::Bool(b) => Key::Bool(*b),
+            Value::Str(s) => Key::Str(s),
+            Value::Perm(p) => Key::Perm(p),
+        }
+    }
+}
+
+fn real_bits(r: f64) -> u64 {
+    if r == 0.0 {
+        0
+    } else if r.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        r.to_bits()
+    }
+}
+
+fn key_hash(v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    Key::of(v).hash(&mut h);
+    h.finish()
+}
+
+/// The index of each value of a domain, and of each numeric value by its number (so that
+/// `2` finds `2.0`): built once, so that looking values up (cache records, defaults) is
+/// linear in their number, not quadratic.
+#[derive(Default)]
+struct Lookup(std::sync::OnceLock<Index>);
+
+struct Index {
+    /// The first index of each value's [`Key`] hash (checked on look-up: a collision of two
+    /// 64-bit hashes falls back to a scan).
+    exact: rustc_hash::FxHashMap<u64, usize>,
+    /// The first index of each numeric value, by its number's bits.
+    numeric: rustc_hash::FxHashMap<u64, usize>,
+}
+
+impl Clone for Lookup {
+    fn clone(&self) -> Self {
+        Lookup::default()
+    }
+}
+
+impl std::fmt::Debug for Lookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Lookup")
+    }
+}
+
+impl PartialEq for Lookup {
+    fn eq(&self, _: &Self) -> bool {
+        true // a cache of the values, which are compared themselves
+    }
 }
 
 impl Parameter {
@@ -194,25 +268,10 @@ impl Parameter {
                 "values must be all numbers or all strings, not a mix".into()
             ));
         }
-        // Duplicates: hashing reals by bits is exact; the domains are small enough that the
-        // sort-free quadratic fallback is never needed.
+        // Duplicates: one hash look-up per value, no allocation (reals by their bits).
         let mut seen = rustc_hash::FxHashSet::default();
         for v in &values {
-            let key = match v {
-                Value::Real(r) => format!(
-                    "r{}",
-                    if *r == 0.0 {
-                        0.0f64.to_bits()
-                    } else {
-                        r.to_bits()
-                    }
-                ),
-                Value::Int(i) => format!("i{i}"),
-                Value::Bool(b) => format!("b{b}"),
-                Value::Str(s) => format!("s{s}"),
-                Value::Perm(p) => format!("p{p:?}"),
-            };
-            if !seen.insert(key) {
+            if !seen.insert(Key::of(v)) {
                 return Err(SpaceError::DuplicateValue {
                     name,
                     value: v.to_string(),
@@ -225,6 +284,7 @@ impl Parameter {
             values,
             log: false,
             default: None,
+            lookup: Lookup::default(),
         })
     }
 
@@ -446,16 +506,30 @@ impl Parameter {
     /// The index of `value` in the domain. Integers and reals match each other when equal
     /// (a cache file may write `2.0` for an integer `2`).
     pub fn index_of(&self, value: &Value) -> Option<usize> {
-        if let Some(i) = self.values.iter().position(|v| v.same(value)) {
-            return Some(i);
+        let index = self.lookup.0.get_or_init(|| {
+            let mut exact = rustc_hash::FxHashMap::default();
+            let mut numeric = rustc_hash::FxHashMap::default();
+            for (i, v) in self.values.iter().enumerate() {
+                exact.entry(key_hash(v)).or_insert(i);
+                if let (Value::Int(_) | Value::Real(_), Some(x)) = (v, v.as_f64()) {
+                    numeric.entry(real_bits(x)).or_insert(i);
+                }
+            }
+            Index { exact, numeric }
+        });
+        match index.exact.get(&key_hash(value)) {
+            Some(&i) if self.values[i].same(value) => return Some(i),
+            Some(_) => return self.values.iter().position(|v| v.same(value)),
+            None => {}
         }
-        let x = match value {
-            Value::Int(_) | Value::Real(_) => value.as_f64()?,
-            _ => return None,
-        };
-        self.values
-            .iter()
-            .position(|v| matches!(v, Value::Int(_) | Value::Real(_)) && v.as_f64() == Some(x))
+        match value {
+            Value::Int(_) | Value::Real(_) => index
+                .numeric
+                .get(&real_bits(value.as_f64()?))
+                .copied()
+                .filter(|&i| self.values[i].as_f64() == value.as_f64()),
+            _ => None,
+        }
     }
 
     /// The type the constraint language sees for this parameter.
@@ -696,6 +770,33 @@ mod tests {
             Parameter::permutation("p", ["i", "j", "i"]),
             Err(SpaceError::DuplicateValue { .. })
         ));
+    }
+
+    #[test]
+    fn index_of_finds_every_value_of_a_large_domain() {
+        let n = 20_000;
+        let p = Parameter::integer("x", 0..n).unwrap();
+        for i in (0..n).step_by(97) {
+            assert_eq!(p.index_of(&Value::Int(i)), Some(i as usize));
+            assert_eq!(p.index_of(&Value::Real(i as f64)), Some(i as usize));
+        }
+        assert_eq!(p.index_of(&Value::Int(n)), None);
+        assert_eq!(p.index_of(&Value::Real(0.5)), None);
+        let r = Parameter::new(
+            "r",
+            ParamKind::Real,
+            vec![Value::Real(-0.0), Value::Real(1.5), Value::Real(2.0)],
+        )
+        .unwrap();
+        assert_eq!(r.index_of(&Value::Real(0.0)), Some(0));
+        assert_eq!(r.index_of(&Value::Int(0)), Some(0));
+        assert_eq!(r.index_of(&Value::Int(2)), Some(2));
+        assert_eq!(r.index_of(&Value::Real(f64::NAN)), None);
+        let c = Parameter::categorical("c", ["a", "b", "c"]).unwrap();
+        assert_eq!(c.index_of(&Value::Str("c".into())), Some(2));
+        assert_eq!(c.index_of(&Value::Str("d".into())), None);
+        // A clone has its own (lazily rebuilt) index.
+        assert_eq!(c.clone().index_of(&Value::Str("b".into())), Some(1));
     }
 
     #[test]

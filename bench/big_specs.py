@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Writes large specs for timing `ktune space` (issue 14): a Kernel Tuner cache with N records
+of a parameter with N values, and a T1 problem whose parameter is `[i for i in range(N)]`.
+
+    python3 bench/big_specs.py --out /tmp/big 50000 100000 200000
+    /usr/bin/time -f "%e s %M KiB" ktune space /tmp/big/cache-200000.json
+"""
+import argparse
+import json
+import os
+
+ap = argparse.ArgumentParser()
+ap.add_argument("sizes", type=int, nargs="+")
+ap.add_argument("--out", default="big-specs")
+args = ap.parse_args()
+os.makedirs(args.out, exist_ok=True)
+for n in args.sizes:
+    cache = {f"{i},1": {"x": i, "y": 1, "time": 1.0 + i % 7} for i in range(n)}
+    doc = {"tune_params_keys": ["x", "y"], "tune_params": {"x": list(range(n)), "y": [1, 2]},
+           "objective": "time", "cache": cache}
+    with open(os.path.join(args.out, f"cache-{n}.json"), "w") as f:
+        json.dump(doc, f)
+    t1 = {"General": {"BenchmarkName": "big", "OutputFormat": "JSON"},
+          "ConfigurationSpace": {"TuningParameters": [
+              {"Name": "x", "Type": "int", "Values": f"[i for i in range({n})]"},
+              {"Name": "y", "Type": "int", "Values": "[1, 2]"}], "Conditions": []},
+          "Search": {"Name": "Random"}}
+    with open(os.path.join(args.out, f"t1-{n}.json"), "w") as f:
+        json.dump(t1, f)
