@@ -27,6 +27,8 @@ mod ops;
 mod parser;
 
 #[cfg(test)]
+pub(crate) mod fuzz;
+#[cfg(test)]
 mod tests;
 
 use std::fmt;

@@ -46,7 +46,11 @@ fn default_values(interner: &mut Interner) -> Vec<Scalar> {
 }
 
 /// The interpreter environment equivalent to `values`.
-fn env_for(symbols: &[Symbol], values: &[Scalar], interner: &Interner) -> Vec<(String, Value)> {
+pub(super) fn env_for(
+    symbols: &[Symbol],
+    values: &[Scalar],
+    interner: &Interner,
+) -> Vec<(String, Value)> {
     symbols
         .iter()
         .zip(values)
@@ -73,7 +77,7 @@ fn as_int(s: &Scalar) -> Option<i64> {
 
 /// Whether a compiled result and an interpreter result are the same Python value
 /// (bool and int are interchangeable, floats must match bit for bit).
-fn agree(
+pub(super) fn agree(
     compiled: &Result<Scalar, EvalError>,
     reference: &Result<Value, IErr>,
     interner: &Interner,

@@ -536,4 +536,6 @@ pub(crate) fn json_error(file: &str, text: &str, e: &serde_json::Error) -> Space
 }
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;
