@@ -195,29 +195,33 @@ impl Parser<'_> {
     }
 
     fn or_test(&mut self) -> Result<Expr, ExprError> {
-        let mut left = self.and_test()?;
+        let mut items = vec![self.and_test()?];
         while self.eat(&Tok::Or) {
-            let right = self.and_test()?;
-            let span = left.span.start..right.span.end;
-            left = self.mk(
-                ExprKind::BoolOp(BoolOp::Or, Box::new(left), Box::new(right)),
-                span,
-            )?;
+            items.push(self.and_test()?);
         }
-        Ok(left)
+        self.balanced(BoolOp::Or, items)
     }
 
     fn and_test(&mut self) -> Result<Expr, ExprError> {
-        let mut left = self.not_test()?;
+        let mut items = vec![self.not_test()?];
         while self.eat(&Tok::And) {
-            let right = self.not_test()?;
-            let span = left.span.start..right.span.end;
-            left = self.mk(
-                ExprKind::BoolOp(BoolOp::And, Box::new(left), Box::new(right)),
-                span,
-            )?;
+            items.push(self.not_test()?);
         }
-        Ok(left)
+        self.balanced(BoolOp::And, items)
+    }
+
+    /// A chain `a op b op c ...` of one boolean operator as a balanced tree: `and` and `or`
+    /// are associative in value and in what they evaluate (left to right, stopping at the
+    /// operand that decides), so `(a and b) and c` and `a and (b and c)` are the same, and a
+    /// chain of hundreds of conditions is a tree of height log2(n), not n.
+    fn balanced(&self, op: BoolOp, mut items: Vec<Expr>) -> Result<Expr, ExprError> {
+        if items.len() == 1 {
+            return Ok(items.remove(0));
+        }
+        let right = items.split_off(items.len() / 2);
+        let (l, r) = (self.balanced(op, items)?, self.balanced(op, right)?);
+        let span = l.span.start..r.span.end;
+        self.mk(ExprKind::BoolOp(op, Box::new(l), Box::new(r)), span)
     }
 
     fn not_test(&mut self) -> Result<Expr, ExprError> {

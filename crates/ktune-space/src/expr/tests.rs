@@ -1179,3 +1179,27 @@ fn permutation_operations_print_back_to_the_same_tree() {
         );
     }
 }
+
+/// Long flat chains are not deep nesting: a 300-term `and` chain, a 2000-term `or` chain and
+/// a 200-term sum compile and evaluate; the documented limit is a syntax tree 1000 levels tall.
+#[test]
+fn flat_chains_are_not_nesting() {
+    let mut interner = Interner::default();
+    let values = default_values(&mut interner);
+    let syms = symbols();
+    let and_chain = vec!["x > 0"; 300].join(" and ");
+    let c = Constraint::compile(&and_chain, &syms, &mut interner).unwrap();
+    assert_eq!(c.evaluate(&values), Ok(true));
+    let or_chain = format!("{} or x == 7", vec!["x < 0"; 2000].join(" or "));
+    let c = Constraint::compile(&or_chain, &syms, &mut interner).unwrap();
+    assert_eq!(c.evaluate(&values), Ok(true));
+    // The operand that decides, as in Python, also through a balanced chain.
+    assert_eq!(int(&format!("{} or x", vec!["0"; 100].join(" or "))), 7);
+    let sum = vec!["x"; 200].join(" + ");
+    assert_eq!(int(&sum), 1400);
+    let too_tall = vec!["x"; 1001].join(" + ");
+    let e = Constraint::compile(&too_tall, &syms, &mut interner)
+        .err()
+        .unwrap();
+    assert!(e.message.contains("more than 1000 levels"), "{}", e.message);
+}

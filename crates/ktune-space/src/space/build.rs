@@ -348,20 +348,32 @@ impl Problem<'_> {
         }
         let mut prefixes = Vec::new();
         self.dfs(0, split, &mut assign, &mut idx, &mut prefixes);
-        let parts: Vec<Vec<u32>> = prefixes
-            .par_chunks_exact(split)
-            .map(|prefix| {
-                let mut assign = vec![Scalar::Int(0); self.n_params];
-                let mut idx = vec![0u32; k];
-                for (d, &v) in prefix.iter().enumerate() {
-                    idx[d] = v;
-                    assign[self.order[d]] = self.scalars[self.order[d]][v as usize];
-                }
-                let mut out = Vec::new();
-                self.dfs(split, k, &mut assign, &mut idx, &mut out);
-                out
-            })
-            .collect();
+        let work = || -> Vec<Vec<u32>> {
+            prefixes
+                .par_chunks_exact(split)
+                .map(|prefix| {
+                    let mut assign = vec![Scalar::Int(0); self.n_params];
+                    let mut idx = vec![0u32; k];
+                    for (d, &v) in prefix.iter().enumerate() {
+                        idx[d] = v;
+                        assign[self.order[d]] = self.scalars[self.order[d]][v as usize];
+                    }
+                    let mut out = Vec::new();
+                    self.dfs(split, k, &mut assign, &mut idx, &mut out);
+                    out
+                })
+                .collect()
+        };
+        // Threads with room for constraints a thousand levels deep (a flat sum of a thousand
+        // terms evaluates as a thousand nested calls); rayon's default threads have 2 MiB.
+        let parts = match rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads())
+            .stack_size(16 << 20)
+            .build()
+        {
+            Ok(pool) => pool.install(work),
+            Err(_) => work(),
+        };
         parts.concat()
     }
 
