@@ -254,17 +254,28 @@ impl Store {
         Ok(store)
     }
 
-    /// Opens an existing database without checking its fingerprint (for `ktune results`).
-    /// It never creates a file; a file that cannot be written is opened read-only (reading
-    /// works, [`record`](Self::record) and [`set_meta`](Self::set_meta) fail).
+    /// Opens an existing database read-only, without checking its fingerprint (for `ktune
+    /// results`): it never creates or changes the file ([`record`](Self::record) and
+    /// [`set_meta`](Self::set_meta) fail), and it works on a read-only file or directory.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
             });
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut store = Store::connect(path, flags)?;
+        let mut store = match Store::read_only(path, false) {
+            // A database in a directory where SQLite cannot create its shared-memory file
+            // (`-shm`): read it as immutable, which is exact while there is no write-ahead log
+            // holding results not yet copied into the file (a writer would need that
+            // directory too).
+            Err(StoreError::Open { source, .. })
+                if source.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
+                    && wal_is_empty(path) =>
+            {
+                Store::read_only(path, true)?
+            }
+            other => other?,
+        };
         if store.table_count()? == 0 {
             return Err(StoreError::NotADatabase {
                 path: store.path,
@@ -492,6 +503,27 @@ impl Store {
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
             .map_err(|e| self.sqlite(e))
+    }
+
+    /// A read-only connection whose first read has succeeded (`immutable`: without locks or
+    /// the shared-memory file, for a directory that cannot be written).
+    pub(crate) fn read_only(path: &Path, immutable: bool) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let store = if immutable {
+            let uri = format!("file:{}?immutable=1", uri_path(path));
+            let conn = Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI)
+                .map_err(|source| open_error(path, source))?;
+            Store {
+                conn,
+                path: path.to_path_buf(),
+                observed_column: true,
+                samples_column: true,
+            }
+        } else {
+            Store::connect(path, flags)?
+        };
+        store.table_count()?;
+        Ok(store)
     }
 
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
@@ -789,6 +821,28 @@ impl Store {
 
 /// An [`StoreError::Open`] with the likeliest reason: SQLite only says it cannot open the
 /// file, so look at the path.
+/// Whether a database has no write-ahead log with content (none, or an empty one).
+fn wal_is_empty(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(std::path::PathBuf::from(wal)).map_or(true, |m| m.len() == 0)
+}
+
+/// A path for an SQLite `file:` URI: absolute, with `%`, `?` and `#` escaped.
+fn uri_path(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for c in abs.to_string_lossy().chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn open_error(path: &Path, source: rusqlite::Error) -> StoreError {
     let reason = if path.is_dir() {
         "it is a directory".to_string()

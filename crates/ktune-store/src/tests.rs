@@ -752,3 +752,38 @@ fn a_damaged_file_is_called_damaged_with_how_to_check_it() {
         }
     }
 }
+
+#[test]
+fn reading_never_writes_and_works_without_write_access() {
+    let space = space();
+    let (dir, path) = db();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        for r in &records() {
+            store.record(&space, r).unwrap();
+        }
+    }
+    let before = std::fs::read(&path).unwrap();
+    let mut reader = Store::open_existing(&path).unwrap();
+    assert_eq!(reader.records(&space).unwrap(), records());
+    // A read-only connection: writing is refused, the file is untouched.
+    assert!(reader.record(&space, &records()[0]).is_err());
+    assert!(reader.set_meta("note", "x").is_err());
+    drop(reader);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    // Where SQLite could not create its shared-memory file (a read-only directory), the
+    // immutable fallback reads the same (the log is empty once the writer closed).
+    assert!(super::wal_is_empty(&path));
+    let immutable = Store::read_only(&path, true).unwrap();
+    assert_eq!(immutable.records(&space).unwrap(), records());
+    // Paths that need escaping in a URI.
+    let odd = dir.path().join("a?b#c%d.db");
+    std::fs::copy(&path, &odd).unwrap();
+    assert_eq!(
+        Store::read_only(&odd, true)
+            .unwrap()
+            .records(&space)
+            .unwrap(),
+        records()
+    );
+}

@@ -149,8 +149,7 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
                 continue;
             };
             let mut config = Vec::with_capacity(parameters.len());
-            let mut agrees = key.split(',').count() == parameters.len();
-            let mut parts = key.split(',');
+            let mut values = Vec::with_capacity(parameters.len());
             for p in &parameters {
                 let Some((i, v)) = record
                     .get(p.name())
@@ -160,12 +159,10 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
                     skipped += 1;
                     continue 'records;
                 };
-                agrees &= parts
-                    .next()
-                    .is_some_and(|part| key_part_is(part.trim(), &v));
+                values.push(v);
                 config.push(i as u32);
             }
-            if !agrees {
+            if !key_agrees(key, &values) {
                 disagreeing.push(key.clone());
             }
             if let Some(first) = first_seen.get(&config) {
@@ -225,15 +222,39 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
     })
 }
 
-/// Whether one comma-separated part of a Kernel Tuner cache key names `value` (as Python's
-/// `str` writes it: `16`, `0.5`, `True`, `float4`).
-fn key_part_is(part: &str, value: &Value) -> bool {
-    match value {
-        Value::Int(i) => part.parse::<i64>() == Ok(*i) || part.parse::<f64>() == Ok(*i as f64),
-        Value::Real(r) => part.parse::<f64>().is_ok_and(|p| p == *r),
-        Value::Bool(b) => part.eq_ignore_ascii_case(if *b { "true" } else { "false" }),
-        Value::Str(t) => part == t.as_str(),
-        _ => true,
+/// Whether a Kernel Tuner cache key is its record's values joined with commas, as Python's
+/// `str` writes them (`16`, `0.5` or `0.5`'s other spellings, `True`, `float4`). Values may
+/// contain commas themselves (a categorical `"safe, slow"`), so the key is matched value by
+/// value from the left rather than split.
+fn key_agrees(key: &str, values: &[Value]) -> bool {
+    let mut rest = key;
+    for (i, v) in values.iter().enumerate() {
+        let last = i + 1 == values.len();
+        let next = spellings(v).into_iter().find_map(|form| {
+            let after = rest.strip_prefix(form.as_str())?;
+            match (last, after.strip_prefix(',')) {
+                (true, _) if after.is_empty() => Some(""),
+                (false, Some(tail)) => Some(tail),
+                _ => None,
+            }
+        });
+        match next {
+            Some(tail) => rest = tail,
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// How a value may be written in a key.
+fn spellings(v: &Value) -> Vec<String> {
+    match v {
+        Value::Int(i) => vec![i.to_string(), format!("{i}.0")],
+        Value::Real(r) => vec![format!("{r:?}"), format!("{r}")],
+        Value::Bool(true) => vec!["True".into(), "true".into(), "1".into()],
+        Value::Bool(false) => vec!["False".into(), "false".into(), "0".into()],
+        Value::Str(t) => vec![t.clone()],
+        Value::Perm(_) => vec![v.to_string()],
     }
 }
 
@@ -320,6 +341,20 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("repeat the parameter values of another"), "{w}");
+        // Values with commas in them, and the spellings of numbers and booleans.
+        assert!(key_agrees(
+            "4,safe, slow,0.5,True",
+            &[
+                Value::Int(4),
+                Value::Str("safe, slow".into()),
+                Value::Real(0.5),
+                Value::Bool(true)
+            ]
+        ));
+        assert!(key_agrees("1.0,2", &[Value::Real(1.0), Value::Int(2)]));
+        assert!(!key_agrees("1,2", &[Value::Int(1), Value::Int(3)]));
+        assert!(!key_agrees("1,2,3", &[Value::Int(1), Value::Int(2)]));
+        assert!(!key_agrees("1", &[Value::Int(1), Value::Int(2)]));
         // Keys Kernel Tuner writes agree: no warning.
         let fine = read_cache(WHOLE, "w.json").unwrap();
         assert!(fine.warnings.is_empty(), "{:?}", fine.warnings);
