@@ -30,6 +30,7 @@ use crate::cluster::{Classifier, Embedding, kmeans};
 use crate::error::ModelError;
 use crate::exact::ExactGp;
 use crate::kernel::Metric;
+use crate::observations::Observations;
 use crate::surrogate::{Point, Surrogate, Weighted};
 
 /// How the acquisition of a candidate is weighted by its component.
@@ -119,10 +120,7 @@ pub struct ClusteredGp {
     prototype: ExactGp,
     options: ClusterOptions,
     classifier: Option<Classifier>,
-    x: Vec<Vec<f64>>,
-    y: Vec<f64>,
-    /// Per observation, its known measurement variance (empty: none).
-    noise: Vec<f64>,
+    obs: Observations,
     components: OnceLock<Result<Components, ModelError>>,
     /// The component GPs of the last partition, best regime first: their (fitted)
     /// hyperparameters are where the next partition's components start.
@@ -146,9 +144,7 @@ impl ClusteredGp {
             prototype,
             options,
             classifier: None,
-            x: Vec::new(),
-            y: Vec::new(),
-            noise: Vec::new(),
+            obs: Observations::default(),
             components: OnceLock::new(),
             previous: Vec::new(),
         })
@@ -193,20 +189,27 @@ impl ClusteredGp {
 
     /// Clusters the observations and builds a GP per component.
     fn partition(&self) -> Result<Components, ModelError> {
-        let n = self.y.len();
+        let n = self.obs.y.len();
         let labels = if n == 0 {
             Vec::new()
         } else {
             let k = self.options.clusters.min(n / self.options.min_size).max(1);
-            let mean = self.y.iter().sum::<f64>() / n as f64;
-            let sd =
-                (self.y.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64).sqrt();
+            let mean = self.obs.y.iter().sum::<f64>() / n as f64;
+            let sd = (self
+                .obs
+                .y
+                .iter()
+                .map(|v| (v - mean) * (v - mean))
+                .sum::<f64>()
+                / n as f64)
+                .sqrt();
             let scale = if sd > 0.0 { self.options.xi / sd } else { 0.0 };
-            let embedding = Embedding::new(self.metric(), &self.x);
+            let embedding = Embedding::new(self.metric(), &self.obs.x);
             let pairs: Vec<Vec<f64>> = self
+                .obs
                 .x
                 .iter()
-                .zip(&self.y)
+                .zip(&self.obs.y)
                 .map(|(x, &y)| {
                     let mut p = embedding.embed(x);
                     p.push((y - mean) * scale);
@@ -224,7 +227,7 @@ impl ClusteredGp {
             .map(|c| {
                 let (s, m) = labels
                     .iter()
-                    .zip(&self.y)
+                    .zip(&self.obs.y)
                     .filter(|(l, _)| **l == c)
                     .fold((0.0, 0usize), |(s, m), (_, &v)| (s + v, m + 1));
                 (s / m.max(1) as f64, c)
@@ -245,9 +248,9 @@ impl ClusteredGp {
                 .map_or_else(|| self.prototype.clone(), ExactGp::emptied);
             let mut noise = Vec::new();
             for (i, _) in labels.iter().enumerate().filter(|(_, l)| **l == c) {
-                gp.observe(Point::new(&self.x[i]), self.y[i])?;
-                if !self.noise.is_empty() {
-                    noise.push(self.noise[i]);
+                gp.observe(Point::new(&self.obs.x[i]), self.obs.y[i])?;
+                if !self.obs.noise.is_empty() {
+                    noise.push(self.obs.noise[i]);
                 }
             }
             if !noise.is_empty() {
@@ -331,76 +334,29 @@ fn merge_small(points: &[Vec<f64>], mut labels: Vec<usize>, min_size: usize) -> 
 
 impl Surrogate for ClusteredGp {
     fn observe(&mut self, point: Point<'_>, y: f64) -> Result<(), ModelError> {
-        if !y.is_finite() {
-            return Err(ModelError::NonFinite {
-                what: "observed value".into(),
-                value: y,
-            });
-        }
-        if let Some(first) = self.x.first()
-            && first.len() != point.x.len()
-        {
-            return Err(ModelError::DimensionMismatch {
-                what: "observed point".into(),
-                expected: first.len(),
-                got: point.x.len(),
-            });
-        }
         if self.classifier.is_none() {
             self.prototype.kernel().validate(point.x.len())?;
+        }
+        self.obs.push(point.x, y)?;
+        if self.classifier.is_none() {
             self.classifier = Some(Classifier::new(
                 self.metric(),
                 point.x.len(),
                 self.options.neighbours,
             ));
         }
-        self.x.push(point.x.to_vec());
-        self.y.push(y);
-        if !self.noise.is_empty() {
-            self.noise.push(0.0);
-        }
         self.changed();
         Ok(())
     }
 
     fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
-        if ys.len() != self.y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!("{} new values for {} observations", ys.len(), self.y.len()),
-            });
-        }
-        if let Some((i, &v)) = ys.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ModelError::NonFinite {
-                what: format!("new value {i}"),
-                value: v,
-            });
-        }
-        self.y.copy_from_slice(ys);
+        self.obs.replace_values(ys)?;
         self.changed();
         Ok(())
     }
 
     fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
-        if variances.len() != self.y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!(
-                    "{} variances for {} observations",
-                    variances.len(),
-                    self.y.len()
-                ),
-            });
-        }
-        if let Some(&v) = variances.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-            return Err(ModelError::NonFinite {
-                what: "measurement variance".into(),
-                value: v,
-            });
-        }
-        self.noise = if variances.iter().all(|&v| v == 0.0) {
-            Vec::new()
-        } else {
-            variances.to_vec()
-        };
+        self.obs.set_noise(variances)?;
         self.changed();
         Ok(())
     }
@@ -415,7 +371,7 @@ impl Surrogate for ClusteredGp {
 
     fn predict_weighted(&self, points: &[Point<'_>]) -> Result<Vec<Weighted>, ModelError> {
         let c = self.components()?;
-        let (Some(classifier), false) = (&self.classifier, self.y.is_empty()) else {
+        let (Some(classifier), false) = (&self.classifier, self.obs.y.is_empty()) else {
             // No observation yet: as the components (an error for exact GPs).
             return self.prototype.predict_weighted(points);
         };
@@ -424,7 +380,7 @@ impl Surrogate for ClusteredGp {
         } else {
             points
                 .iter()
-                .map(|p| classifier.classify(p.x, &self.x, &c.labels))
+                .map(|p| classifier.classify(p.x, &self.obs.x, &c.labels))
                 .collect()
         };
         let mut out = vec![
@@ -469,7 +425,7 @@ impl Surrogate for ClusteredGp {
     }
 
     fn observed_values(&self) -> &[f64] {
-        &self.y
+        &self.obs.y
     }
 }
 

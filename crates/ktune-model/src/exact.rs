@@ -8,6 +8,7 @@ use crate::dense::DenseGp;
 use crate::error::ModelError;
 use crate::fit::{FitOptions, fit_hyperparameters_noisy};
 use crate::kernel::{Hyperparameters, Kernel, KernelKind, Metric};
+use crate::observations::Observations;
 use crate::surrogate::{Point, Surrogate};
 
 /// Exact GP regression ([`DenseGp`]'s semantics) over the observations told so far.
@@ -17,10 +18,7 @@ use crate::surrogate::{Point, Surrogate};
 #[derive(Debug)]
 pub struct ExactGp {
     kernel: Kernel,
-    x: Vec<Vec<f64>>,
-    y: Vec<f64>,
-    /// Per observation, its known measurement variance (empty: none was given).
-    extra: Vec<f64>,
+    obs: Observations,
     fitted: OnceLock<Result<DenseGp, ModelError>>,
     /// How [`Surrogate::fit`] fits the hyperparameters (`None`: they stay fixed), and
     /// whether they have been fitted once (later fits start from the last optimum).
@@ -31,9 +29,7 @@ impl Clone for ExactGp {
     fn clone(&self) -> Self {
         ExactGp {
             kernel: self.kernel.clone(),
-            x: self.x.clone(),
-            y: self.y.clone(),
-            extra: self.extra.clone(),
+            obs: self.obs.clone(),
             fitted: OnceLock::new(),
             fitting: self.fitting.clone(),
         }
@@ -45,9 +41,7 @@ impl ExactGp {
     pub fn new(kernel: Kernel) -> ExactGp {
         ExactGp {
             kernel,
-            x: Vec::new(),
-            y: Vec::new(),
-            extra: Vec::new(),
+            obs: Observations::default(),
             fitted: OnceLock::new(),
             fitting: None,
         }
@@ -79,9 +73,7 @@ impl ExactGp {
     pub fn emptied(&self) -> ExactGp {
         ExactGp {
             kernel: self.kernel.clone(),
-            x: Vec::new(),
-            y: Vec::new(),
-            extra: Vec::new(),
+            obs: Observations::default(),
             fitted: OnceLock::new(),
             fitting: self.fitting.clone(),
         }
@@ -100,13 +92,15 @@ impl ExactGp {
 
     /// The observed points, in order.
     pub fn points(&self) -> &[Vec<f64>] {
-        &self.x
+        &self.obs.x
     }
 
     /// The model fitted to the observations so far.
     pub fn model(&self) -> Result<&DenseGp, ModelError> {
         self.fitted
-            .get_or_init(|| DenseGp::fit_noisy(&self.kernel, &self.x, &self.y, &self.extra))
+            .get_or_init(|| {
+                DenseGp::fit_noisy(&self.kernel, &self.obs.x, &self.obs.y, &self.obs.noise)
+            })
             .as_ref()
             .map_err(Clone::clone)
     }
@@ -114,68 +108,19 @@ impl ExactGp {
 
 impl Surrogate for ExactGp {
     fn observe(&mut self, point: Point<'_>, y: f64) -> Result<(), ModelError> {
-        if !y.is_finite() {
-            return Err(ModelError::NonFinite {
-                what: "observed value".into(),
-                value: y,
-            });
-        }
-        if let Some(first) = self.x.first()
-            && first.len() != point.x.len()
-        {
-            return Err(ModelError::DimensionMismatch {
-                what: "observed point".into(),
-                expected: first.len(),
-                got: point.x.len(),
-            });
-        }
-        self.x.push(point.x.to_vec());
-        self.y.push(y);
-        if !self.extra.is_empty() {
-            self.extra.push(0.0);
-        }
+        self.obs.push(point.x, y)?;
         self.fitted = OnceLock::new();
         Ok(())
     }
 
     fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
-        if variances.len() != self.y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!(
-                    "{} variances for {} observations",
-                    variances.len(),
-                    self.y.len()
-                ),
-            });
-        }
-        if let Some(&v) = variances.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-            return Err(ModelError::NonFinite {
-                what: "measurement variance".into(),
-                value: v,
-            });
-        }
-        self.extra = if variances.iter().all(|&v| v == 0.0) {
-            Vec::new()
-        } else {
-            variances.to_vec()
-        };
+        self.obs.set_noise(variances)?;
         self.fitted = OnceLock::new();
         Ok(())
     }
 
     fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
-        if ys.len() != self.y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!("{} new values for {} observations", ys.len(), self.y.len()),
-            });
-        }
-        if let Some((i, &v)) = ys.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ModelError::NonFinite {
-                what: format!("new value {i}"),
-                value: v,
-            });
-        }
-        self.y.copy_from_slice(ys);
+        self.obs.replace_values(ys)?;
         self.fitted = OnceLock::new();
         Ok(())
     }
@@ -189,16 +134,16 @@ impl Surrogate for ExactGp {
         let Some((options, warm)) = &self.fitting else {
             return Ok(());
         };
-        if self.x.len() < 2 {
+        if self.obs.x.len() < 2 {
             return Ok(());
         }
         let previous = warm.then_some(&self.kernel.hyper);
         let fitted = fit_hyperparameters_noisy(
             self.kernel.kind,
             &self.kernel.metric,
-            &self.x,
-            &self.y,
-            &self.extra,
+            &self.obs.x,
+            &self.obs.y,
+            &self.obs.noise,
             previous,
             options,
             seed,
@@ -213,7 +158,7 @@ impl Surrogate for ExactGp {
     }
 
     fn observed_values(&self) -> &[f64] {
-        &self.y
+        &self.obs.y
     }
 }
 

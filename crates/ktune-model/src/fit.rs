@@ -404,12 +404,7 @@ pub fn fit_hyperparameters_noisy(
             what: format!("{} noise variances for {} values", extra.len(), y.len()),
         });
     }
-    if let Some(&v) = extra.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-        return Err(ModelError::NonFinite {
-            what: "measurement variance".into(),
-            value: v,
-        });
-    }
+    crate::observations::check_variances(extra)?;
     if x.len() != y.len() {
         return Err(ModelError::LengthMismatch {
             what: format!("{} points but {} values", x.len(), y.len()),

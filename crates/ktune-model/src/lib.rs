@@ -29,6 +29,7 @@ mod exact;
 mod fit;
 mod forest;
 mod kernel;
+mod observations;
 mod stats;
 mod surrogate;
 
