@@ -18,7 +18,7 @@ pub struct SpaceArgs {
     #[arg(long)]
     json: bool,
     /// Refuse a group of linked parameters whose enumeration needs more constraint checks
-    /// than this (estimated before it starts; the default takes about a minute).
+    /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
     max_enumeration: f64,
 }

@@ -25,7 +25,7 @@ pub struct TuneArgs {
     /// The problem: a `ktune.toml` with parameters, constraints and a [runner] section.
     spec: PathBuf,
     /// Refuse a group of linked parameters whose enumeration needs more constraint checks
-    /// than this (estimated before it starts; the default takes about a minute).
+    /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
     max_enumeration: f64,
     /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else bayes_opt).

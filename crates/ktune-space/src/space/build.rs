@@ -20,8 +20,9 @@ use crate::expr::{Constraint, Scalar};
 
 use super::group::Group;
 
-/// The default limit on the constraint checks of one group's enumeration: about a minute on
-/// two cores (the builder checks roughly 15-30 million partial assignments a second).
+/// The default limit on the constraint checks of one group's enumeration: half a minute to a
+/// minute on two cores (the builder checks 15-35 million partial assignments a second;
+/// BENCHMARKS.md, "very large domains").
 pub const DEFAULT_MAX_CHECKS: f64 = 1e9;
 
 /// The largest number of combinations of a constraint's parameters for which it is tabulated.
