@@ -51,6 +51,8 @@ mod measurement;
 mod outcome;
 mod rerank;
 mod runner;
+mod session;
+mod storage;
 mod strategy;
 pub mod t4;
 mod tuner;
@@ -59,6 +61,8 @@ pub use measurement::{Samples, Statistic, Summary, t_quantile_975};
 pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
 pub use rerank::{Finalist, Reranking, rerank};
 pub use runner::Runner;
+pub use session::{Asked, RecordHook, Session, SpaceRef};
+pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker};
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 
@@ -117,6 +121,10 @@ pub enum CoreError {
     /// The record hook (storage) failed: the run stops so that no result goes unrecorded.
     #[error("cannot record an evaluation: {0}")]
     Record(String),
+    /// The storage failed (unreachable server, locked or damaged file, ...): the run stops so
+    /// that no result goes unrecorded.
+    #[error(transparent)]
+    Storage(Box<dyn std::error::Error + Send + Sync>),
     /// A runner returned a different number of outcomes than configurations it was given.
     #[error("runner `{runner}` returned {got} outcomes for {expected} configurations")]
     OutcomeCount {

@@ -85,8 +85,8 @@ impl History {
 }
 
 /// An optimisation strategy as an ask/tell state machine. It only proposes configurations and
-/// learns from what it is told; the [`Tuner`](crate::Tuner) owns the loop, the budget and
-/// the memoisation.
+/// learns from what it is told; the [`Session`](crate::Session) owns the budget and the
+/// memoisation, the [`Tuner`](crate::Tuner) or a distributed worker the loop.
 ///
 /// Contract:
 /// - `ask` returns up to `n` configurations; fewer (or none) means it has nothing more to
@@ -95,6 +95,7 @@ impl History {
 ///   costs an evaluation.
 /// - A proposal that was already evaluated costs nothing: its stored observation is told
 ///   again.
+/// - `ask(n)` with `n > 1` proposes distinct configurations, for workers evaluating at once.
 /// - All randomness comes from the `rng` passed in, so a run is reproducible from its seed.
 pub trait Strategy {
     /// The name used in reports and on the command line.
@@ -109,8 +110,31 @@ pub trait Strategy {
         rng: &mut Rng,
     ) -> Vec<Configuration>;
 
-    /// The observations of configurations it proposed, in evaluation order.
+    /// Observations of the study, in the order they were recorded: of configurations it
+    /// proposed, and of ones it did not (records of earlier runs, of other workers sharing the
+    /// study, repeats of evaluated configurations). A proposal may never be told (another
+    /// worker took it, or the run ended); a strategy must not wait for it forever.
     fn tell(&mut self, space: &SearchSpace, observations: &[Observation]);
+}
+
+/// A borrowed strategy is a strategy (so a [`Session`](crate::Session) can drive one it does
+/// not own).
+impl<S: Strategy + ?Sized> Strategy for &mut S {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        (**self).ask(space, history, n, rng)
+    }
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        (**self).tell(space, observations)
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,10 @@
 //! The driver: ask, evaluate, record, tell, until the budget ends.
 
-use std::time::Instant;
-
 use ktune_space::{Configuration, SearchSpace};
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    CoreError, FailureKind, History, Observation, Outcome, Rng, Runner, Strategy, Timings,
-};
+use crate::session::{Asked, RecordHook, Session, best_record};
+use crate::{CoreError, Outcome, Rng, Runner, Strategy};
 
 /// When to stop. Every limit that is set applies; with none set, the run ends when the space
 /// (or the strategy) is exhausted.
@@ -89,17 +86,7 @@ pub struct TuningRun {
 impl TuningRun {
     /// The best successful record (the first to reach the best objective value).
     pub fn best(&self) -> Option<&Record> {
-        let mut best: Option<&Record> = None;
-        for r in &self.records {
-            if let Some(v) = r.outcome.objective()
-                && best
-                    .and_then(|b| b.outcome.objective())
-                    .is_none_or(|b| self.direction.better(v, b))
-            {
-                best = Some(r);
-            }
-        }
-        best
+        best_record(&self.records, self.direction)
     }
 
     /// The objective of each record in order, `None` for failures (the values of a trace).
@@ -108,10 +95,8 @@ impl TuningRun {
     }
 }
 
-/// Called with every record as it is made, before the strategy is told; an error ends the run.
-type RecordHook<'a> = Box<dyn FnMut(&Record) -> Result<(), CoreError> + 'a>;
-
-/// Drives one tuning run. Free of any particular runner or strategy.
+/// Drives one tuning run: a loop over a [`Session`] and a [`Runner`]. Free of any particular
+/// runner or strategy.
 pub struct Tuner<'a> {
     space: &'a SearchSpace,
     runner: &'a mut dyn Runner,
@@ -121,10 +106,6 @@ pub struct Tuner<'a> {
     replay: Vec<Record>,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
-
-/// How many rounds in a row a strategy may propose only evaluated configurations before the
-/// run ends as exhausted (a strategy stuck in a converged population).
-const STALE_ROUNDS: usize = 1000;
 
 impl<'a> Tuner<'a> {
     /// A tuner for `space`, evaluating with `runner`, within `budget`, one configuration per
@@ -170,207 +151,69 @@ impl<'a> Tuner<'a> {
     }
 
     /// Runs the strategy until the budget ends.
-    pub fn run(
-        mut self,
-        strategy: &mut dyn Strategy,
-        rng: &mut Rng,
-    ) -> Result<TuningRun, CoreError> {
-        self.budget.validate()?;
-        let metrics = self.runner.metrics();
-        let direction = metrics
+    pub fn run(self, strategy: &mut dyn Strategy, rng: &mut Rng) -> Result<TuningRun, CoreError> {
+        let direction = self
+            .runner
+            .metrics()
             .first()
             .map_or(crate::Direction::Minimize, |m| m.direction);
-        let mut history = History::new();
-        let mut records: Vec<Record> = Vec::new();
-        let mut clock = 0.0f64;
-        let mut strategy_seconds = 0.0f64;
-        let observe = |config: &Configuration, outcome: &Outcome| Observation {
-            config: config.clone(),
-            value: outcome.objective().map(|v| direction.to_min(v)),
-            failure: outcome.failure(),
-            variance: outcome.summary().and_then(|s| s.estimate_variance()),
-        };
-        let reached = |v: f64, target: Option<f64>| target.is_some_and(|t| !direction.better(t, v));
-
-        // Resume: earlier records are facts; tell them and carry on from there.
-        let replay = std::mem::take(&mut self.replay);
-        if !replay.is_empty() {
-            let mut told = Vec::with_capacity(replay.len());
-            for r in replay {
-                if history.contains(&r.config) {
-                    continue;
-                }
-                clock = clock.max(r.clock);
-                let o = observe(&r.config, &r.outcome);
-                history.push(o.clone());
-                told.push(o);
-                records.push(r);
-            }
-            let t = Instant::now();
-            strategy.tell(self.space, &told);
-            strategy_seconds += t.elapsed().as_secs_f64();
-        }
-
-        let mut stale = 0usize;
-        let valid_evaluated = |history: &History| {
-            history
-                .observations()
-                .iter()
-                .filter(|o| o.failure != Some(FailureKind::Invalid))
-                .count() as u64
-        };
-        let stop = loop {
-            let best = records
-                .iter()
-                .filter_map(|r| r.outcome.objective())
-                .reduce(|a, b| if direction.better(b, a) { b } else { a });
-            if let Some(best) = best
-                && reached(best, self.budget.target)
-            {
-                break StopReason::Target;
-            }
-            if self
-                .budget
-                .max_evaluations
-                .is_some_and(|m| records.len() >= m)
-            {
-                break StopReason::Evaluations;
-            }
-            if self
-                .stop
-                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
-            {
-                break StopReason::Interrupted;
-            }
-            if self.budget.max_seconds.is_some_and(|m| clock >= m) {
-                break StopReason::Time;
-            }
-            if valid_evaluated(&history) >= self.space.size() {
-                break StopReason::SpaceExhausted;
-            }
-            let remaining = self
-                .budget
-                .max_evaluations
-                .map_or(usize::MAX, |m| m - records.len());
-            let want = self.batch.min(remaining);
-
-            let t = Instant::now();
-            let proposals = strategy.ask(self.space, &history, want, rng);
-            let ask_seconds = t.elapsed().as_secs_f64();
-            strategy_seconds += ask_seconds;
-            clock += ask_seconds;
-            if proposals.is_empty() {
-                break StopReason::StrategyExhausted;
-            }
-
-            // Memoise: already-evaluated proposals are told again at no cost; new ones are
-            // evaluated once each, within the remaining budget.
-            let mut again = Vec::new();
-            let mut fresh: Vec<Configuration> = Vec::new();
-            for c in proposals {
-                if let Some(o) = history.get(&c) {
-                    again.push(o.clone());
-                } else if !fresh.contains(&c) && fresh.len() < remaining {
-                    fresh.push(c);
-                }
-            }
-            if fresh.is_empty() {
-                stale += 1;
-                let t = Instant::now();
-                strategy.tell(self.space, &again);
-                let s = t.elapsed().as_secs_f64();
-                strategy_seconds += s;
-                clock += s;
-                if stale >= STALE_ROUNDS {
-                    break StopReason::StrategyExhausted;
-                }
-                continue;
-            }
-            stale = 0;
-
-            // Configurations outside the space are never run: they fail as invalid.
-            let (valid, invalid): (Vec<usize>, Vec<usize>) =
-                (0..fresh.len()).partition(|&i| self.space.contains(&fresh[i]));
-            let mut outcomes: Vec<Option<Outcome>> = vec![None; fresh.len()];
-            let mut stopped: Option<CoreError> = None;
-            let mut out_of_time = false;
-            for &i in &invalid {
-                outcomes[i] = Some(Outcome::failed(
-                    FailureKind::Invalid,
-                    "violates the search space's constraints",
-                    Timings::default(),
-                ));
-            }
-            if !valid.is_empty() {
-                let batch: Vec<Configuration> = valid.iter().map(|&i| fresh[i].clone()).collect();
-                self.runner.set_incumbent(best);
-                self.runner
-                    .set_time_left(self.budget.max_seconds.map(|m| m - clock));
-                let results = match self.runner.evaluate(self.space, &batch) {
-                    Ok(results) => results,
-                    Err(CoreError::OutOfTime { outcomes }) if outcomes.len() <= batch.len() => {
-                        out_of_time = true;
-                        outcomes
-                    }
-                    Err(CoreError::RunnerStopped {
-                        runner,
-                        message,
-                        outcomes,
-                    }) if outcomes.len() < batch.len() => {
-                        stopped = Some(CoreError::Runner { runner, message });
-                        outcomes
-                    }
-                    Err(e) => return Err(e),
-                };
-                if results.len() != batch.len() && stopped.is_none() && !out_of_time {
-                    return Err(CoreError::OutcomeCount {
-                        runner: self.runner.name().to_string(),
-                        expected: batch.len(),
-                        got: results.len(),
-                    });
-                }
-                for (&i, o) in valid.iter().zip(results) {
-                    outcomes[i] = Some(o);
-                }
-            }
-
-            let mut told = again;
-            for (config, outcome) in fresh.into_iter().zip(outcomes) {
-                // Only a stopped runner leaves configurations without an outcome.
-                let Some(outcome) = outcome else { continue };
-                clock += outcome.timings().total();
-                let o = observe(&config, &outcome);
-                history.push(o.clone());
-                told.push(o);
-                let record = Record {
-                    config,
-                    outcome,
-                    clock,
-                };
-                if let Some(f) = &mut self.on_record {
-                    f(&record)?;
-                }
-                records.push(record);
-            }
-            if let Some(e) = stopped {
-                return Err(e);
-            }
-            if out_of_time {
-                break StopReason::Time;
-            }
-            let t = Instant::now();
-            strategy.tell(self.space, &told);
-            let s = t.elapsed().as_secs_f64();
-            strategy_seconds += s;
-            clock += s;
-        };
-        Ok(TuningRun {
-            records,
-            stop,
-            clock,
-            strategy_seconds,
+        let mut session = Session::new(
+            self.space,
+            Box::new(strategy),
+            self.budget,
             direction,
-        })
+            rng.clone(),
+        )?;
+        if let Some(f) = self.on_record {
+            session.on_record(f);
+        }
+        if let Some(flag) = self.stop {
+            session.stop_flag(flag);
+        }
+        session.observe(self.replay);
+        let runner = self.runner;
+        let stop = loop {
+            let batch = match session.ask(self.batch)? {
+                Asked::Stop(stop) => break stop,
+                Asked::Evaluate(batch) => batch,
+            };
+            runner.set_incumbent(session.best_value());
+            runner.set_time_left(session.time_left());
+            let (outcomes, ended) = match runner.evaluate(self.space, &batch) {
+                Ok(outcomes) => {
+                    if outcomes.len() != batch.len() {
+                        return Err(CoreError::OutcomeCount {
+                            runner: runner.name().to_string(),
+                            expected: batch.len(),
+                            got: outcomes.len(),
+                        });
+                    }
+                    (outcomes, None)
+                }
+                Err(CoreError::OutOfTime { outcomes }) if outcomes.len() <= batch.len() => {
+                    (outcomes, Some(Ok(StopReason::Time)))
+                }
+                Err(CoreError::RunnerStopped {
+                    runner,
+                    message,
+                    outcomes,
+                }) if outcomes.len() < batch.len() => {
+                    (outcomes, Some(Err(CoreError::Runner { runner, message })))
+                }
+                Err(e) => return Err(e),
+            };
+            let done = outcomes.len();
+            session.abandon(&batch[done..], false);
+            session.tell(batch.into_iter().zip(outcomes).collect())?;
+            match ended {
+                None => {}
+                Some(Ok(stop)) => break stop,
+                Some(Err(e)) => return Err(e),
+            }
+        };
+        let (run, state) = session.into_run(stop);
+        *rng = state;
+        Ok(run)
     }
 }
 
@@ -379,7 +222,7 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::{Direction, Metric};
+    use crate::{Direction, FailureKind, History, Metric, Observation, Timings};
     use ktune_space::Parameter;
 
     /// Objective = value of x; fails for x == 2; each evaluation takes 1 s.
@@ -592,13 +435,13 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, CoreError::Runner { .. }), "{err}");
         assert!(err.to_string().contains("still busy"), "{err}");
-        // 1 ran, 7 is invalid (never run), 6 hung; 3 and 4 were never reached and are not
-        // recorded, so a resumed run measures them.
+        // 7 is invalid (recorded when proposed, never run), 1 ran, 6 hung; 3 and 4 were never
+        // reached and are not recorded, so a resumed run measures them.
         assert_eq!(
             recorded,
             vec![
-                (vec![1], None),
                 (vec![7], Some(FailureKind::Invalid)),
+                (vec![1], None),
                 (vec![6], Some(FailureKind::Timeout)),
             ]
         );

@@ -33,6 +33,10 @@ pub struct Row {
     pub observed: Observed,
     /// The repeated measurements of the objective, when the runner kept them.
     pub samples: Option<Samples>,
+    /// The worker that made the measurement, where a distributed worker recorded it.
+    pub worker: Option<String>,
+    /// That worker's device (GPU or CPU name, as the worker reported it).
+    pub device: Option<String>,
 }
 
 impl Row {
@@ -345,6 +349,8 @@ mod tests {
             clock_s: seq as f64 + 1.0,
             observed: Observed::new(),
             samples: None,
+            worker: None,
+            device: None,
         }
     }
 

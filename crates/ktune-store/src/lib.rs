@@ -14,15 +14,17 @@
 //! [`to_kernel_tuner_cache`] list and export results without the search space.
 #![deny(missing_docs)]
 
+pub mod conformance;
 mod export;
 mod fingerprint;
+mod sqlite;
 #[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
 
-use ktune_core::{FailureKind, Observed, Outcome, Record, Timings};
-use ktune_space::{SearchSpace, Value};
+use ktune_core::{FailureKind, Observed, Outcome, Record, Recorded, Timings};
+use ktune_space::{Configuration, SearchSpace, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value as Json;
 
@@ -30,11 +32,15 @@ pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
 pub use fingerprint::Fingerprint;
 
 /// The schema version this crate writes and reads.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
-/// Version 1 lacked the `observed` column, versions 1 and 2 the `samples` column; such files
-/// are upgraded in place when opened for writing (and read as having no observations or
-/// samples otherwise).
+/// The study of a database opened without a study name (`--db`), and the study that files of
+/// schema versions 1 to 3 (one problem per file) become.
+pub const DEFAULT_STUDY: &str = "default";
+
+/// Version 1 lacked the `observed` column, versions 1 and 2 the `samples` column, versions 1
+/// to 3 held one problem per file; such files are upgraded in place when opened for writing,
+/// and read through an upgraded temporary copy otherwise.
 const ADD_OBSERVED: &str = "ALTER TABLE evaluations ADD COLUMN observed TEXT";
 const ADD_SAMPLES: &str = "ALTER TABLE evaluations ADD COLUMN samples TEXT";
 
@@ -111,6 +117,29 @@ pub enum StoreError {
         /// The evaluation that recorded it.
         seq: i64,
     },
+    /// The study asked for is not in the file (or the file holds several and none was named).
+    #[error("`{}`: {message}", path.display())]
+    Study {
+        /// The database path.
+        path: PathBuf,
+        /// What is wrong, with the studies there are.
+        message: String,
+    },
+    /// A worker on other hardware than the study's earlier workers.
+    #[error(
+        "`{}`: study `{study}` was measured on {} but this worker has {device}; results on different hardware are not comparable (pass --allow-mixed-hardware to join anyway, or use another --study)",
+        path.display(), others.join(", ")
+    )]
+    MixedHardware {
+        /// The database path.
+        path: PathBuf,
+        /// The study.
+        study: String,
+        /// This worker's device.
+        device: String,
+        /// The other devices, with their hosts.
+        others: Vec<String>,
+    },
     /// A record or stored row does not fit the search space.
     #[error("`{}`: {message}", path.display())]
     Space {
@@ -159,10 +188,22 @@ pub enum StoreError {
 
 const SCHEMA: &str = "
 CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-CREATE TABLE fingerprint (json TEXT NOT NULL);
+CREATE TABLE studies (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    fingerprint TEXT NOT NULL,
+    created REAL
+);
+CREATE TABLE study_meta (
+    study INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (study, key)
+);
 CREATE TABLE evaluations (
-    seq INTEGER PRIMARY KEY,
-    config TEXT NOT NULL UNIQUE,
+    study INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    config TEXT NOT NULL,
     params_json TEXT NOT NULL,
     status TEXT NOT NULL,
     objective REAL,
@@ -174,15 +215,98 @@ CREATE TABLE evaluations (
     framework REAL,
     clock REAL,
     observed TEXT,
-    samples TEXT
+    samples TEXT,
+    worker TEXT,
+    PRIMARY KEY (study, seq),
+    UNIQUE (study, config)
 );
+CREATE TABLE claims (
+    study INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    worker TEXT NOT NULL,
+    expires REAL NOT NULL,
+    PRIMARY KEY (study, config)
+);
+CREATE TABLE workers (
+    study INTEGER NOT NULL,
+    worker TEXT NOT NULL,
+    host TEXT NOT NULL,
+    device TEXT NOT NULL,
+    joined REAL,
+    PRIMARY KEY (study, worker)
+);
+";
+
+/// Upgrades a version 3 file (one problem per file, `fingerprint` and `evaluations` tables)
+/// to version 4 (studies); its problem becomes the study [`DEFAULT_STUDY`].
+const UPGRADE_3_TO_4: &str = "
+CREATE TABLE studies (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    fingerprint TEXT NOT NULL,
+    created REAL
+);
+INSERT INTO studies (id, name, fingerprint, created)
+    SELECT 1, 'default', json, unixepoch('subsec') FROM fingerprint LIMIT 1;
+CREATE TABLE study_meta (
+    study INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (study, key)
+);
+INSERT INTO study_meta (study, key, value)
+    SELECT 1, key, value FROM meta WHERE key != 'schema_version';
+DELETE FROM meta WHERE key != 'schema_version';
+ALTER TABLE evaluations RENAME TO evaluations_v3;
+CREATE TABLE evaluations (
+    study INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    status TEXT NOT NULL,
+    objective REAL,
+    values_json TEXT NOT NULL,
+    reason TEXT,
+    compile REAL,
+    benchmark REAL,
+    verification REAL,
+    framework REAL,
+    clock REAL,
+    observed TEXT,
+    samples TEXT,
+    worker TEXT,
+    PRIMARY KEY (study, seq),
+    UNIQUE (study, config)
+);
+INSERT INTO evaluations (study, seq, config, params_json, status, objective, values_json,
+    reason, compile, benchmark, verification, framework, clock, observed, samples)
+    SELECT 1, seq, config, params_json, status, objective, values_json, reason, compile,
+    benchmark, verification, framework, clock, observed, samples FROM evaluations_v3;
+DROP TABLE evaluations_v3;
+DROP TABLE fingerprint;
+CREATE TABLE claims (
+    study INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    worker TEXT NOT NULL,
+    expires REAL NOT NULL,
+    PRIMARY KEY (study, config)
+);
+CREATE TABLE workers (
+    study INTEGER NOT NULL,
+    worker TEXT NOT NULL,
+    host TEXT NOT NULL,
+    device TEXT NOT NULL,
+    joined REAL,
+    PRIMARY KEY (study, worker)
+);
+UPDATE meta SET value = '4' WHERE key = 'schema_version';
 ";
 
 /// A results database: one file per tuning problem.
 ///
 /// # Example
 /// ```
-/// use ktune_core::{FailureKind, Observed, Outcome, Record, Timings};
+/// use ktune_core::{FailureKind, Observed, Outcome, Record, Recorded, Timings};
 /// use ktune_space::{Parameter, SearchSpace};
 /// use ktune_store::{Fingerprint, Store};
 ///
@@ -223,31 +347,61 @@ CREATE TABLE evaluations (
 pub struct Store {
     conn: Connection,
     path: PathBuf,
-    /// False only for a version-1 file that could not be upgraded (opened read-only).
-    observed_column: bool,
-    samples_column: bool,
+    /// The study's row id and name.
+    study: i64,
+    study_name: String,
+    /// An upgraded temporary copy of an old file opened read-only, deleted on drop.
+    copy: Option<PathBuf>,
 }
 
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Some(copy) = &self.copy {
+            let _ = std::fs::remove_file(copy);
+        }
+    }
+}
+
+/// The current time on the database's clock, in seconds since 1970 (leases use the store's
+/// clock, not the workers').
+const NOW: &str = "unixepoch('subsec')";
+
 impl Store {
-    /// Creates or opens the database at `path` for this fingerprint. A database made for
-    /// another fingerprint is an error listing the differences (and telling the user to pass
-    /// another `--db` path or delete the file); an unwritable path or a file that is not a
-    /// ktune database is an error naming the path. Neither kind of error changes the file.
+    /// Creates or opens the database at `path` for this fingerprint, as its study
+    /// [`DEFAULT_STUDY`]. See [`open_study`](Self::open_study).
     pub fn open(path: &Path, fingerprint: &Fingerprint) -> Result<Store, StoreError> {
+        Store::open_study(path, DEFAULT_STUDY, fingerprint)
+    }
+
+    /// Creates or opens the database at `path` and in it the study `name` for this
+    /// fingerprint. A study of that name made for another fingerprint is an error listing the
+    /// differences (and telling the user to pass another path or study, or delete the file);
+    /// an unwritable path or a file that is not a ktune database is an error naming the
+    /// path. Neither kind of error changes the file. Any number of processes may open one
+    /// file at once.
+    pub fn open_study(
+        path: &Path,
+        name: &str,
+        fingerprint: &Fingerprint,
+    ) -> Result<Store, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut store = Store::connect(path, flags)?;
         if store.table_count()? == 0 {
-            store.create(fingerprint)?;
+            store.create()?;
         } else {
-            store.check_schema()?;
+            let version = store.check_schema()?;
+            if version < SCHEMA_VERSION {
+                store.upgrade(version)?;
+            }
         }
+        store.enter_study(name, fingerprint)?;
         let stored = store.fingerprint()?;
         let differences = fingerprint.differences(&stored);
         if !differences.is_empty() {
             return Err(StoreError::Mismatch {
-                path: store.path,
+                path: store.path.clone(),
                 differences,
             });
         }
@@ -255,9 +409,16 @@ impl Store {
     }
 
     /// Opens an existing database read-only, without checking its fingerprint (for `ktune
-    /// results`): it never creates or changes the file ([`record`](Self::record) and
-    /// [`set_meta`](Self::set_meta) fail), and it works on a read-only file or directory.
+    /// results`), at its only study (or [`DEFAULT_STUDY`] where it has several). See
+    /// [`open_existing_study`](Self::open_existing_study).
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        Store::open_existing_study(path, None)
+    }
+
+    /// Opens an existing database read-only at the study `name` (or its only study): it never
+    /// creates or changes the file ([`record`](Self::record) and [`set_meta`](Self::set_meta)
+    /// fail), and it works on a read-only file or directory.
+    pub fn open_existing_study(path: &Path, name: Option<&str>) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
@@ -278,11 +439,42 @@ impl Store {
         };
         if store.table_count()? == 0 {
             return Err(StoreError::NotADatabase {
-                path: store.path,
+                path: store.path.clone(),
                 reason: "it is empty".into(),
             });
         }
-        store.check_schema()?;
+        let version = store.check_schema()?;
+        if version < SCHEMA_VERSION {
+            store = store.upgraded_copy(version)?;
+        }
+        let names = store.studies()?;
+        let chosen = match name {
+            Some(n) => n.to_string(),
+            None if names.len() == 1 => names[0].clone(),
+            None => DEFAULT_STUDY.to_string(),
+        };
+        let id: Option<i64> = store
+            .conn
+            .query_row("SELECT id FROM studies WHERE name = ?1", [&chosen], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| store.sqlite(e))?;
+        let Some(id) = id else {
+            return Err(StoreError::Study {
+                path: store.path.clone(),
+                message: if names.is_empty() {
+                    "it holds no study yet".to_string()
+                } else {
+                    format!(
+                        "it has no study `{chosen}`; its studies are: {} (choose one with --study)",
+                        names.join(", ")
+                    )
+                },
+            });
+        };
+        store.study = id;
+        store.study_name = chosen;
         Ok(store)
     }
 
@@ -291,11 +483,31 @@ impl Store {
         &self.path
     }
 
-    /// The fingerprint the database was made for.
+    /// The study's name.
+    pub fn study(&self) -> &str {
+        &self.study_name
+    }
+
+    /// The names of every study in the file, oldest first.
+    pub fn studies(&self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM studies ORDER BY id")
+            .map_err(|e| self.sqlite(e))?;
+        stmt.query_map([], |r| r.get(0))
+            .and_then(|rows| rows.collect::<Result<_, _>>())
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// The fingerprint the study was made for.
     pub fn fingerprint(&self) -> Result<Fingerprint, StoreError> {
         let text: Option<String> = self
             .conn
-            .query_row("SELECT json FROM fingerprint LIMIT 1", [], |r| r.get(0))
+            .query_row(
+                "SELECT fingerprint FROM studies WHERE id = ?1",
+                [self.study],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(|e| self.sqlite(e))?;
         let text = text.ok_or_else(|| self.corrupt("no fingerprint stored".into()))?;
@@ -303,11 +515,31 @@ impl Store {
     }
 
     /// Stores one evaluation, committed in its own transaction before returning. Its
-    /// sequence number is the next position (0 for the first). The configuration must be
-    /// within `space`'s domains (it may violate the constraints: a constraint-unaware
-    /// strategy's invalid proposals are recorded too); recording a configuration twice is an
-    /// error.
+    /// sequence number is the next position of the study (0 for the first). The
+    /// configuration must be within `space`'s domains (it may violate the constraints: a
+    /// constraint-unaware strategy's invalid proposals are recorded too); recording a
+    /// configuration twice is an error.
     pub fn record(&mut self, space: &SearchSpace, record: &Record) -> Result<(), StoreError> {
+        match self.record_by(space, None, record, None)? {
+            Recorded::New(_) | Recorded::OverBudget => Ok(()),
+            Recorded::Duplicate(seq) => Err(StoreError::Duplicate {
+                path: self.path.clone(),
+                configuration: space.describe(&record.config),
+                seq: i64::try_from(seq).unwrap_or(i64::MAX),
+            }),
+        }
+    }
+
+    /// Stores one evaluation made by `worker`, releasing its claim, unless the configuration
+    /// is recorded already or (with a `budget`) the study's budget was spent while the worker
+    /// held no live claim on it.
+    pub fn record_by(
+        &mut self,
+        space: &SearchSpace,
+        worker: Option<&str>,
+        record: &Record,
+        budget: Option<usize>,
+    ) -> Result<Recorded, StoreError> {
         if !space.is_in_bounds(&record.config) {
             return Err(StoreError::Space {
                 path: self.path.clone(),
@@ -318,83 +550,287 @@ impl Store {
                 ),
             });
         }
-        let values = space.values(&record.config);
-        let params: Vec<(&str, Json)> = space
-            .params()
-            .iter()
-            .zip(&values)
-            .map(|(p, v)| (p.name(), v.to_json()))
-            .collect();
-        let params_json =
-            serde_json::to_string(&params).map_err(|e| self.corrupt(e.to_string()))?;
+        let encoded = encode(space, record).map_err(|e| self.corrupt(e))?;
         let config = config_key(&record.config);
-        let (status, metric_values, reason) = match &record.outcome {
-            Outcome::Ok { values, .. } => ("ok", values.as_slice(), None),
-            Outcome::Failed { kind, reason, .. } => (kind.name(), &[][..], Some(reason.as_str())),
-        };
-        let values_json = Json::Array(metric_values.iter().map(|&v| float_json(v)).collect());
-        let observed = (!record.outcome.observed().is_empty())
-            .then(|| serde_json::to_string(record.outcome.observed()))
-            .transpose()
-            .map_err(|e| self.corrupt(e.to_string()))?;
-        let samples = record
-            .outcome
-            .samples()
-            .map(serde_json::to_string)
-            .transpose()
-            .map_err(|e| self.corrupt(e.to_string()))?;
-        let t = record.outcome.timings();
+        let study = self.study;
         let path = self.path.clone();
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sqlite = |source| sqlite_error(&path, source);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sqlite)?;
         let existing: Option<i64> = tx
             .query_row(
-                "SELECT seq FROM evaluations WHERE config = ?1",
-                [&config],
+                "SELECT seq FROM evaluations WHERE study = ?1 AND config = ?2",
+                params![study, &config],
                 |r| r.get(0),
             )
             .optional()
             .map_err(sqlite)?;
         if let Some(seq) = existing {
-            return Err(StoreError::Duplicate {
-                path: path.clone(),
-                configuration: space.describe(&record.config),
-                seq,
-            });
+            return Ok(Recorded::Duplicate(u64::try_from(seq).unwrap_or(0)));
+        }
+        if let Some(budget) = budget {
+            let holds: bool = tx
+                .query_row(
+                    &format!(
+                        "SELECT COUNT(*) > 0 FROM claims WHERE study = ?1 AND config = ?2 \
+                         AND worker = ?3 AND expires > {NOW}"
+                    ),
+                    params![study, &config, worker.unwrap_or("")],
+                    |r| r.get(0),
+                )
+                .map_err(sqlite)?;
+            if !holds && used(&tx, study, Some(&config)).map_err(sqlite)? >= budget as i64 {
+                return Ok(Recorded::OverBudget);
+            }
         }
         let seq: i64 = tx
             .query_row(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM evaluations",
-                [],
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM evaluations WHERE study = ?1",
+                [study],
                 |r| r.get(0),
             )
             .map_err(sqlite)?;
+        let t = record.outcome.timings();
         tx.execute(
-            "INSERT INTO evaluations (seq, config, params_json, status, objective, values_json, \
-             reason, compile, benchmark, verification, framework, clock, observed, samples) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+            "INSERT INTO evaluations (study, seq, config, params_json, status, objective, \
+             values_json, reason, compile, benchmark, verification, framework, clock, observed, \
+             samples, worker) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
+                study,
                 seq,
                 config,
-                params_json,
-                status,
+                encoded.params_json,
+                encoded.status,
                 record.outcome.objective(),
-                values_json.to_string(),
-                reason,
+                encoded.values_json,
+                encoded.reason,
                 t.compile,
                 t.benchmark,
                 t.verification,
                 t.framework,
                 record.clock,
-                observed,
-                samples,
+                encoded.observed,
+                encoded.samples,
+                worker,
             ],
+        )
+        .map_err(sqlite)?;
+        tx.execute(
+            "DELETE FROM claims WHERE study = ?1 AND config = ?2",
+            params![study, &config],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        Ok(Recorded::New(u64::try_from(seq).unwrap_or(0)))
+    }
+
+    /// Claims `config` for `worker` for `lease` seconds, atomically: granted unless it is
+    /// recorded, held by another worker's live claim, or (with a `budget`) the study's
+    /// records and live claims already reach the budget. A worker's own live claim is
+    /// renewed.
+    pub fn claim(
+        &mut self,
+        config: &[u32],
+        worker: &str,
+        lease: f64,
+        budget: Option<usize>,
+    ) -> Result<ktune_core::Claim, StoreError> {
+        use ktune_core::Claim;
+        let key = config_key(config);
+        let study = self.study;
+        let path = self.path.clone();
+        let sqlite = |source| sqlite_error(&path, source);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let recorded: bool = tx
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM evaluations WHERE study = ?1 AND config = ?2",
+                params![study, &key],
+                |r| r.get(0),
+            )
+            .map_err(sqlite)?;
+        if recorded {
+            return Ok(Claim::Recorded);
+        }
+        let holder: Option<String> = tx
+            .query_row(
+                &format!(
+                    "SELECT worker FROM claims WHERE study = ?1 AND config = ?2 AND expires > {NOW}"
+                ),
+                params![study, &key],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sqlite)?;
+        match holder {
+            Some(h) if h != worker => return Ok(Claim::Held),
+            Some(_) => {}
+            None => {
+                if let Some(budget) = budget
+                    && used(&tx, study, Some(&key)).map_err(sqlite)? >= budget as i64
+                {
+                    return Ok(Claim::BudgetSpent);
+                }
+            }
+        }
+        tx.execute(
+            &format!(
+                "INSERT OR REPLACE INTO claims (study, config, worker, expires) \
+                 VALUES (?1, ?2, ?3, {NOW} + ?4)"
+            ),
+            params![study, &key, worker, lease],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        Ok(Claim::Granted)
+    }
+
+    /// Takes over the oldest expired claim of the study for `worker` (the configuration of a
+    /// worker that died mid-evaluation), unless the study's budget is spent.
+    pub fn claim_expired(
+        &mut self,
+        space: &SearchSpace,
+        worker: &str,
+        lease: f64,
+        budget: Option<usize>,
+    ) -> Result<Option<Configuration>, StoreError> {
+        let study = self.study;
+        let path = self.path.clone();
+        let sqlite = |source| sqlite_error(&path, source);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let expired: Option<String> = tx
+            .query_row(
+                &format!(
+                    "SELECT config FROM claims WHERE study = ?1 AND expires <= {NOW} \
+                     ORDER BY expires LIMIT 1"
+                ),
+                [study],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(sqlite)?;
+        let Some(key) = expired else {
+            return Ok(None);
+        };
+        if let Some(budget) = budget
+            && used(&tx, study, Some(&key)).map_err(sqlite)? >= budget as i64
+        {
+            return Ok(None);
+        }
+        tx.execute(
+            &format!(
+                "UPDATE claims SET worker = ?3, expires = {NOW} + ?4 WHERE study = ?1 AND config = ?2"
+            ),
+            params![study, &key, worker, lease],
+        )
+        .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        parse_config_key(&key)
+            .filter(|c| space.is_in_bounds(c))
+            .map(Some)
+            .ok_or_else(|| {
+                self.corrupt(format!("claim of a configuration `{key}` not in the space"))
+            })
+    }
+
+    /// Extends every live claim of `worker` to `lease` seconds from now; how many.
+    pub fn heartbeat(&mut self, worker: &str, lease: f64) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                &format!(
+                    "UPDATE claims SET expires = {NOW} + ?3 WHERE study = ?1 AND worker = ?2 \
+                     AND expires > {NOW}"
+                ),
+                params![self.study, worker, lease],
+            )
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// Drops every claim of `worker` (a worker that ends cleanly); how many.
+    pub fn release(&mut self, worker: &str) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM claims WHERE study = ?1 AND worker = ?2",
+                params![self.study, worker],
+            )
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// Drops every expired claim of the study; how many.
+    pub fn release_expired(&mut self) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                &format!("DELETE FROM claims WHERE study = ?1 AND expires <= {NOW}"),
+                [self.study],
+            )
+            .map_err(|e| self.sqlite(e))
+    }
+
+    /// How many live claims the study has.
+    pub fn live_claims(&self) -> Result<usize, StoreError> {
+        let n: i64 = self
+            .conn
+            .query_row(
+                &format!("SELECT COUNT(*) FROM claims WHERE study = ?1 AND expires > {NOW}"),
+                [self.study],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sqlite(e))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Registers `worker` in the study. A study whose workers measured on other hardware
+    /// refuses it unless `allow_mixed` (results on different GPUs are not comparable).
+    pub fn join(
+        &mut self,
+        worker: &ktune_core::Worker,
+        allow_mixed: bool,
+    ) -> Result<(), StoreError> {
+        let study = self.study;
+        let path = self.path.clone();
+        let sqlite = |source| sqlite_error(&path, source);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let others: Vec<(String, String)> = {
+            let mut stmt = tx
+                .prepare(
+                    "SELECT DISTINCT device, host FROM workers WHERE study = ?1 AND device != ?2 \
+                     ORDER BY joined LIMIT 3",
+                )
+                .map_err(sqlite)?;
+            stmt.query_map(params![study, &worker.device], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .and_then(|rows| rows.collect::<Result<_, _>>())
+            .map_err(sqlite)?
+        };
+        if !others.is_empty() && !allow_mixed {
+            return Err(StoreError::MixedHardware {
+                path: self.path.clone(),
+                study: self.study_name.clone(),
+                device: worker.device.clone(),
+                others: others
+                    .into_iter()
+                    .map(|(d, h)| format!("{d} on {h}"))
+                    .collect(),
+            });
+        }
+        tx.execute(
+            &format!(
+                "INSERT OR REPLACE INTO workers (study, worker, host, device, joined) \
+                 VALUES (?1, ?2, ?3, ?4, {NOW})"
+            ),
+            params![study, &worker.id, &worker.host, &worker.device],
         )
         .map_err(sqlite)?;
         tx.commit().map_err(sqlite)
@@ -404,8 +840,22 @@ impl Store {
     /// `space` (found from the stored parameter values). A record whose parameters or values
     /// are not in `space` is an error.
     pub fn records(&self, space: &SearchSpace) -> Result<Vec<Record>, StoreError> {
+        Ok(self
+            .records_since(space, None)?
+            .into_iter()
+            .map(|r| r.record)
+            .collect())
+    }
+
+    /// The records with a sequence number after `after` (all with `None`), in order, with
+    /// the worker that made each.
+    pub fn records_since(
+        &self,
+        space: &SearchSpace,
+        after: Option<u64>,
+    ) -> Result<Vec<ktune_core::StudyRecord>, StoreError> {
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-        self.stored()?
+        self.stored(after)?
             .into_iter()
             .map(|s| {
                 let stored_names: Vec<&str> =
@@ -435,10 +885,14 @@ impl Store {
                             shown.join(", ")
                         ))
                     })?;
-                Ok(Record {
-                    config,
-                    outcome: s.outcome,
-                    clock: s.row.clock_s,
+                Ok(ktune_core::StudyRecord {
+                    seq: u64::try_from(s.row.seq).unwrap_or(0),
+                    worker: s.row.worker.clone(),
+                    record: Record {
+                        config,
+                        outcome: s.outcome,
+                        clock: s.row.clock_s,
+                    },
                 })
             })
             .collect()
@@ -451,7 +905,7 @@ impl Store {
     pub fn rows(&self) -> Result<Vec<Row>, StoreError> {
         let fingerprint = self.fingerprint()?;
         Ok(self
-            .stored()?
+            .stored(None)?
             .into_iter()
             .map(|s| {
                 let mut row = s.row;
@@ -465,22 +919,27 @@ impl Store {
             .collect())
     }
 
-    /// How many evaluations are stored.
+    /// How many evaluations the study holds.
     pub fn len(&self) -> Result<usize, StoreError> {
         let n: i64 = self
             .conn
-            .query_row("SELECT COUNT(*) FROM evaluations", [], |r| r.get(0))
+            .query_row(
+                "SELECT COUNT(*) FROM evaluations WHERE study = ?1",
+                [self.study],
+                |r| r.get(0),
+            )
             .map_err(|e| self.sqlite(e))?;
         Ok(usize::try_from(n).unwrap_or(0))
     }
 
-    /// Whether no evaluation is stored.
+    /// Whether the study holds no evaluation.
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         Ok(self.len()? == 0)
     }
 
-    /// Stores free-form metadata (e.g. `strategy`, `seed`, `started`), replacing an earlier
-    /// value of `key`; committed before returning. `schema_version` is reserved.
+    /// Stores free-form metadata of the study (e.g. `strategy`, `seed`, `started`),
+    /// replacing an earlier value of `key`; committed before returning. `schema_version` is
+    /// reserved.
     pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
         if key == SCHEMA_KEY {
             return Err(StoreError::ReservedKey {
@@ -490,17 +949,28 @@ impl Store {
         }
         self.conn
             .execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
-                [key, value],
+                "INSERT OR REPLACE INTO study_meta (study, key, value) VALUES (?1, ?2, ?3)",
+                params![self.study, key, value],
             )
             .map_err(|e| self.sqlite(e))?;
         Ok(())
     }
 
-    /// The metadata stored under `key`, if any.
+    /// The study's metadata stored under `key` (the file's for `schema_version`), if any.
     pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        if key == SCHEMA_KEY {
+            return self
+                .conn
+                .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+                .optional()
+                .map_err(|e| self.sqlite(e));
+        }
         self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .query_row(
+                "SELECT value FROM study_meta WHERE study = ?1 AND key = ?2",
+                params![self.study, key],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(|e| self.sqlite(e))
     }
@@ -516,8 +986,9 @@ impl Store {
             Store {
                 conn,
                 path: path.to_path_buf(),
-                observed_column: true,
-                samples_column: true,
+                study: 1,
+                study_name: DEFAULT_STUDY.to_string(),
+                copy: None,
             }
         } else {
             Store::connect(path, flags)?
@@ -532,8 +1003,9 @@ impl Store {
         let store = Store {
             conn,
             path: path.to_path_buf(),
-            observed_column: true,
-            samples_column: true,
+            study: 1,
+            study_name: DEFAULT_STUDY.to_string(),
+            copy: None,
         };
         store
             .conn
@@ -560,15 +1032,14 @@ impl Store {
             })
     }
 
-    /// Makes a new, empty database for `fingerprint`.
-    fn create(&mut self, fingerprint: &Fingerprint) -> Result<(), StoreError> {
+    /// Makes the tables of a new, empty database.
+    fn create(&mut self) -> Result<(), StoreError> {
         let path = self.path.clone();
         let open_error = |source| open_error(&path, source);
         // Write-ahead logging is a property of the file; it cannot change inside a transaction.
         self.conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
             .map_err(open_error)?;
-        let json = serde_json::to_string(fingerprint).map_err(|e| self.corrupt(e.to_string()))?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -588,18 +1059,46 @@ impl Store {
                 [SCHEMA_KEY, &SCHEMA_VERSION.to_string()],
             )
             .map_err(open_error)?;
-            tx.execute("INSERT INTO fingerprint (json) VALUES (?1)", [&json])
-                .map_err(open_error)?;
         }
         tx.commit().map_err(open_error)?;
         if tables != 0 {
-            self.check_schema()?;
+            let version = self.check_schema()?;
+            if version < SCHEMA_VERSION {
+                self.upgrade(version)?;
+            }
         }
         Ok(())
     }
 
-    /// Checks that the file is a ktune database of a version this crate reads.
-    fn check_schema(&mut self) -> Result<(), StoreError> {
+    /// Finds the study `name`, creating it for `fingerprint` when it does not exist.
+    fn enter_study(&mut self, name: &str, fingerprint: &Fingerprint) -> Result<(), StoreError> {
+        let json = serde_json::to_string(fingerprint).map_err(|e| self.corrupt(e.to_string()))?;
+        let path = self.path.clone();
+        let sqlite = |source| sqlite_error(&path, source);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        tx.execute(
+            &format!(
+                "INSERT OR IGNORE INTO studies (name, fingerprint, created) VALUES (?1, ?2, {NOW})"
+            ),
+            params![name, json],
+        )
+        .map_err(sqlite)?;
+        let id: i64 = tx
+            .query_row("SELECT id FROM studies WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .map_err(sqlite)?;
+        tx.commit().map_err(sqlite)?;
+        self.study = id;
+        self.study_name = name.to_string();
+        Ok(())
+    }
+
+    /// Checks that the file is a ktune database of a version this crate reads; its version.
+    fn check_schema(&mut self) -> Result<i64, StoreError> {
         let not_ours = || StoreError::NotADatabase {
             path: self.path.clone(),
             reason: "an SQLite database without ktune's tables".into(),
@@ -613,10 +1112,8 @@ impl Store {
                 .and_then(|rows| rows.collect::<Result<_, _>>())
                 .map_err(|e| self.sqlite(e))?
         };
-        if !["meta", "fingerprint", "evaluations"]
-            .iter()
-            .all(|t| tables.iter().any(|n| n == t))
-        {
+        let has = |t: &str| tables.iter().any(|n| n == t);
+        if !(has("meta") && has("evaluations") && (has("studies") || has("fingerprint"))) {
             return Err(self.damaged_or(not_ours()));
         }
         let version: Option<String> = self
@@ -628,55 +1125,85 @@ impl Store {
             )
             .optional()
             .map_err(|_| self.damaged_or(not_ours()))?;
-        match version {
+        match version.as_deref().map(str::trim) {
             None => Err(self.damaged_or(not_ours())),
-            Some(v) if v.trim() == SCHEMA_VERSION.to_string() => Ok(()),
-            Some(v) if v.trim() == "1" || v.trim() == "2" => {
-                // Upgrade in place; a read-only file is read as having no observations (1)
-                // and no samples (1, 2).
-                let old = v.trim() == "1";
-                let add = if old {
-                    format!("{ADD_OBSERVED}; {ADD_SAMPLES}")
-                } else {
-                    ADD_SAMPLES.to_string()
-                };
-                let upgraded = self.conn.execute_batch(&format!(
-                    "BEGIN IMMEDIATE; {add}; \
-                     UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = '{SCHEMA_KEY}'; COMMIT;"
-                ));
-                if upgraded.is_err() {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    self.observed_column = !old;
-                    self.samples_column = false;
+            Some(v @ ("1" | "2" | "3" | "4")) => {
+                let v: i64 = v.parse().unwrap_or(SCHEMA_VERSION);
+                if (v == SCHEMA_VERSION) != has("studies") {
+                    return Err(self.damaged_or(not_ours()));
                 }
-                Ok(())
+                Ok(v)
             }
-            Some(found) => Err(StoreError::SchemaVersion {
+            Some(_) => Err(StoreError::SchemaVersion {
                 path: self.path.clone(),
-                found,
+                found: version.unwrap_or_default(),
             }),
         }
     }
 
+    /// Upgrades a file of an older `version` in place, in one transaction.
+    fn upgrade(&mut self, version: i64) -> Result<(), StoreError> {
+        let columns = match version {
+            1 => format!("{ADD_OBSERVED}; {ADD_SAMPLES};"),
+            2 => format!("{ADD_SAMPLES};"),
+            _ => String::new(),
+        };
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sqlite_error(&path, e))?;
+        // Another process may have upgraded it since we looked.
+        let now: String = tx
+            .query_row(
+                "SELECT CAST(value AS TEXT) FROM meta WHERE key = ?1",
+                [SCHEMA_KEY],
+                |r| r.get(0),
+            )
+            .map_err(|e| sqlite_error(&path, e))?;
+        if now.trim() == version.to_string() {
+            tx.execute_batch(&format!("{columns} {UPGRADE_3_TO_4}"))
+                .map_err(|e| sqlite_error(&path, e))?;
+        }
+        tx.commit().map_err(|e| sqlite_error(&path, e))
+    }
+
+    /// A read-only file of an older version, read through an upgraded temporary copy.
+    fn upgraded_copy(self, version: i64) -> Result<Store, StoreError> {
+        static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let copy = std::env::temp_dir().join(format!(
+            "ktune-upgrade-{}-{}.db",
+            std::process::id(),
+            COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_file(&copy);
+        self.conn
+            .execute("VACUUM INTO ?1", [copy.to_string_lossy()])
+            .map_err(|e| self.sqlite(e))?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut upgraded = Store::connect(&copy, flags)?;
+        upgraded.copy = Some(copy.clone());
+        upgraded.upgrade(version)?;
+        upgraded.copy = None;
+        drop(upgraded);
+        // Read-only again, so that nothing is written to a copy that is thrown away.
+        let mut reader = Store::connect(&copy, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        reader.copy = Some(copy);
+        reader.path = self.path.clone();
+        Ok(reader)
+    }
+
     /// Every stored row with its full outcome, in evaluation order.
-    fn stored(&self) -> Result<Vec<Stored>, StoreError> {
-        let sql = format!(
-            "SELECT seq, params_json, status, values_json, reason, compile, benchmark, \
-             verification, framework, clock, {}, {} FROM evaluations ORDER BY seq",
-            if self.observed_column {
-                "observed"
-            } else {
-                "NULL"
-            },
-            if self.samples_column {
-                "samples"
-            } else {
-                "NULL"
-            },
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.sqlite(e))?;
+    fn stored(&self, after: Option<u64>) -> Result<Vec<Stored>, StoreError> {
+        let sql = "SELECT e.seq, e.params_json, e.status, e.values_json, e.reason, e.compile, \
+             e.benchmark, e.verification, e.framework, e.clock, e.observed, e.samples, e.worker, \
+             w.device FROM evaluations e \
+             LEFT JOIN workers w ON w.study = e.study AND w.worker = e.worker \
+             WHERE e.study = ?1 AND e.seq > ?2 ORDER BY e.seq";
+        let after = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.sqlite(e))?;
         let raw = stmt
-            .query_map([], |r| {
+            .query_map(params![self.study, after], |r| {
                 Ok(RawRow {
                     seq: r.get(0)?,
                     params_json: r.get(1)?,
@@ -686,6 +1213,8 @@ impl Store {
                     times: [r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?],
                     observed: r.get(10)?,
                     samples: r.get(11)?,
+                    worker: r.get(12)?,
+                    device: r.get(13)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -758,31 +1287,18 @@ impl Store {
             clock_s: clock,
             observed,
             samples,
+            worker: r.worker,
+            device: r.device,
         };
         Ok(Stored { row, outcome })
     }
 
     fn sqlite(&self, source: rusqlite::Error) -> StoreError {
-        if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) {
-            return self.damaged(&source);
-        }
-        StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        sqlite_error(&self.path, source)
     }
 
     fn damaged(&self, source: &rusqlite::Error) -> StoreError {
-        StoreError::Damaged {
-            path: self.path.clone(),
-            detail: match source {
-                rusqlite::Error::SqliteFailure(e, Some(m)) if !m.contains(&e.to_string()) => {
-                    format!("{m}: {e}")
-                }
-                rusqlite::Error::SqliteFailure(e, _) => e.to_string(),
-                other => other.to_string(),
-            },
-        }
+        damaged(&self.path, source)
     }
 
     /// When the file's own check fails: it is damaged, not someone else's database.
@@ -817,6 +1333,97 @@ impl Store {
             message,
         }
     }
+}
+
+/// An SQLite error of the database at `path`: [`StoreError::Damaged`] where SQLite found the
+/// file corrupt.
+fn sqlite_error(path: &Path, source: rusqlite::Error) -> StoreError {
+    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) {
+        return damaged(path, &source);
+    }
+    StoreError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn damaged(path: &Path, source: &rusqlite::Error) -> StoreError {
+    StoreError::Damaged {
+        path: path.to_path_buf(),
+        detail: match source {
+            rusqlite::Error::SqliteFailure(e, Some(m)) if !m.contains(&e.to_string()) => {
+                format!("{m}: {e}")
+            }
+            rusqlite::Error::SqliteFailure(e, _) => e.to_string(),
+            other => other.to_string(),
+        },
+    }
+}
+
+/// How much of the study's budget is used: its records and its live claims (but the claim
+/// on `except`, which the caller is about to replace or settle).
+fn used(tx: &rusqlite::Transaction<'_>, study: i64, except: Option<&str>) -> rusqlite::Result<i64> {
+    tx.query_row(
+        &format!(
+            "SELECT (SELECT COUNT(*) FROM evaluations WHERE study = ?1) + \
+             (SELECT COUNT(*) FROM claims WHERE study = ?1 AND expires > {NOW} AND config != ?2)"
+        ),
+        params![study, except.unwrap_or("")],
+        |r| r.get(0),
+    )
+}
+
+/// The columns of a record other than its position, study and worker.
+pub(crate) struct Encoded {
+    pub(crate) params_json: String,
+    pub(crate) status: &'static str,
+    pub(crate) values_json: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) observed: Option<String>,
+    pub(crate) samples: Option<String>,
+}
+
+/// Encodes a record's columns (shared by every storage, so that all store the same text).
+pub(crate) fn encode(space: &SearchSpace, record: &Record) -> Result<Encoded, String> {
+    let values = space.values(&record.config);
+    let params: Vec<(&str, Json)> = space
+        .params()
+        .iter()
+        .zip(&values)
+        .map(|(p, v)| (p.name(), v.to_json()))
+        .collect();
+    let params_json = serde_json::to_string(&params).map_err(|e| e.to_string())?;
+    let (status, metric_values, reason) = match &record.outcome {
+        Outcome::Ok { values, .. } => ("ok", values.as_slice(), None),
+        Outcome::Failed { kind, reason, .. } => (kind.name(), &[][..], Some(reason.clone())),
+    };
+    let values_json = Json::Array(metric_values.iter().map(|&v| float_json(v)).collect());
+    let observed = (!record.outcome.observed().is_empty())
+        .then(|| serde_json::to_string(record.outcome.observed()))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let samples = record
+        .outcome
+        .samples()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    Ok(Encoded {
+        params_json,
+        status,
+        values_json: values_json.to_string(),
+        reason,
+        observed,
+        samples,
+    })
+}
+
+/// A configuration from its `config` column.
+pub(crate) fn parse_config_key(key: &str) -> Option<Configuration> {
+    if key.is_empty() {
+        return Some(Vec::new());
+    }
+    key.split(',').map(|i| i.parse().ok()).collect()
 }
 
 /// An [`StoreError::Open`] with the likeliest reason: SQLite only says it cannot open the
@@ -884,6 +1491,8 @@ struct RawRow {
     times: [Option<f64>; 5],
     observed: Option<String>,
     samples: Option<String>,
+    worker: Option<String>,
+    device: Option<String>,
 }
 
 /// One decoded evaluation.

@@ -178,6 +178,8 @@ fn rows_describe_the_evaluations() {
             clock_s: 1.0,
             observed: Default::default(),
             samples: Some(samples()),
+            worker: None,
+            device: None,
         }
     );
     assert_eq!(rows[1].seq, 1);
@@ -525,24 +527,76 @@ fn damaged_or_newer_databases_are_errors_not_panics() {
         store.rows().unwrap_err(),
         StoreError::Corrupt { .. }
     ));
-    raw.execute("DELETE FROM fingerprint", []).unwrap();
+    raw.execute("UPDATE studies SET fingerprint = '{not json'", [])
+        .unwrap();
     assert!(matches!(
         Store::open(&path, &fingerprint(&space)).unwrap_err(),
         StoreError::Corrupt { .. }
     ));
     raw.execute(
-        "UPDATE meta SET value = '4' WHERE key = 'schema_version'",
+        "UPDATE meta SET value = '5' WHERE key = 'schema_version'",
         [],
     )
     .unwrap();
     let e = Store::open_existing(&path).unwrap_err();
     assert!(matches!(e, StoreError::SchemaVersion { .. }), "{e}");
-    assert!(e.to_string().contains("version 4"), "{e}");
+    assert!(e.to_string().contains("version 5"), "{e}");
+}
+
+/// Makes `path` look like a file written by schema version 3 (one problem per file, its
+/// fingerprint in a table of its own).
+fn downgrade_to_version_3(path: &Path) {
+    let raw = Connection::open(path).unwrap();
+    raw.execute_batch(
+        "BEGIN; \
+         CREATE TABLE fingerprint (json TEXT NOT NULL); \
+         INSERT INTO fingerprint SELECT fingerprint FROM studies WHERE id = 1; \
+         INSERT INTO meta (key, value) SELECT key, value FROM study_meta WHERE study = 1; \
+         CREATE TABLE ev3 (seq INTEGER PRIMARY KEY, config TEXT NOT NULL UNIQUE, \
+           params_json TEXT NOT NULL, status TEXT NOT NULL, objective REAL, \
+           values_json TEXT NOT NULL, reason TEXT, compile REAL, benchmark REAL, \
+           verification REAL, framework REAL, clock REAL, observed TEXT, samples TEXT); \
+         INSERT INTO ev3 SELECT seq, config, params_json, status, objective, values_json, \
+           reason, compile, benchmark, verification, framework, clock, observed, samples \
+           FROM evaluations WHERE study = 1; \
+         DROP TABLE evaluations; ALTER TABLE ev3 RENAME TO evaluations; \
+         DROP TABLE studies; DROP TABLE study_meta; DROP TABLE claims; DROP TABLE workers; \
+         UPDATE meta SET value = '3' WHERE key = 'schema_version'; COMMIT;",
+    )
+    .unwrap();
+}
+
+#[test]
+fn version_3_files_become_the_default_study_and_keep_records_and_metadata() {
+    let space = space();
+    let (_dir, path) = db();
+    {
+        let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+        store.set_meta("strategy", "random").unwrap();
+        for r in &records() {
+            store.record(&space, r).unwrap();
+        }
+    }
+    downgrade_to_version_3(&path);
+    // Read-only first: through a copy, the file untouched.
+    let before = std::fs::read(&path).unwrap();
+    let reader = Store::open_existing(&path).unwrap();
+    assert_eq!(reader.records(&space).unwrap(), records());
+    assert_eq!(reader.meta("strategy").unwrap().as_deref(), Some("random"));
+    drop(reader);
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let mut store = Store::open(&path, &fingerprint(&space)).unwrap();
+    assert_eq!(store.study(), crate::DEFAULT_STUDY);
+    assert_eq!(store.records(&space).unwrap(), records());
+    assert_eq!(store.meta("schema_version").unwrap().as_deref(), Some("4"));
+    assert_eq!(store.meta("strategy").unwrap().as_deref(), Some("random"));
+    store.set_meta("seed", "3").unwrap();
 }
 
 /// Makes `path` look like a file written by schema version 1 (no `observed` and no
 /// `samples` column).
 fn downgrade_to_version_1(path: &Path) {
+    downgrade_to_version_3(path);
     let raw = Connection::open(path).unwrap();
     raw.execute_batch(
         "ALTER TABLE evaluations DROP COLUMN observed; \
@@ -554,6 +608,7 @@ fn downgrade_to_version_1(path: &Path) {
 
 /// Makes `path` look like a file written by schema version 2 (no `samples` column).
 fn downgrade_to_version_2(path: &Path) {
+    downgrade_to_version_3(path);
     let raw = Connection::open(path).unwrap();
     raw.execute_batch(
         "ALTER TABLE evaluations DROP COLUMN samples; \
@@ -700,7 +755,7 @@ fn permutations_are_shown_by_their_item_names_and_renamed_items_are_refused() {
     store
         .conn
         .execute(
-            "UPDATE fingerprint SET json = ?1",
+            "UPDATE studies SET fingerprint = ?1",
             [serde_json::to_string(&old).unwrap()],
         )
         .unwrap();
@@ -786,4 +841,13 @@ fn reading_never_writes_and_works_without_write_access() {
             .unwrap(),
         records()
     );
+}
+
+#[test]
+fn sqlite_passes_the_storage_conformance_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("study.db");
+    crate::conformance::run_all(&|study, fingerprint| {
+        Box::new(Store::open_study(&path, study, fingerprint).unwrap())
+    });
 }

@@ -5,7 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use ktune_core::{Budget, Direction, FailureKind, Metric, Rng, Tuner, TuningRun};
+use ktune_core::{
+    Asked, Budget, Direction, FailureKind, Metric, Record, Rng, Session, Tuner, TuningRun,
+};
 use ktune_space::Configuration;
 use rand::SeedableRng;
 
@@ -105,6 +107,114 @@ fn every_strategy_is_valid_unique_within_budget_and_deterministic() {
         if e.options.iter().any(|o| o.name == "surrogate") {
             check(&format!("{}:surrogate=cgp", e.name), true);
         }
+    }
+}
+
+/// Two workers sharing one study of 60 evaluations, the way a storage makes them: each
+/// session is told the other's records before it asks (observations it did not propose),
+/// asks for several configurations at once, and claims them; a configuration the other holds
+/// is given back as held elsewhere, and a claim beyond the study's budget is refused. Every
+/// strategy must keep proposing distinct, new configurations, and the study must end with its
+/// budget spent, nothing measured twice.
+fn check_shared_study(spec: &str) {
+    let space = sparse_space();
+    let budget = Budget {
+        max_evaluations: Some(60),
+        ..Budget::default()
+    };
+    let mut sessions: Vec<Session<'_>> = [1u64, 2]
+        .iter()
+        .map(|&seed| {
+            let (_, strategy) = create_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+            Session::new(
+                &space,
+                strategy,
+                budget.clone(),
+                Direction::Minimize,
+                Rng::seed_from_u64(seed),
+            )
+            .unwrap()
+        })
+        .collect();
+    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
+    let mut study: Vec<Record> = Vec::new();
+    let mut claimed: BTreeSet<Configuration> = BTreeSet::new();
+    let mut seen = [0usize; 2];
+    let mut held: [Vec<Configuration>; 2] = [Vec::new(), Vec::new()];
+    let mut done = [false; 2];
+    for _round in 0..2000 {
+        if done == [true, true] {
+            break;
+        }
+        // Both ask before either tells, so their batches are in flight together.
+        for w in 0..2 {
+            if done[w] {
+                continue;
+            }
+            let s = &mut sessions[w];
+            s.observe(study[seen[w]..].to_vec());
+            seen[w] = study.len();
+            match s.ask(if w == 0 { 3 } else { 2 }).unwrap() {
+                Asked::Stop(_) => done[w] = true,
+                Asked::Evaluate(batch) => {
+                    assert!(!batch.is_empty() && batch.len() <= 3, "{spec}");
+                    let distinct: BTreeSet<_> = batch.iter().collect();
+                    assert_eq!(
+                        distinct.len(),
+                        batch.len(),
+                        "{spec} asked twice in one batch"
+                    );
+                    for c in batch {
+                        assert!(
+                            space.contains(&c),
+                            "{spec} proposed an invalid configuration"
+                        );
+                        assert!(
+                            study.iter().all(|r| r.config != c),
+                            "{spec}: the session let a recorded configuration through"
+                        );
+                        if claimed.contains(&c) {
+                            s.abandon(std::slice::from_ref(&c), true);
+                        } else if study.len() + claimed.len() >= 60 {
+                            s.abandon(std::slice::from_ref(&c), false);
+                        } else {
+                            claimed.insert(c.clone());
+                            held[w].push(c);
+                        }
+                    }
+                }
+            }
+        }
+        for w in 0..2 {
+            let batch = std::mem::take(&mut held[w]);
+            if batch.is_empty() {
+                continue;
+            }
+            let outcomes = ktune_core::Runner::evaluate(&mut runner, &space, &batch).unwrap();
+            let s = &mut sessions[w];
+            let before = s.records().len();
+            s.tell(batch.iter().cloned().zip(outcomes).collect())
+                .unwrap();
+            for r in &s.records()[before..] {
+                claimed.remove(&r.config);
+                study.push(r.clone());
+            }
+        }
+    }
+    assert_eq!(done, [true, true], "{spec}: the workers never finished");
+    let distinct: BTreeSet<_> = study.iter().map(|r| &r.config).collect();
+    assert_eq!(
+        distinct.len(),
+        study.len(),
+        "{spec} measured a configuration twice"
+    );
+    assert_eq!(study.len(), 60, "{spec}: the study's budget was not spent");
+}
+
+#[test]
+fn every_strategy_shares_a_study_with_foreign_observations_and_batches() {
+    for e in REGISTRY {
+        check_shared_study(e.name);
     }
 }
 

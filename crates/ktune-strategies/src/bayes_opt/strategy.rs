@@ -615,6 +615,18 @@ impl Strategy for BayesianOptimization {
         };
         for o in observations {
             let Some(i) = st.pending.iter().position(|(c, _)| *c == o.config) else {
+                // Another worker's evaluation (or a repeat): data all the same, fitted once.
+                if let Some(r) = space.rank(&o.config)
+                    && !st.visited.contains(&r)
+                {
+                    st.mark_visited(r);
+                    if let Some(v) = o.value {
+                        st.fit(r, &o.config, v);
+                        if !st.initial_done {
+                            st.initial_valid += 1;
+                        }
+                    }
+                }
                 continue;
             };
             if st.initial_done {

@@ -1,0 +1,418 @@
+//! The storage conformance suite (the idea of Optuna's storage tests): what every
+//! [`Storage`] must do, run against each implementation with the same assertions. Call
+//! [`run_all`] with a function that opens a study (by name, for a fingerprint) on a fresh
+//! handle of the storage under test; every handle must see the others' writes, as the worker
+//! processes of one study do. Study names are made unique per call, so a shared server can be
+//! used.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use ktune_core::{Claim, Outcome, Record, Recorded, Storage, Timings, Worker};
+use ktune_space::{Configuration, Parameter, SearchSpace};
+
+use crate::Fingerprint;
+
+/// Opens the study `name` made for `fingerprint` on a new handle.
+pub type Open<'a> = dyn Fn(&str, &Fingerprint) -> Box<dyn Storage> + Sync + 'a;
+
+/// The space the suite uses: 100 configurations of one integer parameter.
+pub fn space() -> SearchSpace {
+    SearchSpace::new(
+        vec![Parameter::integer_range("x", 0, 99, 1).expect("a valid parameter")],
+        &[] as &[&str],
+    )
+    .expect("a valid space")
+}
+
+/// One check of the suite.
+pub type Check = fn(&Open<'_>);
+
+/// Runs every check of the suite, panicking with the check's name on the first failure.
+pub fn run_all(open: &Open<'_>) {
+    let checks: [(&str, Check); 9] = [
+        (
+            "claims_are_exclusive_and_settled_by_records",
+            claims_are_exclusive_and_settled_by_records,
+        ),
+        (
+            "the_budget_counts_records_and_live_claims",
+            the_budget_counts_records_and_live_claims,
+        ),
+        (
+            "expired_claims_are_taken_over_once",
+            expired_claims_are_taken_over_once,
+        ),
+        (
+            "heartbeats_keep_claims_and_release_drops_them",
+            heartbeats_keep_claims_and_release_drops_them,
+        ),
+        (
+            "records_since_reads_in_order_with_their_workers",
+            records_since_reads_in_order_with_their_workers,
+        ),
+        (
+            "studies_are_independent_and_keep_their_fingerprint",
+            studies_are_independent_and_keep_their_fingerprint,
+        ),
+        (
+            "workers_on_other_hardware_are_refused_unless_allowed",
+            workers_on_other_hardware_are_refused_unless_allowed,
+        ),
+        ("metadata_round_trips", metadata_round_trips),
+        (
+            "concurrent_claims_never_grant_twice_or_beyond_the_budget",
+            concurrent_claims_never_grant_twice_or_beyond_the_budget,
+        ),
+    ];
+    for (name, check) in checks {
+        eprintln!("storage conformance: {name}");
+        check(open);
+    }
+}
+
+fn unique(name: &str) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{name}-{}-{nanos}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn fingerprint(space: &SearchSpace) -> Fingerprint {
+    Fingerprint::new(space, r#"{"runner":"conformance"}"#, "time")
+}
+
+fn record(x: u32) -> Record {
+    Record {
+        config: vec![x],
+        outcome: Outcome::ok(
+            vec![f64::from(x) + 0.5],
+            Timings {
+                benchmark: 0.25,
+                ..Timings::default()
+            },
+        ),
+        clock: f64::from(x),
+    }
+}
+
+const LONG: Duration = Duration::from_secs(600);
+const SHORT: Duration = Duration::from_millis(150);
+
+fn expire() {
+    std::thread::sleep(SHORT + Duration::from_millis(150));
+}
+
+/// A claim is the claimer's until it records; then nobody can claim it.
+pub fn claims_are_exclusive_and_settled_by_records(open: &Open<'_>) {
+    let space = space();
+    let study = unique("exclusive");
+    let mut a = open(&study, &fingerprint(&space));
+    let mut b = open(&study, &fingerprint(&space));
+    let x: Configuration = vec![7];
+    assert_eq!(a.claim(&x, "a", LONG, None).unwrap(), Claim::Granted);
+    assert_eq!(b.claim(&x, "b", LONG, None).unwrap(), Claim::Held);
+    assert_eq!(
+        a.claim(&x, "a", LONG, None).unwrap(),
+        Claim::Granted,
+        "renewal"
+    );
+    assert_eq!(
+        a.record(&space, "a", &record(7), None).unwrap(),
+        Recorded::New(0)
+    );
+    assert_eq!(b.claim(&x, "b", LONG, None).unwrap(), Claim::Recorded);
+    assert_eq!(a.claim(&x, "a", LONG, None).unwrap(), Claim::Recorded);
+    assert_eq!(
+        b.record(&space, "b", &record(7), None).unwrap(),
+        Recorded::Duplicate(0)
+    );
+    let all = b.records_since(&space, None).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].record, record(7));
+    assert_eq!(all[0].worker.as_deref(), Some("a"));
+}
+
+/// Records and live claims together never exceed the study's budget.
+pub fn the_budget_counts_records_and_live_claims(open: &Open<'_>) {
+    let space = space();
+    let study = unique("budget");
+    let mut s = open(&study, &fingerprint(&space));
+    let budget = Some(2);
+    assert_eq!(
+        s.claim(&vec![1], "a", LONG, budget).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        s.claim(&vec![2], "b", LONG, budget).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        s.claim(&vec![3], "c", LONG, budget).unwrap(),
+        Claim::BudgetSpent
+    );
+    assert_eq!(
+        s.record(&space, "a", &record(1), budget).unwrap(),
+        Recorded::New(0)
+    );
+    assert_eq!(
+        s.claim(&vec![3], "c", LONG, budget).unwrap(),
+        Claim::BudgetSpent
+    );
+    // A claim of one's own is renewed, not counted twice.
+    assert_eq!(
+        s.claim(&vec![2], "b", LONG, budget).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        s.record(&space, "b", &record(2), budget).unwrap(),
+        Recorded::New(1)
+    );
+    assert_eq!(
+        s.claim(&vec![3], "c", LONG, budget).unwrap(),
+        Claim::BudgetSpent
+    );
+    // Recording without a claim once the budget is spent stores nothing.
+    assert_eq!(
+        s.record(&space, "c", &record(3), budget).unwrap(),
+        Recorded::OverBudget
+    );
+    assert_eq!(s.records_since(&space, None).unwrap().len(), 2);
+    // Without a budget, anything unrecorded may be claimed.
+    assert_eq!(s.claim(&vec![3], "c", LONG, None).unwrap(), Claim::Granted);
+}
+
+/// The claim of a worker that stopped renewing expires: it is taken over by exactly one
+/// worker, and it no longer counts against the budget; a late record of the first worker
+/// and the second worker's record settle the configuration once.
+pub fn expired_claims_are_taken_over_once(open: &Open<'_>) {
+    let space = space();
+    let study = unique("expiry");
+    let mut a = open(&study, &fingerprint(&space));
+    let mut b = open(&study, &fingerprint(&space));
+    let mut c = open(&study, &fingerprint(&space));
+    assert_eq!(
+        a.claim(&vec![4], "a", SHORT, Some(1)).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        b.claim_expired(&space, "b", LONG, Some(1)).unwrap(),
+        None,
+        "not expired yet"
+    );
+    assert_eq!(
+        b.claim(&vec![5], "b", LONG, Some(1)).unwrap(),
+        Claim::BudgetSpent
+    );
+    expire();
+    assert_eq!(
+        b.claim_expired(&space, "b", LONG, Some(1)).unwrap(),
+        Some(vec![4])
+    );
+    assert_eq!(
+        c.claim_expired(&space, "c", LONG, Some(1)).unwrap(),
+        None,
+        "taken once"
+    );
+    assert_eq!(c.claim(&vec![4], "c", LONG, Some(1)).unwrap(), Claim::Held);
+    // The first worker comes back late: its claim is gone and the budget is held by b.
+    assert_eq!(
+        a.record(&space, "a", &record(4), Some(1)).unwrap(),
+        Recorded::New(0)
+    );
+    assert_eq!(
+        b.record(&space, "b", &record(4), Some(1)).unwrap(),
+        Recorded::Duplicate(0)
+    );
+    assert_eq!(c.records_since(&space, None).unwrap().len(), 1);
+    // An expired claim frees its share of the budget.
+    assert_eq!(
+        c.claim(&vec![6], "c", SHORT, Some(2)).unwrap(),
+        Claim::Granted
+    );
+    expire();
+    assert_eq!(
+        a.claim(&vec![8], "a", LONG, Some(2)).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        b.claim_expired(&space, "b", LONG, Some(2)).unwrap(),
+        None,
+        "budget spent"
+    );
+    assert_eq!(a.release_expired().unwrap(), 1);
+}
+
+/// Heartbeats keep a worker's claims alive past their first lease; release drops them.
+pub fn heartbeats_keep_claims_and_release_drops_them(open: &Open<'_>) {
+    let space = space();
+    let study = unique("heartbeat");
+    let mut a = open(&study, &fingerprint(&space));
+    let mut b = open(&study, &fingerprint(&space));
+    assert_eq!(a.claim(&vec![1], "a", SHORT, None).unwrap(), Claim::Granted);
+    assert_eq!(a.claim(&vec![2], "a", SHORT, None).unwrap(), Claim::Granted);
+    assert_eq!(a.heartbeat("a", LONG).unwrap(), 2);
+    assert_eq!(b.heartbeat("b", LONG).unwrap(), 0);
+    expire();
+    assert_eq!(b.claim(&vec![1], "b", LONG, None).unwrap(), Claim::Held);
+    assert_eq!(b.claim_expired(&space, "b", LONG, None).unwrap(), None);
+    assert_eq!(a.release("a").unwrap(), 2);
+    assert_eq!(b.claim(&vec![1], "b", LONG, None).unwrap(), Claim::Granted);
+}
+
+/// Records are numbered from 0 in the order they were made and read back after any
+/// sequence number, with everything they hold.
+pub fn records_since_reads_in_order_with_their_workers(open: &Open<'_>) {
+    let space = space();
+    let study = unique("since");
+    let mut a = open(&study, &fingerprint(&space));
+    let mut b = open(&study, &fingerprint(&space));
+    let failed = Record {
+        config: vec![9],
+        outcome: Outcome::failed(
+            ktune_core::FailureKind::Compile,
+            "nvcc: error",
+            Timings {
+                compile: 1.5,
+                ..Timings::default()
+            },
+        ),
+        clock: 3.0,
+    };
+    assert_eq!(
+        a.record(&space, "a", &record(3), None).unwrap(),
+        Recorded::New(0)
+    );
+    assert_eq!(
+        b.record(&space, "b", &failed, None).unwrap(),
+        Recorded::New(1)
+    );
+    assert_eq!(
+        a.record(&space, "a", &record(1), None).unwrap(),
+        Recorded::New(2)
+    );
+    let all = b.records_since(&space, None).unwrap();
+    let seqs: Vec<u64> = all.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, vec![0, 1, 2]);
+    assert_eq!(all[1].record, failed);
+    assert_eq!(all[1].worker.as_deref(), Some("b"));
+    let later = a.records_since(&space, Some(0)).unwrap();
+    assert_eq!(later.iter().map(|r| r.seq).collect::<Vec<_>>(), vec![1, 2]);
+    assert!(a.records_since(&space, Some(2)).unwrap().is_empty());
+}
+
+/// Two studies in one storage share nothing; a study keeps the fingerprint it was made for.
+pub fn studies_are_independent_and_keep_their_fingerprint(open: &Open<'_>) {
+    let space = space();
+    let (one, two) = (unique("one"), unique("two"));
+    let mut a = open(&one, &fingerprint(&space));
+    let other = Fingerprint::new(&space, r#"{"runner":"other"}"#, "time");
+    let mut b = open(&two, &other);
+    assert_eq!(a.study(), one);
+    assert_eq!(
+        a.claim(&vec![1], "w", LONG, Some(1)).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        b.claim(&vec![1], "w", LONG, Some(1)).unwrap(),
+        Claim::Granted
+    );
+    assert_eq!(
+        a.record(&space, "w", &record(1), Some(1)).unwrap(),
+        Recorded::New(0)
+    );
+    assert!(b.records_since(&space, None).unwrap().is_empty());
+    assert_eq!(
+        b.record(&space, "w", &record(1), Some(1)).unwrap(),
+        Recorded::New(0)
+    );
+    assert!(!a.location().is_empty());
+}
+
+/// Workers on other hardware than the study's first are refused unless allowed.
+pub fn workers_on_other_hardware_are_refused_unless_allowed(open: &Open<'_>) {
+    let space = space();
+    let study = unique("hardware");
+    let mut s = open(&study, &fingerprint(&space));
+    let worker = |id: &str, device: &str| Worker {
+        id: id.into(),
+        host: "node1".into(),
+        device: device.into(),
+    };
+    s.join(&worker("a", "NVIDIA H100"), false).unwrap();
+    s.join(&worker("b", "NVIDIA H100"), false).unwrap();
+    let e = s
+        .join(&worker("c", "NVIDIA A100"), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("NVIDIA H100")
+            && e.contains("NVIDIA A100")
+            && e.contains("--allow-mixed-hardware"),
+        "{e}"
+    );
+    s.join(&worker("c", "NVIDIA A100"), true).unwrap();
+}
+
+/// Study metadata is stored per study.
+pub fn metadata_round_trips(open: &Open<'_>) {
+    let space = space();
+    let study = unique("meta");
+    let mut s = open(&study, &fingerprint(&space));
+    assert_eq!(s.meta("strategy").unwrap(), None);
+    s.set_meta("strategy", "bayes_opt").unwrap();
+    s.set_meta("strategy", "random").unwrap();
+    let mut t = open(&study, &fingerprint(&space));
+    assert_eq!(t.meta("strategy").unwrap().as_deref(), Some("random"));
+    let mut u = open(&unique("meta-other"), &fingerprint(&space));
+    assert_eq!(u.meta("strategy").unwrap(), None);
+}
+
+/// Eight workers racing for the same 50 configurations with a budget of 30: every
+/// configuration is granted at most once and exactly 30 are granted.
+pub fn concurrent_claims_never_grant_twice_or_beyond_the_budget(open: &Open<'_>) {
+    let space = space();
+    let study = unique("race");
+    let fp = fingerprint(&space);
+    drop(open(&study, &fp));
+    let granted: Vec<Vec<u32>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|w| {
+                let (study, fp, space) = (&study, &fp, &space);
+                scope.spawn(move || {
+                    let mut s = open(study, fp);
+                    let id = format!("w{w}");
+                    let mut mine = Vec::new();
+                    for i in 0..50u32 {
+                        let x = (i + w * 7) % 50;
+                        if s.claim(&vec![x], &id, LONG, Some(30)).unwrap() == Claim::Granted {
+                            mine.push(x);
+                            if x % 2 == 0 {
+                                let _ = s.record(space, &id, &record(x), Some(30)).unwrap();
+                            }
+                        }
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker panicked"))
+            .collect()
+    });
+    let all: Vec<u32> = granted.into_iter().flatten().collect();
+    let distinct: BTreeSet<u32> = all.iter().copied().collect();
+    assert_eq!(
+        distinct.len(),
+        all.len(),
+        "a configuration was granted twice"
+    );
+    assert_eq!(all.len(), 30, "granted beyond or below the budget");
+}
