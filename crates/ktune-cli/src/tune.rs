@@ -23,35 +23,35 @@ use serde_json::json;
 #[derive(clap::Args)]
 pub struct TuneArgs {
     /// The problem: a `ktune.toml` with parameters, constraints and a [runner] section.
-    spec: PathBuf,
+    pub(crate) spec: PathBuf,
     /// Refuse a group of linked parameters whose enumeration needs more constraint checks
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
-    max_enumeration: f64,
+    pub(crate) max_enumeration: f64,
     /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else bayes_opt).
     #[arg(long)]
-    strategy: Option<String>,
+    pub(crate) strategy: Option<String>,
     /// Stop after this many evaluations in total, resumed ones included.
     #[arg(long)]
-    max_evals: Option<usize>,
+    pub(crate) max_evals: Option<usize>,
     /// Stop after this many seconds of tuning (evaluation and strategy time).
     #[arg(long)]
-    time_limit: Option<f64>,
+    pub(crate) time_limit: Option<f64>,
     /// Seed of the strategy's random numbers.
     #[arg(long, default_value_t = 0)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// The results database (default: `<spec>.db` next to the spec).
     #[arg(long)]
-    db: Option<PathBuf>,
+    pub(crate) db: Option<PathBuf>,
     /// Do not measure the spec's default configuration.
     #[arg(long)]
     no_default: bool,
     /// Print nothing but errors and the final summary line.
     #[arg(long, conflicts_with = "json")]
-    quiet: bool,
+    pub(crate) quiet: bool,
     /// Print one JSON object per evaluation and a final summary object (for scripts).
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// At the end, measure the best K configurations again, interleaved (A B C A B C ...),
     /// and report their final order with confidence intervals.
     #[arg(long, value_name = "K")]
@@ -59,17 +59,36 @@ pub struct TuneArgs {
     /// Interleaved rounds of the re-ranking.
     #[arg(long, default_value_t = 10, value_name = "N")]
     rerank_rounds: usize,
+    /// Work on a shared study in this storage (`sqlite:///path/to/file.db`): start the same
+    /// command any number of times (one per GPU, node or Slurm task) and the workers share
+    /// the study's budget, each configuration measured once.
+    #[arg(long, value_name = "URL")]
+    pub(crate) storage: Option<String>,
+    /// The shared study's name (default: the spec's file stem).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) study: Option<String>,
+    /// Seconds a worker's claim on a configuration lasts without a heartbeat (a worker that
+    /// dies holds its configurations this long); heartbeats renew it every third of it.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub(crate) lease: f64,
+    /// The device this worker measures on, as recorded with its results (default: the GPU's
+    /// name for the cuda runner, else the CPU model).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) device: Option<String>,
+    /// Join a study whose other workers measured on different hardware.
+    #[arg(long)]
+    pub(crate) allow_mixed_hardware: bool,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct BudgetSpec {
-    max_evaluations: Option<usize>,
-    max_seconds: Option<f64>,
-    target: Option<f64>,
+pub(crate) struct BudgetSpec {
+    pub(crate) max_evaluations: Option<usize>,
+    pub(crate) max_seconds: Option<f64>,
+    pub(crate) target: Option<f64>,
 }
 
-fn section<T: serde::de::DeserializeOwned>(
+pub(crate) fn section<T: serde::de::DeserializeOwned>(
     doc: &toml::Table,
     key: &str,
     spec: &Path,
@@ -83,19 +102,19 @@ fn section<T: serde::de::DeserializeOwned>(
 }
 
 /// A spec read and its runner opened.
-struct Opened {
-    space: SearchSpace,
-    doc: toml::Table,
-    runner: Box<dyn Runner>,
+pub(crate) struct Opened {
+    pub(crate) space: SearchSpace,
+    pub(crate) doc: toml::Table,
+    pub(crate) runner: Box<dyn Runner>,
     /// Configurations to ask for at a time (compiled in parallel).
-    jobs: usize,
+    pub(crate) jobs: usize,
     /// Set by a runner that can only go on in a new process (a CUDA context poisoned by a
     /// kernel fault): `ktune tune` then restarts itself and resumes from the database.
-    fresh_process: Option<Arc<AtomicBool>>,
+    pub(crate) fresh_process: Option<Arc<AtomicBool>>,
 }
 
 /// Reads the spec at `spec_path`, builds its space and opens its runner.
-fn open_spec(spec_path: &Path, verbose: bool, max_checks: f64) -> Result<Opened> {
+pub(crate) fn open_spec(spec_path: &Path, verbose: bool, max_checks: f64) -> Result<Opened> {
     let spec = SpaceSpec::from_path(spec_path)?;
     for w in &spec.warnings {
         eprintln!("warning: {w}");
@@ -180,12 +199,19 @@ fn open_spec(spec_path: &Path, verbose: bool, max_checks: f64) -> Result<Opened>
 }
 
 /// The problem a results database is for: the space, the [runner] section, the objective.
-fn fingerprint_of(space: &SearchSpace, doc: &toml::Table, objective: &str) -> Result<Fingerprint> {
+pub(crate) fn fingerprint_of(
+    space: &SearchSpace,
+    doc: &toml::Table,
+    objective: &str,
+) -> Result<Fingerprint> {
     let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
     Ok(Fingerprint::new(space, &runner_json, objective))
 }
 
 pub fn run(args: &TuneArgs) -> Result<()> {
+    if args.storage.is_some() || args.study.is_some() {
+        return crate::worker::run(args);
+    }
     let started = Instant::now();
     let spec_path = &args.spec;
     let Opened {

@@ -47,6 +47,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod cooperate;
 mod measurement;
 mod outcome;
 mod rerank;
@@ -57,6 +58,7 @@ mod strategy;
 pub mod t4;
 mod tuner;
 
+pub use cooperate::{Cooperation, Kept, cooperate};
 pub use measurement::{Samples, Statistic, Summary, t_quantile_975};
 pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
 pub use rerank::{Finalist, Reranking, rerank};

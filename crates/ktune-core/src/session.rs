@@ -121,6 +121,8 @@ pub struct Session<'a> {
     clock: f64,
     strategy_seconds: f64,
     stale: usize,
+    /// Invalid proposals recorded since [`take_invalid`](Self::take_invalid) was last called.
+    invalid: Vec<Record>,
     on_record: Option<RecordHook<'a>>,
     stop: Option<&'a AtomicBool>,
 }
@@ -150,6 +152,7 @@ impl<'a> Session<'a> {
             clock: 0.0,
             strategy_seconds: 0.0,
             stale: 0,
+            invalid: Vec::new(),
             on_record: None,
             stop: None,
         })
@@ -341,6 +344,9 @@ impl<'a> Session<'a> {
                 );
                 let o = self.record(config, outcome)?;
                 self.untold.push(o);
+                if let Some(r) = self.records.last() {
+                    self.invalid.push(r.clone());
+                }
             }
             if valid.is_empty() {
                 let told = std::mem::take(&mut self.untold);
@@ -381,6 +387,12 @@ impl<'a> Session<'a> {
                 self.elsewhere.insert(c.clone());
             }
         }
+    }
+
+    /// The invalid proposals recorded since the last call (for a storage that keeps every
+    /// record of the study).
+    pub fn take_invalid(&mut self) -> Vec<Record> {
+        std::mem::take(&mut self.invalid)
     }
 
     /// Forgets that configurations were held by other workers (their claims expired), so

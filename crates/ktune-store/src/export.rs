@@ -227,6 +227,11 @@ pub fn to_json(rows: &[Row]) -> Json {
                     row["samples"] = json!(samples);
                     row["summary"] = json!(summary);
                 }
+                // Only where a worker of a shared study recorded it.
+                if let Some(worker) = &r.worker {
+                    row["worker"] = json!(worker);
+                    row["device"] = json!(r.device);
+                }
                 row
             })
             .collect(),

@@ -1,0 +1,266 @@
+//! `ktune tune --storage URL --study NAME`: one worker of a shared study.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use ktune_core::{Budget, Cooperation, Kept, Rng, Session, Storage, Worker, cooperate};
+use ktune_store::Store;
+use rand::SeedableRng;
+
+use crate::tune::{BudgetSpec, Opened, TuneArgs, fingerprint_of, open_spec, section};
+
+/// A storage location from `--storage`.
+enum Location {
+    Sqlite(PathBuf),
+}
+
+fn parse_location(url: &str) -> Result<Location> {
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        if path.is_empty() {
+            bail!("--storage {url}: no path after sqlite:// (e.g. sqlite:///scratch/study.db)");
+        }
+        return Ok(Location::Sqlite(PathBuf::from(path)));
+    }
+    if url.starts_with("postgresql://") || url.starts_with("postgres://") {
+        bail!(
+            "--storage {url}: PostgreSQL storage is not part of this build yet; use sqlite:///path on a shared file system for now"
+        );
+    }
+    bail!("--storage {url}: not a storage URL; use sqlite:///path/to/study.db")
+}
+
+/// This machine's name.
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// The CPU model, for workers that name no device.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+pub fn run(args: &TuneArgs) -> Result<()> {
+    let Some(url) = &args.storage else {
+        bail!("--study needs --storage (e.g. --storage sqlite:///scratch/study.db)");
+    };
+    if args.db.is_some() {
+        bail!("give either --db (one process) or --storage (a shared study), not both");
+    }
+    let lease =
+        ktune_core::checked_seconds(args.lease).map_err(|m| anyhow::anyhow!("--lease {m}"))?;
+    let Location::Sqlite(path) = parse_location(url)?;
+    let spec_path = &args.spec;
+    let Opened {
+        space,
+        doc,
+        mut runner,
+        jobs,
+        ..
+    } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
+    let objective = runner.metrics()[0].clone();
+    let (strategy_name, strategy) = match (&args.strategy, doc.get("strategy")) {
+        (Some(s), _) => ktune_strategies::create_spec(s)?,
+        (None, Some(t)) => {
+            let map = serde_json::to_value(t)?
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            ktune_strategies::create_from_table(&map)
+                .with_context(|| format!("the [strategy] section of `{}`", spec_path.display()))?
+        }
+        (None, None) => ktune_strategies::create_spec("bayes_opt")?,
+    };
+    let budget_spec: BudgetSpec = section(&doc, "budget", spec_path)?.unwrap_or_default();
+    let budget = Budget {
+        max_evaluations: args.max_evals.or(budget_spec.max_evaluations),
+        max_seconds: args.time_limit.or(budget_spec.max_seconds),
+        target: budget_spec.target,
+    };
+    budget
+        .validate()
+        .with_context(|| format!("the [budget] section of `{}`", spec_path.display()))?;
+    if budget.max_evaluations.is_none() && budget.max_seconds.is_none() && budget.target.is_none() {
+        bail!(
+            "no budget: give --max-evals or --time-limit, or a [budget] section with max_evaluations, max_seconds or target"
+        );
+    }
+    let study = match &args.study {
+        Some(s) => s.clone(),
+        None => spec_path
+            .file_stem()
+            .map_or("default".into(), |s| s.to_string_lossy().into_owned()),
+    };
+    let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
+    let mut store = Store::open_study(&path, &study, &fingerprint)?;
+    let worker = Worker {
+        id: format!(
+            "{}:{}:{}",
+            host(),
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis())
+        ),
+        host: host(),
+        device: args.device.clone().unwrap_or_else(cpu_model),
+    };
+    store.join(&worker, args.allow_mixed_hardware)?;
+    // The study's budget is the first worker's; later workers keep it.
+    if let Some(m) = budget.max_evaluations {
+        match store.meta("max_evaluations")? {
+            Some(stored) if stored != m.to_string() => eprintln!(
+                "warning: study `{study}` has a budget of {stored} evaluations; this worker's {m} is ignored"
+            ),
+            Some(_) => {}
+            None => store.set_meta("max_evaluations", &m.to_string())?,
+        }
+    }
+    let budget = Budget {
+        max_evaluations: store
+            .meta("max_evaluations")?
+            .and_then(|m| m.parse().ok())
+            .or(budget.max_evaluations),
+        ..budget
+    };
+    if store.meta("strategy")?.is_none() {
+        store.set_meta("strategy", &strategy_name)?;
+    }
+
+    // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.
+    let beating = Arc::new(AtomicBool::new(true));
+    let heart = {
+        let (beating, path, study, fingerprint, id) = (
+            beating.clone(),
+            path.clone(),
+            study.clone(),
+            fingerprint.clone(),
+            worker.id.clone(),
+        );
+        std::thread::spawn(move || -> Result<()> {
+            let mut store = Store::open_study(&path, &study, &fingerprint)?;
+            let period = lease / 3;
+            let mut waited = Duration::ZERO;
+            while beating.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+                waited += Duration::from_millis(50);
+                if waited >= period {
+                    waited = Duration::ZERO;
+                    store.heartbeat(&id, lease.as_secs_f64())?;
+                }
+            }
+            Ok(())
+        })
+    };
+
+    if !args.quiet && !args.json {
+        eprintln!(
+            "ktune tune: worker {} ({}) on study `{study}` in {}: {} configurations, strategy {strategy_name}{}",
+            worker.id,
+            worker.device,
+            Storage::location(&store),
+            space.size(),
+            budget
+                .max_evaluations
+                .map_or(String::new(), |m| format!(", {m} evaluations shared"))
+        );
+    }
+    let seed = args.seed ^ u64::from(std::process::id()).rotate_left(32);
+    let mut session = Session::new(
+        &space,
+        strategy,
+        budget.clone(),
+        objective.direction,
+        Rng::seed_from_u64(seed),
+    )?;
+    let how = Cooperation {
+        worker: worker.id.clone(),
+        lease,
+        poll: Duration::from_millis(200),
+        batch: jobs,
+    };
+    let mut mine = 0usize;
+    let quiet = args.quiet || args.json;
+    let result = cooperate(
+        &mut session,
+        runner.as_mut(),
+        &mut store,
+        &how,
+        &mut |record, kept| {
+            if let Kept::Stored(seq) = kept {
+                mine += 1;
+                if !quiet {
+                    eprintln!(
+                        "[{}] {} -> {}",
+                        seq + 1,
+                        space.describe(&record.config),
+                        record.outcome.objective().map_or_else(
+                            || format!("{:?}", record.outcome.failure()),
+                            |v| format!("{v}")
+                        )
+                    );
+                }
+            }
+        },
+    );
+    beating.store(false, Ordering::Relaxed);
+    let released = store.release(&worker.id)?;
+    let beat = heart.join();
+    let stop = result?;
+    if let Ok(Err(e)) = beat {
+        eprintln!("warning: heartbeats failed: {e:#}");
+    }
+    let all = store.records(&space)?;
+    let best = all
+        .iter()
+        .filter_map(|r| r.outcome.objective().map(|v| (v, r)))
+        .reduce(|a, b| {
+            if objective.direction.better(b.0, a.0) {
+                b
+            } else {
+                a
+            }
+        });
+    let line = format!(
+        "worker {}: {mine} evaluations recorded ({stop:?}){}; study `{study}` holds {}{}; best {}",
+        worker.id,
+        if released > 0 {
+            format!(", {released} claims released")
+        } else {
+            String::new()
+        },
+        all.len(),
+        budget
+            .max_evaluations
+            .map_or(String::new(), |m| format!(" of {m}")),
+        best.map_or("none".into(), |(v, r)| format!(
+            "{} = {v} at {}",
+            objective.name,
+            space.describe(&r.config)
+        ))
+    );
+    if args.json {
+        crate::outln!(
+            "{}",
+            serde_json::json!({"worker": worker.id, "recorded": mine, "study": study, "study_evaluations": all.len(), "best": best.map(|(v, _)| v)})
+        )?;
+    } else {
+        eprintln!("{line}");
+    }
+    Ok(())
+}
