@@ -82,13 +82,13 @@ pub struct TuneArgs {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct BudgetSpec {
-    pub(crate) max_evaluations: Option<usize>,
-    pub(crate) max_seconds: Option<f64>,
-    pub(crate) target: Option<f64>,
+struct BudgetSpec {
+    max_evaluations: Option<usize>,
+    max_seconds: Option<f64>,
+    target: Option<f64>,
 }
 
-pub(crate) fn section<T: serde::de::DeserializeOwned>(
+fn section<T: serde::de::DeserializeOwned>(
     doc: &toml::Table,
     key: &str,
     spec: &Path,
@@ -208,22 +208,14 @@ pub(crate) fn fingerprint_of(
     Ok(Fingerprint::new(space, &runner_json, objective))
 }
 
-pub fn run(args: &TuneArgs) -> Result<()> {
-    if args.storage.is_some() || args.study.is_some() {
-        return crate::worker::run(args);
-    }
-    let started = Instant::now();
+/// The strategy (the flag, else the spec's [strategy], else bayes_opt) and the budget (the
+/// flags over the spec's [budget]), checked; at least one limit is required.
+pub(crate) fn strategy_and_budget(
+    args: &TuneArgs,
+    doc: &toml::Table,
+) -> Result<(String, Box<dyn ktune_core::Strategy>, Budget)> {
     let spec_path = &args.spec;
-    let Opened {
-        space,
-        doc,
-        mut runner,
-        jobs,
-        fresh_process,
-    } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
-    let objective = runner.metrics()[0].clone();
-
-    let (strategy_name, mut strategy) = match (&args.strategy, doc.get("strategy")) {
+    let (strategy_name, strategy) = match (&args.strategy, doc.get("strategy")) {
         (Some(s), _) => ktune_strategies::create_spec(s)?,
         (None, Some(t)) => {
             let map = serde_json::to_value(t)?
@@ -235,7 +227,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         }
         (None, None) => ktune_strategies::create_spec("bayes_opt")?,
     };
-    let budget_spec: BudgetSpec = section(&doc, "budget", spec_path)?.unwrap_or_default();
+    let budget_spec: BudgetSpec = section(doc, "budget", spec_path)?.unwrap_or_default();
     let budget = Budget {
         max_evaluations: args.max_evals.or(budget_spec.max_evaluations),
         max_seconds: args.time_limit.or(budget_spec.max_seconds),
@@ -252,6 +244,25 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             "no budget: give --max-evals or --time-limit, or a [budget] section with max_evaluations, max_seconds or target"
         );
     }
+    Ok((strategy_name, strategy, budget))
+}
+
+pub fn run(args: &TuneArgs) -> Result<()> {
+    if args.storage.is_some() || args.study.is_some() {
+        return crate::worker::run(args);
+    }
+    let started = Instant::now();
+    let spec_path = &args.spec;
+    let Opened {
+        space,
+        doc,
+        mut runner,
+        jobs,
+        fresh_process,
+    } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
+    let objective = runner.metrics()[0].clone();
+
+    let (strategy_name, mut strategy, budget) = strategy_and_budget(args, &doc)?;
 
     let db_path = args
         .db

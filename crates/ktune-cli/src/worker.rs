@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use ktune_core::{Budget, Cooperation, Kept, Rng, Session, Storage, Worker, cooperate};
 use ktune_store::Store;
 use rand::SeedableRng;
 
-use crate::tune::{BudgetSpec, Opened, TuneArgs, fingerprint_of, open_spec, section};
+use crate::tune::{Opened, TuneArgs, fingerprint_of, open_spec, strategy_and_budget};
 
 /// A storage location from `--storage`.
 enum Location {
@@ -74,32 +74,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         ..
     } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
     let objective = runner.metrics()[0].clone();
-    let (strategy_name, strategy) = match (&args.strategy, doc.get("strategy")) {
-        (Some(s), _) => ktune_strategies::create_spec(s)?,
-        (None, Some(t)) => {
-            let map = serde_json::to_value(t)?
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            ktune_strategies::create_from_table(&map)
-                .with_context(|| format!("the [strategy] section of `{}`", spec_path.display()))?
-        }
-        (None, None) => ktune_strategies::create_spec("bayes_opt")?,
-    };
-    let budget_spec: BudgetSpec = section(&doc, "budget", spec_path)?.unwrap_or_default();
-    let budget = Budget {
-        max_evaluations: args.max_evals.or(budget_spec.max_evaluations),
-        max_seconds: args.time_limit.or(budget_spec.max_seconds),
-        target: budget_spec.target,
-    };
-    budget
-        .validate()
-        .with_context(|| format!("the [budget] section of `{}`", spec_path.display()))?;
-    if budget.max_evaluations.is_none() && budget.max_seconds.is_none() && budget.target.is_none() {
-        bail!(
-            "no budget: give --max-evals or --time-limit, or a [budget] section with max_evaluations, max_seconds or target"
-        );
-    }
+    let (strategy_name, strategy, budget) = strategy_and_budget(args, &doc)?;
     let study = match &args.study {
         Some(s) => s.clone(),
         None => spec_path

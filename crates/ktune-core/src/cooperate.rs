@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use ktune_space::Configuration;
 
+use crate::runner::evaluate_batch;
 use crate::{Asked, Claim, CoreError, Record, Recorded, Runner, Session, StopReason, Storage};
 
 /// How a worker cooperates.
@@ -101,27 +102,7 @@ pub fn cooperate(
 
         runner.set_incumbent(session.best_value());
         runner.set_time_left(session.time_left());
-        let (outcomes, ended) = match runner.evaluate(session.space(), &held) {
-            Ok(outcomes) if outcomes.len() == held.len() => (outcomes, None),
-            Ok(outcomes) => {
-                return Err(CoreError::OutcomeCount {
-                    runner: runner.name().to_string(),
-                    expected: held.len(),
-                    got: outcomes.len(),
-                });
-            }
-            Err(CoreError::OutOfTime { outcomes }) if outcomes.len() <= held.len() => {
-                (outcomes, Some(Ok(StopReason::Time)))
-            }
-            Err(CoreError::RunnerStopped {
-                runner,
-                message,
-                outcomes,
-            }) if outcomes.len() < held.len() => {
-                (outcomes, Some(Err(CoreError::Runner { runner, message })))
-            }
-            Err(e) => return Err(e),
-        };
+        let (outcomes, ended) = evaluate_batch(runner, session.space(), &held)?;
         let done = outcomes.len();
         // Claims on configurations not reached are released by their lease.
         session.abandon(&held[done..], false);

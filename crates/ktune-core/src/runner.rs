@@ -2,7 +2,7 @@
 
 use ktune_space::{Configuration, SearchSpace};
 
-use crate::{CoreError, Metric, Outcome};
+use crate::{CoreError, Metric, Outcome, StopReason};
 
 /// Evaluates configurations: simulation from a recorded cache, external commands, CUDA
 /// kernels. A runner only evaluates; it never chooses what to evaluate.
@@ -62,5 +62,38 @@ pub trait Runner {
             runner: self.name().to_string(),
             message: "this runner cannot measure configurations again".into(),
         })
+    }
+}
+/// The outcomes of a batch, and how the run must end when the runner could not finish it.
+pub(crate) type Evaluated = (Vec<Outcome>, Option<Result<StopReason, CoreError>>);
+
+/// Evaluates `batch` with `runner`, turning its two partial endings into outcomes plus an
+/// ending: out of time (the outcomes it finished, then stop for [`StopReason::Time`]) and a
+/// stopped runner (the outcomes it finished, then the error). The outcomes are for the
+/// batch's first configurations, in order; any other error, or a count that does not match,
+/// ends the run at once.
+pub(crate) fn evaluate_batch(
+    runner: &mut dyn Runner,
+    space: &SearchSpace,
+    batch: &[Configuration],
+) -> Result<Evaluated, CoreError> {
+    match runner.evaluate(space, batch) {
+        Ok(outcomes) if outcomes.len() == batch.len() => Ok((outcomes, None)),
+        Ok(outcomes) => Err(CoreError::OutcomeCount {
+            runner: runner.name().to_string(),
+            expected: batch.len(),
+            got: outcomes.len(),
+        }),
+        Err(CoreError::OutOfTime { outcomes }) if outcomes.len() <= batch.len() => {
+            Ok((outcomes, Some(Ok(StopReason::Time))))
+        }
+        Err(CoreError::RunnerStopped {
+            runner,
+            message,
+            outcomes,
+        }) if outcomes.len() < batch.len() => {
+            Ok((outcomes, Some(Err(CoreError::Runner { runner, message }))))
+        }
+        Err(e) => Err(e),
     }
 }

@@ -395,12 +395,6 @@ impl<'a> Session<'a> {
         std::mem::take(&mut self.invalid)
     }
 
-    /// Forgets that configurations were held by other workers (their claims expired), so
-    /// they may be proposed again.
-    pub fn forget_elsewhere(&mut self) {
-        self.elsewhere.clear();
-    }
-
     /// The run so far, ended for `stop`.
     pub fn into_run(self, stop: StopReason) -> (TuningRun, Rng) {
         (

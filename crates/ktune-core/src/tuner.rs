@@ -3,6 +3,7 @@
 use ktune_space::{Configuration, SearchSpace};
 use serde::{Deserialize, Serialize};
 
+use crate::runner::evaluate_batch;
 use crate::session::{Asked, RecordHook, Session, best_record};
 use crate::{CoreError, Outcome, Rng, Runner, Strategy};
 
@@ -179,29 +180,7 @@ impl<'a> Tuner<'a> {
             };
             runner.set_incumbent(session.best_value());
             runner.set_time_left(session.time_left());
-            let (outcomes, ended) = match runner.evaluate(self.space, &batch) {
-                Ok(outcomes) => {
-                    if outcomes.len() != batch.len() {
-                        return Err(CoreError::OutcomeCount {
-                            runner: runner.name().to_string(),
-                            expected: batch.len(),
-                            got: outcomes.len(),
-                        });
-                    }
-                    (outcomes, None)
-                }
-                Err(CoreError::OutOfTime { outcomes }) if outcomes.len() <= batch.len() => {
-                    (outcomes, Some(Ok(StopReason::Time)))
-                }
-                Err(CoreError::RunnerStopped {
-                    runner,
-                    message,
-                    outcomes,
-                }) if outcomes.len() < batch.len() => {
-                    (outcomes, Some(Err(CoreError::Runner { runner, message })))
-                }
-                Err(e) => return Err(e),
-            };
+            let (outcomes, ended) = evaluate_batch(runner, self.space, &batch)?;
             let done = outcomes.len();
             session.abandon(&batch[done..], false);
             session.tell(batch.into_iter().zip(outcomes).collect())?;

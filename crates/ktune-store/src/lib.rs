@@ -186,8 +186,11 @@ pub enum StoreError {
     },
 }
 
-const SCHEMA: &str = "
-CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+/// The file's own table: the schema version.
+const META_TABLE: &str = "CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);";
+
+/// The tables of the studies (schema version 4).
+const STUDY_TABLES: &str = "
 CREATE TABLE studies (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
@@ -238,67 +241,20 @@ CREATE TABLE workers (
 ";
 
 /// Upgrades a version 3 file (one problem per file, `fingerprint` and `evaluations` tables)
-/// to version 4 (studies); its problem becomes the study [`DEFAULT_STUDY`].
+/// to version 4 (studies); its problem becomes the study [`DEFAULT_STUDY`]. Runs with the
+/// old `evaluations` table renamed to `evaluations_v3` and [`STUDY_TABLES`] created.
 const UPGRADE_3_TO_4: &str = "
-CREATE TABLE studies (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    fingerprint TEXT NOT NULL,
-    created REAL
-);
 INSERT INTO studies (id, name, fingerprint, created)
     SELECT 1, 'default', json, unixepoch('subsec') FROM fingerprint LIMIT 1;
-CREATE TABLE study_meta (
-    study INTEGER NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (study, key)
-);
 INSERT INTO study_meta (study, key, value)
     SELECT 1, key, value FROM meta WHERE key != 'schema_version';
 DELETE FROM meta WHERE key != 'schema_version';
-ALTER TABLE evaluations RENAME TO evaluations_v3;
-CREATE TABLE evaluations (
-    study INTEGER NOT NULL,
-    seq INTEGER NOT NULL,
-    config TEXT NOT NULL,
-    params_json TEXT NOT NULL,
-    status TEXT NOT NULL,
-    objective REAL,
-    values_json TEXT NOT NULL,
-    reason TEXT,
-    compile REAL,
-    benchmark REAL,
-    verification REAL,
-    framework REAL,
-    clock REAL,
-    observed TEXT,
-    samples TEXT,
-    worker TEXT,
-    PRIMARY KEY (study, seq),
-    UNIQUE (study, config)
-);
 INSERT INTO evaluations (study, seq, config, params_json, status, objective, values_json,
     reason, compile, benchmark, verification, framework, clock, observed, samples)
     SELECT 1, seq, config, params_json, status, objective, values_json, reason, compile,
     benchmark, verification, framework, clock, observed, samples FROM evaluations_v3;
 DROP TABLE evaluations_v3;
 DROP TABLE fingerprint;
-CREATE TABLE claims (
-    study INTEGER NOT NULL,
-    config TEXT NOT NULL,
-    worker TEXT NOT NULL,
-    expires REAL NOT NULL,
-    PRIMARY KEY (study, config)
-);
-CREATE TABLE workers (
-    study INTEGER NOT NULL,
-    worker TEXT NOT NULL,
-    host TEXT NOT NULL,
-    device TEXT NOT NULL,
-    joined REAL,
-    PRIMARY KEY (study, worker)
-);
 UPDATE meta SET value = '4' WHERE key = 'schema_version';
 ";
 
@@ -774,19 +730,6 @@ impl Store {
             .map_err(|e| self.sqlite(e))
     }
 
-    /// How many live claims the study has.
-    pub fn live_claims(&self) -> Result<usize, StoreError> {
-        let n: i64 = self
-            .conn
-            .query_row(
-                &format!("SELECT COUNT(*) FROM claims WHERE study = ?1 AND expires > {NOW}"),
-                [self.study],
-                |r| r.get(0),
-            )
-            .map_err(|e| self.sqlite(e))?;
-        Ok(usize::try_from(n).unwrap_or(0))
-    }
-
     /// Registers `worker` in the study. A study whose workers measured on other hardware
     /// refuses it unless `allow_mixed` (results on different GPUs are not comparable).
     pub fn join(
@@ -1053,7 +996,8 @@ impl Store {
             )
             .map_err(open_error)?;
         if tables == 0 {
-            tx.execute_batch(SCHEMA).map_err(open_error)?;
+            tx.execute_batch(META_TABLE).map_err(open_error)?;
+            tx.execute_batch(STUDY_TABLES).map_err(open_error)?;
             tx.execute(
                 "INSERT INTO meta (key, value) VALUES (?1, ?2)",
                 [SCHEMA_KEY, &SCHEMA_VERSION.to_string()],
@@ -1162,8 +1106,11 @@ impl Store {
             )
             .map_err(|e| sqlite_error(&path, e))?;
         if now.trim() == version.to_string() {
-            tx.execute_batch(&format!("{columns} {UPGRADE_3_TO_4}"))
-                .map_err(|e| sqlite_error(&path, e))?;
+            tx.execute_batch(&format!(
+                "{columns} ALTER TABLE evaluations RENAME TO evaluations_v3; \
+                 {STUDY_TABLES} {UPGRADE_3_TO_4}"
+            ))
+            .map_err(|e| sqlite_error(&path, e))?;
         }
         tx.commit().map_err(|e| sqlite_error(&path, e))
     }
