@@ -929,8 +929,18 @@ fn nothing_ran(
 /// Arguments of `ktune results`.
 #[derive(clap::Args)]
 pub struct ResultsArgs {
-    /// The results database written by `ktune tune`.
-    db: PathBuf,
+    /// The results database written by `ktune tune` (or give --storage).
+    db: Option<PathBuf>,
+    /// A shared study's storage: sqlite:///path/study.db or postgresql://user@host/db.
+    #[arg(long, value_name = "URL")]
+    storage: Option<String>,
+    /// The study to read, where the storage holds several.
+    #[arg(long, value_name = "NAME")]
+    study: Option<String>,
+    /// Copy the study, every evaluation, worker and metadata, into an SQLite file
+    /// (sqlite:///path/copy.db), e.g. to take a PostgreSQL study home.
+    #[arg(long, value_name = "URL")]
+    export: Option<String>,
     /// Only successful (`ok`) or failed (`failed`) evaluations.
     #[arg(long, value_parser = ["all", "ok", "failed"], default_value = "all")]
     status: String,
@@ -955,11 +965,89 @@ pub struct ResultsArgs {
     spec: Option<PathBuf>,
 }
 
-pub fn results(args: &ResultsArgs) -> Result<()> {
-    if let Some(k) = args.rerank {
-        return rerank_stored(args, k);
+/// Where `ktune results` reads: an SQLite file, or a copy of a PostgreSQL study in a
+/// temporary one (so that listing, exports and re-ranking share one code path).
+struct Source {
+    path: PathBuf,
+    study: Option<String>,
+    /// What the user named, for messages.
+    shown: String,
+    /// The study as copied out of PostgreSQL, and the folder of its temporary file.
+    copied: Option<(ktune_store::StudyDump, tempfile::TempDir)>,
+}
+
+fn source(args: &ResultsArgs) -> Result<Source> {
+    match (&args.db, &args.storage) {
+        (Some(_), Some(_)) => {
+            bail!("give either a results database or --storage URL, not both")
+        }
+        (None, None) => bail!(
+            "which results? give the database `ktune tune` wrote (ktune results ktune.db) or a shared study's --storage URL"
+        ),
+        (Some(db), None) => Ok(Source {
+            path: db.clone(),
+            study: args.study.clone(),
+            shown: db.display().to_string(),
+            copied: None,
+        }),
+        (None, Some(url)) => match ktune_store::Location::parse(url)? {
+            ktune_store::Location::Sqlite(path) => Ok(Source {
+                shown: path.display().to_string(),
+                path,
+                study: args.study.clone(),
+                copied: None,
+            }),
+            location => {
+                let dump = location.dump_study(args.study.as_deref())?;
+                let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
+                let path = dir.path().join("study.db");
+                Store::import(&path, &dump)?;
+                Ok(Source {
+                    path,
+                    study: Some(dump.name.clone()),
+                    shown: format!("{} (study `{}`)", location.display(), dump.name),
+                    copied: Some((dump, dir)),
+                })
+            }
+        },
     }
-    let store = Store::open_existing(&args.db)?;
+}
+
+/// `ktune results … --export sqlite:///file.db`.
+fn export_study(from: &Source, to: &str) -> Result<()> {
+    let ktune_store::Location::Sqlite(target) = ktune_store::Location::parse(to)? else {
+        bail!("--export {to}: studies are exported to SQLite files (sqlite:///path/copy.db)");
+    };
+    let dump = match &from.copied {
+        Some((dump, _)) => dump.clone(),
+        None => Store::open_existing_study(&from.path, from.study.as_deref())?.dump()?,
+    };
+    Store::import(&target, &dump)?;
+    eprintln!(
+        "copied study `{}` ({} evaluations, {} workers) from {} to {}",
+        dump.name,
+        dump.evaluations.len(),
+        dump.workers.len(),
+        from.shown,
+        target.display()
+    );
+    Ok(())
+}
+
+pub fn results(args: &ResultsArgs) -> Result<()> {
+    let from = source(args)?;
+    if let Some(to) = &args.export {
+        return export_study(&from, to);
+    }
+    if let Some(k) = args.rerank {
+        if from.copied.is_some() {
+            bail!(
+                "--rerank stores its result with the study, which needs a file: copy the study out first (--export sqlite:///study.db) and re-rank that"
+            );
+        }
+        return rerank_stored(args, &from, k);
+    }
+    let store = Store::open_existing_study(&from.path, from.study.as_deref())?;
     let fingerprint = store.fingerprint()?;
     let objective = fingerprint.objective.clone();
     let direction = Direction::guess(&objective);
@@ -1000,28 +1088,26 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
 }
 
 /// `ktune results --rerank K`: the stored best K measured again with the spec's runner.
-fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
+fn rerank_stored(args: &ResultsArgs, from: &Source, k: usize) -> Result<()> {
     if k == 0 {
         bail!(
             "--rerank 0 re-measures nothing: give the number of best configurations, e.g. --rerank 5"
         );
     }
     // Read-only first: a missing or foreign file is refused before anything is created.
-    let existing = Store::open_existing(&args.db)?;
-    drop(existing);
+    let existing = Store::open_existing_study(&from.path, from.study.as_deref())?;
+    let study = existing.study().to_string();
     let spec_path = match &args.spec {
         Some(p) => p.clone(),
-        None => {
-            let store = Store::open_existing(&args.db)?;
-            match store.meta("spec")? {
-                Some(p) => PathBuf::from(p),
-                None => bail!(
-                    "`{}` does not say which spec it was tuned with: give --spec <ktune.toml>",
-                    args.db.display()
-                ),
-            }
-        }
+        None => match existing.meta("spec")? {
+            Some(p) => PathBuf::from(p),
+            None => bail!(
+                "`{}` does not say which spec it was tuned with: give --spec <ktune.toml>",
+                from.shown
+            ),
+        },
     };
+    drop(existing);
     let Opened {
         space,
         doc,
@@ -1030,7 +1116,7 @@ fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
     } = open_spec(&spec_path, true, f64::INFINITY)?;
     let objective = runner.metrics()[0].clone();
     let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
-    let mut store = Store::open(&args.db, &fingerprint).with_context(|| {
+    let mut store = Store::open_study(&from.path, &study, &fingerprint).with_context(|| {
         format!(
             "re-ranking needs the spec the database was tuned with (`{}`)",
             spec_path.display()
@@ -1038,10 +1124,7 @@ fn rerank_stored(args: &ResultsArgs, k: usize) -> Result<()> {
     })?;
     let records = store.records(&space)?;
     if !records.iter().any(|r| r.outcome.objective().is_some()) {
-        bail!(
-            "`{}` has no successful evaluation to re-rank",
-            args.db.display()
-        );
+        bail!("`{}` has no successful evaluation to re-rank", from.shown);
     }
     eprintln!(
         "re-ranking the best {k} of {} stored configurations: {} interleaved rounds",

@@ -1,36 +1,15 @@
 //! `ktune tune --storage URL --study NAME`: one worker of a shared study.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use ktune_core::{Budget, Cooperation, Kept, Rng, Session, Storage, Worker, cooperate};
-use ktune_store::Store;
+use ktune_core::{Budget, Cooperation, Kept, Rng, Session, Worker, cooperate};
+use ktune_store::Location;
 use rand::SeedableRng;
 
 use crate::tune::{Opened, TuneArgs, fingerprint_of, open_spec, strategy_and_budget};
-
-/// A storage location from `--storage`.
-enum Location {
-    Sqlite(PathBuf),
-}
-
-fn parse_location(url: &str) -> Result<Location> {
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        if path.is_empty() {
-            bail!("--storage {url}: no path after sqlite:// (e.g. sqlite:///scratch/study.db)");
-        }
-        return Ok(Location::Sqlite(PathBuf::from(path)));
-    }
-    if url.starts_with("postgresql://") || url.starts_with("postgres://") {
-        bail!(
-            "--storage {url}: PostgreSQL storage is not part of this build yet; use sqlite:///path on a shared file system for now"
-        );
-    }
-    bail!("--storage {url}: not a storage URL; use sqlite:///path/to/study.db")
-}
 
 /// This machine's name.
 fn host() -> String {
@@ -64,7 +43,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     }
     let lease =
         ktune_core::checked_seconds(args.lease).map_err(|m| anyhow::anyhow!("--lease {m}"))?;
-    let Location::Sqlite(path) = parse_location(url)?;
+    let location = Location::parse(url)?;
     let spec_path = &args.spec;
     let Opened {
         space,
@@ -82,7 +61,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             .map_or("default".into(), |s| s.to_string_lossy().into_owned()),
     };
     let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
-    let mut store = Store::open_study(&path, &study, &fingerprint)?;
+    let mut store = location.open_study(&study, &fingerprint)?;
     let worker = Worker {
         id: format!(
             "{}:{}:{}",
@@ -120,15 +99,15 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.
     let beating = Arc::new(AtomicBool::new(true));
     let heart = {
-        let (beating, path, study, fingerprint, id) = (
+        let (beating, location, study, fingerprint, id) = (
             beating.clone(),
-            path.clone(),
+            location.clone(),
             study.clone(),
             fingerprint.clone(),
             worker.id.clone(),
         );
         std::thread::spawn(move || -> Result<()> {
-            let mut store = Store::open_study(&path, &study, &fingerprint)?;
+            let mut store = location.open_study(&study, &fingerprint)?;
             let period = lease / 3;
             let mut waited = Duration::ZERO;
             while beating.load(Ordering::Relaxed) {
@@ -136,7 +115,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                 waited += Duration::from_millis(50);
                 if waited >= period {
                     waited = Duration::ZERO;
-                    store.heartbeat(&id, lease.as_secs_f64())?;
+                    store.heartbeat(&id, lease)?;
                 }
             }
             Ok(())
@@ -148,7 +127,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             "ktune tune: worker {} ({}) on study `{study}` in {}: {} configurations, strategy {strategy_name}{}",
             worker.id,
             worker.device,
-            Storage::location(&store),
+            store.location(),
             space.size(),
             budget
                 .max_evaluations
@@ -174,7 +153,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let result = cooperate(
         &mut session,
         runner.as_mut(),
-        &mut store,
+        store.as_mut(),
         &how,
         &mut |record, kept| {
             if let Kept::Stored(seq) = kept {
@@ -200,7 +179,11 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     if let Ok(Err(e)) = beat {
         eprintln!("warning: heartbeats failed: {e:#}");
     }
-    let all = store.records(&space)?;
+    let all: Vec<ktune_core::Record> = store
+        .records_since(&space, None)?
+        .into_iter()
+        .map(|r| r.record)
+        .collect();
     let best = all
         .iter()
         .filter_map(|r| r.outcome.objective().map(|v| (v, r)))

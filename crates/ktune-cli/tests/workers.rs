@@ -1,5 +1,6 @@
-//! Many workers, one study: `ktune tune --storage sqlite://... --study ...` started several
-//! times on one file, with workers killed (SIGKILL) at random moments and restarted.
+//! Many workers, one study: `ktune tune --storage URL --study NAME` started several times
+//! on one SQLite file and on one PostgreSQL database, with workers killed (SIGKILL) at
+//! random moments and restarted.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -56,16 +57,27 @@ max_evaluations = {budget}
     std::fs::write(dir.join("ktune.toml"), spec).unwrap();
 }
 
-fn start(dir: &Path, i: usize) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ktune"))
-        .current_dir(dir)
+/// Where the study lives: a storage URL and a study name.
+struct Study {
+    url: String,
+    name: String,
+}
+
+fn ktune(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ktune"));
+    c.current_dir(dir);
+    c
+}
+
+fn start(dir: &Path, study: &Study, i: usize) -> Child {
+    ktune(dir)
         .args([
             "tune",
             "ktune.toml",
             "--storage",
-            "sqlite://study.db",
+            &study.url,
             "--study",
-            "faults",
+            &study.name,
             "--lease",
             "1",
             "--quiet",
@@ -78,10 +90,17 @@ fn start(dir: &Path, i: usize) -> Child {
         .unwrap()
 }
 
-fn stored(dir: &Path) -> Vec<serde_json::Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ktune"))
-        .current_dir(dir)
-        .args(["results", "study.db", "--format", "json"])
+fn stored(dir: &Path, study: &Study) -> Vec<serde_json::Value> {
+    let out = ktune(dir)
+        .args([
+            "results",
+            "--storage",
+            &study.url,
+            "--study",
+            &study.name,
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -98,14 +117,48 @@ fn stored(dir: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn four_workers_killed_and_restarted_record_every_configuration_once_within_the_budget() {
+    let study = Study {
+        url: "sqlite://study.db".into(),
+        name: "faults".into(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    killed_and_restarted(dir.path(), &study);
+}
+
+#[test]
+fn the_same_on_postgresql() {
+    let Ok(url) = std::env::var("KTUNE_PG_URL") else {
+        eprintln!(
+            "SKIPPED: no PostgreSQL server: {} (`bash scripts/test.sh` starts one)",
+            std::env::var("KTUNE_PG_SKIP").unwrap_or_else(|_| "KTUNE_PG_URL is not set".into())
+        );
+        return;
+    };
+    let study = Study {
+        url,
+        name: format!(
+            "faults-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis()
+        ),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    killed_and_restarted(dir.path(), &study);
+}
+
+/// Four workers, eight of them killed and replaced: the study ends with its budget of
+/// records, each configuration once, made by several workers, each naming its device.
+fn killed_and_restarted(dir: &Path, study: &Study) {
     if Command::new("gcc").arg("--version").output().is_err() {
         eprintln!("SKIPPED: no gcc");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
     let budget = 40;
-    project(dir.path(), budget);
-    let mut workers: Vec<Child> = (0..4).map(|i| start(dir.path(), i)).collect();
+    project(dir, budget);
+    let mut workers: Vec<Child> = (0..4).map(|i| start(dir, study, i)).collect();
     // A fixed sequence of kills (deterministic, no clock in the choice): every 400 ms one
     // worker dies mid-run and a new one takes its place.
     let mut kills = 0;
@@ -119,7 +172,7 @@ fn four_workers_killed_and_restarted_record_every_configuration_once_within_the_
         let victim = (state >> 33) as usize % workers.len();
         let _ = workers[victim].kill();
         let _ = workers[victim].wait();
-        workers[victim] = start(dir.path(), next);
+        workers[victim] = start(dir, study, next);
         next += 1;
         kills += 1;
     }
@@ -139,7 +192,7 @@ fn four_workers_killed_and_restarted_record_every_configuration_once_within_the_
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    let rows = stored(dir.path());
+    let rows = stored(dir, study);
     assert_eq!(rows.len(), budget, "the study holds exactly its budget");
     let mut configs: Vec<String> = rows.iter().map(|r| format!("{}", r["params"])).collect();
     configs.sort();
@@ -163,10 +216,96 @@ fn four_workers_killed_and_restarted_record_every_configuration_once_within_the_
     makers.dedup();
     assert!(makers.len() >= 4, "{makers:?}");
     // Killed workers' runs may be repeated by the worker that took over, never recorded twice.
-    let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap_or_default();
+    let runs = std::fs::read_to_string(dir.join("runs.log")).unwrap_or_default();
     assert!(runs.lines().count() >= budget);
+    // The study copies out into a file of its own that lists the same.
+    let out = ktune(dir)
+        .args(["results", "--storage", &study.url, "--study", &study.name])
+        .args(["--export", "sqlite://copy.db"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("copied study `{}` (40 evaluations", study.name)),
+        "{said}"
+    );
+    let copy = Study {
+        url: "sqlite://copy.db".into(),
+        name: study.name.clone(),
+    };
+    assert_eq!(stored(dir, &copy), rows);
+    let out = ktune(dir)
+        .args(["results", "--storage", &study.url, "--study", &study.name])
+        .args(["--export", "sqlite://copy.db"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && said.contains("already has a study"),
+        "{said}"
+    );
     eprintln!(
-        "{} runs for {budget} records, {kills} workers killed",
+        "{}: {} runs for {budget} records, {kills} workers killed",
+        study.url,
         runs.lines().count()
     );
+}
+
+/// Storage URLs that cannot work are refused before anything runs, saying what to write.
+#[test]
+fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 4);
+    let said = |args: &[&str]| {
+        let out = ktune(dir.path()).args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = said(&[
+        "tune",
+        "ktune.toml",
+        "--storage",
+        "mysql://h/db",
+        "--study",
+        "s",
+    ]);
+    assert!(
+        e.contains("not a storage URL") && e.contains("postgresql://"),
+        "{e}"
+    );
+    let e = said(&[
+        "tune",
+        "ktune.toml",
+        "--storage",
+        "sqlite://",
+        "--study",
+        "s",
+    ]);
+    assert!(e.contains("no path after sqlite://"), "{e}");
+    let e = said(&[
+        "tune",
+        "ktune.toml",
+        "--storage",
+        "postgresql://ktune:hunter2@127.0.0.1:1/none?connect_timeout=5",
+        "--study",
+        "s",
+    ]);
+    assert!(
+        e.contains("postgresql://ktune@127.0.0.1:1/none") && !e.contains("hunter2"),
+        "{e}"
+    );
+    let e = said(&["results"]);
+    assert!(e.contains("which results?"), "{e}");
+    let e = said(&["results", "a.db", "--storage", "sqlite://b.db"]);
+    assert!(e.contains("not both"), "{e}");
+    let e = said(&[
+        "results",
+        "--storage",
+        "sqlite://nothing.db",
+        "--export",
+        "sqlite://c.db",
+    ]);
+    assert!(e.contains("no results database at `nothing.db`"), "{e}");
+    assert!(!dir.path().join("c.db").exists());
 }

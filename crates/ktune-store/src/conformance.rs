@@ -11,10 +11,15 @@ use std::time::Duration;
 use ktune_core::{Claim, Outcome, Record, Recorded, Storage, Timings, Worker};
 use ktune_space::{Configuration, Parameter, SearchSpace};
 
-use crate::Fingerprint;
+use crate::{Fingerprint, StoreError};
 
 /// Opens the study `name` made for `fingerprint` on a new handle.
-pub type Open<'a> = dyn Fn(&str, &Fingerprint) -> Box<dyn Storage> + Sync + 'a;
+pub type Open<'a> = dyn Fn(&str, &Fingerprint) -> Result<Box<dyn Storage>, StoreError> + Sync + 'a;
+
+/// Opens a study that must open.
+fn opened(open: &Open<'_>, study: &str, fingerprint: &Fingerprint) -> Box<dyn Storage> {
+    open(study, fingerprint).unwrap_or_else(|e| panic!("cannot open study `{study}`: {e}"))
+}
 
 /// The space the suite uses: 100 configurations of one integer parameter.
 pub fn space() -> SearchSpace {
@@ -30,7 +35,7 @@ pub type Check = fn(&Open<'_>);
 
 /// Runs every check of the suite, panicking with the check's name on the first failure.
 pub fn run_all(open: &Open<'_>) {
-    let checks: [(&str, Check); 9] = [
+    let checks: [(&str, Check); 11] = [
         (
             "claims_are_exclusive_and_settled_by_records",
             claims_are_exclusive_and_settled_by_records,
@@ -60,6 +65,14 @@ pub fn run_all(open: &Open<'_>) {
             workers_on_other_hardware_are_refused_unless_allowed,
         ),
         ("metadata_round_trips", metadata_round_trips),
+        (
+            "a_study_refuses_another_problem",
+            a_study_refuses_another_problem,
+        ),
+        (
+            "records_keep_samples_observations_and_odd_values",
+            records_keep_samples_observations_and_odd_values,
+        ),
         (
             "concurrent_claims_never_grant_twice_or_beyond_the_budget",
             concurrent_claims_never_grant_twice_or_beyond_the_budget,
@@ -113,8 +126,8 @@ fn expire() {
 pub fn claims_are_exclusive_and_settled_by_records(open: &Open<'_>) {
     let space = space();
     let study = unique("exclusive");
-    let mut a = open(&study, &fingerprint(&space));
-    let mut b = open(&study, &fingerprint(&space));
+    let mut a = opened(open, &study, &fingerprint(&space));
+    let mut b = opened(open, &study, &fingerprint(&space));
     let x: Configuration = vec![7];
     assert_eq!(a.claim(&x, "a", LONG, None).unwrap(), Claim::Granted);
     assert_eq!(b.claim(&x, "b", LONG, None).unwrap(), Claim::Held);
@@ -143,7 +156,7 @@ pub fn claims_are_exclusive_and_settled_by_records(open: &Open<'_>) {
 pub fn the_budget_counts_records_and_live_claims(open: &Open<'_>) {
     let space = space();
     let study = unique("budget");
-    let mut s = open(&study, &fingerprint(&space));
+    let mut s = opened(open, &study, &fingerprint(&space));
     let budget = Some(2);
     assert_eq!(
         s.claim(&vec![1], "a", LONG, budget).unwrap(),
@@ -194,9 +207,9 @@ pub fn the_budget_counts_records_and_live_claims(open: &Open<'_>) {
 pub fn expired_claims_are_taken_over_once(open: &Open<'_>) {
     let space = space();
     let study = unique("expiry");
-    let mut a = open(&study, &fingerprint(&space));
-    let mut b = open(&study, &fingerprint(&space));
-    let mut c = open(&study, &fingerprint(&space));
+    let mut a = opened(open, &study, &fingerprint(&space));
+    let mut b = opened(open, &study, &fingerprint(&space));
+    let mut c = opened(open, &study, &fingerprint(&space));
     assert_eq!(
         a.claim(&vec![4], "a", SHORT, Some(1)).unwrap(),
         Claim::Granted
@@ -253,8 +266,8 @@ pub fn expired_claims_are_taken_over_once(open: &Open<'_>) {
 pub fn heartbeats_keep_claims_and_release_drops_them(open: &Open<'_>) {
     let space = space();
     let study = unique("heartbeat");
-    let mut a = open(&study, &fingerprint(&space));
-    let mut b = open(&study, &fingerprint(&space));
+    let mut a = opened(open, &study, &fingerprint(&space));
+    let mut b = opened(open, &study, &fingerprint(&space));
     assert_eq!(a.claim(&vec![1], "a", SHORT, None).unwrap(), Claim::Granted);
     assert_eq!(a.claim(&vec![2], "a", SHORT, None).unwrap(), Claim::Granted);
     assert_eq!(a.heartbeat("a", LONG).unwrap(), 2);
@@ -271,8 +284,8 @@ pub fn heartbeats_keep_claims_and_release_drops_them(open: &Open<'_>) {
 pub fn records_since_reads_in_order_with_their_workers(open: &Open<'_>) {
     let space = space();
     let study = unique("since");
-    let mut a = open(&study, &fingerprint(&space));
-    let mut b = open(&study, &fingerprint(&space));
+    let mut a = opened(open, &study, &fingerprint(&space));
+    let mut b = opened(open, &study, &fingerprint(&space));
     let failed = Record {
         config: vec![9],
         outcome: Outcome::failed(
@@ -311,9 +324,9 @@ pub fn records_since_reads_in_order_with_their_workers(open: &Open<'_>) {
 pub fn studies_are_independent_and_keep_their_fingerprint(open: &Open<'_>) {
     let space = space();
     let (one, two) = (unique("one"), unique("two"));
-    let mut a = open(&one, &fingerprint(&space));
+    let mut a = opened(open, &one, &fingerprint(&space));
     let other = Fingerprint::new(&space, r#"{"runner":"other"}"#, "time");
-    let mut b = open(&two, &other);
+    let mut b = opened(open, &two, &other);
     assert_eq!(a.study(), one);
     assert_eq!(
         a.claim(&vec![1], "w", LONG, Some(1)).unwrap(),
@@ -339,7 +352,7 @@ pub fn studies_are_independent_and_keep_their_fingerprint(open: &Open<'_>) {
 pub fn workers_on_other_hardware_are_refused_unless_allowed(open: &Open<'_>) {
     let space = space();
     let study = unique("hardware");
-    let mut s = open(&study, &fingerprint(&space));
+    let mut s = opened(open, &study, &fingerprint(&space));
     let worker = |id: &str, device: &str| Worker {
         id: id.into(),
         host: "node1".into(),
@@ -364,13 +377,13 @@ pub fn workers_on_other_hardware_are_refused_unless_allowed(open: &Open<'_>) {
 pub fn metadata_round_trips(open: &Open<'_>) {
     let space = space();
     let study = unique("meta");
-    let mut s = open(&study, &fingerprint(&space));
+    let mut s = opened(open, &study, &fingerprint(&space));
     assert_eq!(s.meta("strategy").unwrap(), None);
     s.set_meta("strategy", "bayes_opt").unwrap();
     s.set_meta("strategy", "random").unwrap();
-    let mut t = open(&study, &fingerprint(&space));
+    let mut t = opened(open, &study, &fingerprint(&space));
     assert_eq!(t.meta("strategy").unwrap().as_deref(), Some("random"));
-    let mut u = open(&unique("meta-other"), &fingerprint(&space));
+    let mut u = opened(open, &unique("meta-other"), &fingerprint(&space));
     assert_eq!(u.meta("strategy").unwrap(), None);
 }
 
@@ -380,13 +393,13 @@ pub fn concurrent_claims_never_grant_twice_or_beyond_the_budget(open: &Open<'_>)
     let space = space();
     let study = unique("race");
     let fp = fingerprint(&space);
-    drop(open(&study, &fp));
+    drop(opened(open, &study, &fp));
     let granted: Vec<Vec<u32>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..8)
             .map(|w| {
                 let (study, fp, space) = (&study, &fp, &space);
                 scope.spawn(move || {
-                    let mut s = open(study, fp);
+                    let mut s = opened(open, study, fp);
                     let id = format!("w{w}");
                     let mut mine = Vec::new();
                     for i in 0..50u32 {
@@ -415,4 +428,75 @@ pub fn concurrent_claims_never_grant_twice_or_beyond_the_budget(open: &Open<'_>)
         "a configuration was granted twice"
     );
     assert_eq!(all.len(), 30, "granted beyond or below the budget");
+}
+
+/// Opening a study for another problem (another fingerprint) is refused with what differs,
+/// and leaves the study as it was.
+pub fn a_study_refuses_another_problem(open: &Open<'_>) {
+    let space = space();
+    let study = unique("mismatch");
+    let mut s = opened(open, &study, &fingerprint(&space));
+    assert_eq!(
+        s.record(&space, "a", &record(4), None).unwrap(),
+        Recorded::New(0)
+    );
+    let other = Fingerprint::new(&space, r#"{"runner":"conformance","repeats":7}"#, "time");
+    let e = open(&study, &other)
+        .err()
+        .expect("another problem was accepted");
+    let text = e.to_string();
+    assert!(
+        matches!(e, StoreError::Mismatch { .. }) && text.contains("repeats"),
+        "{text}"
+    );
+    let mut again = opened(open, &study, &fingerprint(&space));
+    assert_eq!(again.records_since(&space, None).unwrap().len(), 1);
+}
+
+/// A record reads back exactly: its samples, what the runner observed, infinite and
+/// missing timings, and a reason with quotes and newlines.
+pub fn records_keep_samples_observations_and_odd_values(open: &Open<'_>) {
+    let space = space();
+    let study = unique("exact");
+    let mut s = opened(open, &study, &fingerprint(&space));
+    let mut observed = ktune_core::Observed::new();
+    observed.insert("device".into(), serde_json::json!("NVIDIA H100 80GB HBM3"));
+    observed.insert("sm_clock_mhz".into(), serde_json::json!([1980, 1755]));
+    let measured = Record {
+        config: vec![11],
+        outcome: Outcome::ok(
+            vec![1.25, f64::INFINITY],
+            Timings {
+                compile: 0.125,
+                benchmark: 2.0,
+                verification: 0.0,
+                framework: 1e-9,
+            },
+        )
+        .with_samples(ktune_core::Samples {
+            values: vec![1.25, 1.5, 1.0],
+            runs_per_sample: 4,
+            aborted: true,
+            statistic: ktune_core::Statistic::default(),
+        })
+        .with_observed(observed),
+        clock: 1234.5,
+    };
+    let failed = Record {
+        config: vec![12],
+        outcome: Outcome::failed(
+            ktune_core::FailureKind::Runtime,
+            "it said \"no\"\nand then 'stopped'; DROP TABLE claims; --",
+            Timings::default(),
+        ),
+        clock: 1235.0,
+    };
+    s.record(&space, "w", &measured, None).unwrap();
+    s.record(&space, "w", &failed, None).unwrap();
+    let back = opened(open, &study, &fingerprint(&space))
+        .records_since(&space, None)
+        .unwrap();
+    assert_eq!(back.len(), 2);
+    assert_eq!(back[0].record, measured);
+    assert_eq!(back[1].record, failed);
 }

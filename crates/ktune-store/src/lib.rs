@@ -15,8 +15,11 @@
 #![deny(missing_docs)]
 
 pub mod conformance;
+mod copy;
 mod export;
 mod fingerprint;
+#[cfg(feature = "postgres")]
+mod pg;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -28,8 +31,111 @@ use ktune_space::{Configuration, SearchSpace, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value as Json;
 
+pub use copy::{EvaluationRow, StudyDump, WorkerRow};
 pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
 pub use fingerprint::Fingerprint;
+#[cfg(feature = "postgres")]
+pub use pg::PgStore;
+
+/// Where a shared study lives: a `--storage` URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// An SQLite file (`sqlite:///abs/path.db` or `sqlite://relative.db`), shared by the
+    /// processes of one machine or of a file system with working locks.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database (`postgresql://user[:password]@host[:port]/database`).
+    Postgres(String),
+}
+
+impl Location {
+    /// Reads a storage URL.
+    pub fn parse(url: &str) -> Result<Location, StoreError> {
+        let bad = |reason: &str| StoreError::Url {
+            url: redact(url),
+            reason: reason.to_string(),
+        };
+        if let Some(path) = url.strip_prefix("sqlite://") {
+            if path.is_empty() {
+                return Err(bad(
+                    "no path after sqlite:// (e.g. sqlite:///scratch/study.db)",
+                ));
+            }
+            return Ok(Location::Sqlite(PathBuf::from(path)));
+        }
+        if url.starts_with("postgresql://") || url.starts_with("postgres://") {
+            if cfg!(feature = "postgres") {
+                return Ok(Location::Postgres(url.to_string()));
+            }
+            return Err(bad(
+                "this ktune was built without PostgreSQL (cargo feature `postgres`)",
+            ));
+        }
+        Err(bad(
+            "not a storage URL; use sqlite:///path/to/study.db or postgresql://user@host/database",
+        ))
+    }
+
+    /// The URL without a password, for messages.
+    pub fn display(&self) -> String {
+        match self {
+            Location::Sqlite(p) => format!(
+                "sqlite://{}",
+                std::path::absolute(p)
+                    .unwrap_or_else(|_| p.clone())
+                    .display()
+            ),
+            Location::Postgres(url) => redact(url),
+        }
+    }
+
+    /// Opens (creating where missing) the study `name` for `fingerprint`.
+    pub fn open_study(
+        &self,
+        name: &str,
+        fingerprint: &Fingerprint,
+    ) -> Result<Box<dyn ktune_core::Storage>, StoreError> {
+        match self {
+            Location::Sqlite(path) => Ok(Box::new(Store::open_study(path, name, fingerprint)?)),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => Ok(Box::new(PgStore::open_study(url, name, fingerprint)?)),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::Url {
+                url: redact(url),
+                reason: "this ktune was built without PostgreSQL".into(),
+            }),
+        }
+    }
+
+    /// An existing study (`name`, or the only one), column by column, for reading and
+    /// copying.
+    pub fn dump_study(&self, name: Option<&str>) -> Result<StudyDump, StoreError> {
+        match self {
+            Location::Sqlite(path) => Store::open_existing_study(path, name)?.dump(),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => PgStore::open_existing_study(url, name)?.dump(),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::Url {
+                url: redact(url),
+                reason: "this ktune was built without PostgreSQL".into(),
+            }),
+        }
+    }
+}
+
+/// A connection URL without its password.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}@{host}{tail}")
+        }
+        None => url.to_string(),
+    }
+}
 
 /// The schema version this crate writes and reads.
 pub const SCHEMA_VERSION: i64 = 4;
@@ -94,7 +200,7 @@ pub enum StoreError {
     },
     /// The database was made for a different tuning problem.
     #[error(
-        "`{}` holds results of a different tuning problem:\n{}\npass another --db path, or delete the file to start over",
+        "`{}` holds results of a different tuning problem:\n{}\nuse another --db path or --study name, or delete the old results to start over",
         path.display(),
         differences.iter().map(|d| format!("  - {d}")).collect::<Vec<_>>().join("\n")
     )]
@@ -183,6 +289,26 @@ pub enum StoreError {
         /// What SQLite said.
         #[source]
         source: rusqlite::Error,
+    },
+    /// A PostgreSQL operation failed (the server cannot be reached, refused the login, ...).
+    #[cfg(feature = "postgres")]
+    #[error("PostgreSQL storage `{location}`: {detail}")]
+    Postgres {
+        /// The server and database (without the password).
+        location: String,
+        /// What the server or the connection said, on one line.
+        detail: String,
+        /// The client library's error.
+        #[source]
+        source: ::postgres::Error,
+    },
+    /// A `--storage` URL that names no storage this build has.
+    #[error("--storage {url}: {reason}")]
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong, with an example.
+        reason: String,
     },
 }
 
@@ -797,48 +923,7 @@ impl Store {
         space: &SearchSpace,
         after: Option<u64>,
     ) -> Result<Vec<ktune_core::StudyRecord>, StoreError> {
-        let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-        self.stored(after)?
-            .into_iter()
-            .map(|s| {
-                let stored_names: Vec<&str> =
-                    s.row.params.iter().map(|(n, _)| n.as_str()).collect();
-                if stored_names != names {
-                    return Err(self.space_error(format!(
-                        "evaluation {} has parameters {} but the search space has {}",
-                        s.row.seq,
-                        stored_names.join(", "),
-                        names.join(", ")
-                    )));
-                }
-                let values: Option<Vec<Value>> =
-                    s.row.params.iter().map(|(_, v)| value_of(v)).collect();
-                let config = values
-                    .and_then(|v| space.configuration_of(&v))
-                    .ok_or_else(|| {
-                        let shown: Vec<String> = s
-                            .row
-                            .params
-                            .iter()
-                            .map(|(n, v)| format!("{n}={v}"))
-                            .collect();
-                        self.space_error(format!(
-                            "evaluation {} has values {} that are not in the search space",
-                            s.row.seq,
-                            shown.join(", ")
-                        ))
-                    })?;
-                Ok(ktune_core::StudyRecord {
-                    seq: u64::try_from(s.row.seq).unwrap_or(0),
-                    worker: s.row.worker.clone(),
-                    record: Record {
-                        config,
-                        outcome: s.outcome,
-                        clock: s.row.clock_s,
-                    },
-                })
-            })
-            .collect()
+        study_records(&self.path, space, self.stored(after)?)
     }
 
     /// Every stored evaluation as a [`Row`], in evaluation order, for listing and export
@@ -846,20 +931,7 @@ impl Store {
     /// Permutations are shown by their item names (`["i", "k", "j"]`) where the database
     /// stored them, as index lists otherwise.
     pub fn rows(&self) -> Result<Vec<Row>, StoreError> {
-        let fingerprint = self.fingerprint()?;
-        Ok(self
-            .stored(None)?
-            .into_iter()
-            .map(|s| {
-                let mut row = s.row;
-                for (name, value) in &mut row.params {
-                    if let Some(items) = fingerprint.items_of(name) {
-                        name_items(value, items);
-                    }
-                }
-                row
-            })
-            .collect())
+        Ok(named_rows(&self.fingerprint()?, self.stored(None)?))
     }
 
     /// How many evaluations the study holds.
@@ -1170,74 +1242,7 @@ impl Store {
                 | rusqlite::Error::InvalidColumnType(..) => self.corrupt(e.to_string()),
                 e => self.sqlite(e),
             })?;
-        raw.into_iter().map(|r| self.decode(r)).collect()
-    }
-
-    fn decode(&self, r: RawRow) -> Result<Stored, StoreError> {
-        let bad = |what: &str, e: &dyn std::fmt::Display| {
-            self.corrupt(format!("evaluation {}: bad {what}: {e}", r.seq))
-        };
-        let params: Vec<(String, Json)> =
-            serde_json::from_str(&r.params_json).map_err(|e| bad("parameter values", &e))?;
-        let values: Vec<Json> =
-            serde_json::from_str(&r.values_json).map_err(|e| bad("metric values", &e))?;
-        let values: Vec<f64> = values
-            .iter()
-            .map(|v| float_of(v).ok_or_else(|| bad("metric value", v)))
-            .collect::<Result<_, _>>()?;
-        // SQLite stores NaN as NULL.
-        let [compile, benchmark, verification, framework, clock] =
-            r.times.map(|t| t.unwrap_or(f64::NAN));
-        let timings = Timings {
-            compile,
-            benchmark,
-            verification,
-            framework,
-        };
-        let observed: Observed = match &r.observed {
-            Some(text) => serde_json::from_str(text).map_err(|e| bad("observed values", &e))?,
-            None => Observed::new(),
-        };
-        let samples: Option<ktune_core::Samples> = r
-            .samples
-            .as_deref()
-            .map(serde_json::from_str)
-            .transpose()
-            .map_err(|e| bad("samples", &e))?;
-        if samples.as_ref().is_some_and(|s| s.values.is_empty()) {
-            return Err(bad("samples", &"an empty list"));
-        }
-        let outcome = if r.status == "ok" {
-            let o = Outcome::ok(values, timings);
-            match samples.clone() {
-                Some(s) => o.with_samples(s),
-                None => o,
-            }
-        } else {
-            let kind = kind_of(&r.status).ok_or_else(|| bad("status", &r.status))?;
-            Outcome::failed(kind, r.reason.clone().unwrap_or_default(), timings)
-        }
-        .with_observed(observed.clone());
-        let row = Row {
-            seq: r.seq,
-            params,
-            status: r.status,
-            objective: outcome.objective(),
-            reason: match &outcome {
-                Outcome::Ok { .. } => None,
-                Outcome::Failed { reason, .. } => Some(reason.clone()),
-            },
-            compile_s: compile,
-            benchmark_s: benchmark,
-            verification_s: verification,
-            framework_s: framework,
-            clock_s: clock,
-            observed,
-            samples,
-            worker: r.worker,
-            device: r.device,
-        };
-        Ok(Stored { row, outcome })
+        raw.into_iter().map(|r| decode(&self.path, r)).collect()
     }
 
     fn sqlite(&self, source: rusqlite::Error) -> StoreError {
@@ -1273,13 +1278,154 @@ impl Store {
             message,
         }
     }
+}
 
-    fn space_error(&self, message: String) -> StoreError {
-        StoreError::Space {
-            path: self.path.clone(),
-            message,
-        }
+/// Decodes one stored evaluation (of the database at `path`, for messages).
+pub(crate) fn decode(path: &Path, r: RawRow) -> Result<Stored, StoreError> {
+    let bad = |what: &str, e: &dyn std::fmt::Display| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        message: format!("evaluation {}: bad {what}: {e}", r.seq),
+    };
+    let params: Vec<(String, Json)> =
+        serde_json::from_str(&r.params_json).map_err(|e| bad("parameter values", &e))?;
+    let values: Vec<Json> =
+        serde_json::from_str(&r.values_json).map_err(|e| bad("metric values", &e))?;
+    let values: Vec<f64> = values
+        .iter()
+        .map(|v| float_of(v).ok_or_else(|| bad("metric value", v)))
+        .collect::<Result<_, _>>()?;
+    // SQLite stores NaN as NULL.
+    let [compile, benchmark, verification, framework, clock] =
+        r.times.map(|t| t.unwrap_or(f64::NAN));
+    let timings = Timings {
+        compile,
+        benchmark,
+        verification,
+        framework,
+    };
+    let observed: Observed = match &r.observed {
+        Some(text) => serde_json::from_str(text).map_err(|e| bad("observed values", &e))?,
+        None => Observed::new(),
+    };
+    let samples: Option<ktune_core::Samples> = r
+        .samples
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| bad("samples", &e))?;
+    if samples.as_ref().is_some_and(|s| s.values.is_empty()) {
+        return Err(bad("samples", &"an empty list"));
     }
+    let outcome = if r.status == "ok" {
+        let o = Outcome::ok(values, timings);
+        match samples.clone() {
+            Some(s) => o.with_samples(s),
+            None => o,
+        }
+    } else {
+        let kind = kind_of(&r.status).ok_or_else(|| bad("status", &r.status))?;
+        Outcome::failed(kind, r.reason.clone().unwrap_or_default(), timings)
+    }
+    .with_observed(observed.clone());
+    let row = Row {
+        seq: r.seq,
+        params,
+        status: r.status,
+        objective: outcome.objective(),
+        reason: match &outcome {
+            Outcome::Ok { .. } => None,
+            Outcome::Failed { reason, .. } => Some(reason.clone()),
+        },
+        compile_s: compile,
+        benchmark_s: benchmark,
+        verification_s: verification,
+        framework_s: framework,
+        clock_s: clock,
+        observed,
+        samples,
+        worker: r.worker,
+        device: r.device,
+    };
+    Ok(Stored { row, outcome })
+}
+
+/// The records of `stored` as configurations of `space`; a row whose parameters or values
+/// are not in `space` is an error.
+pub(crate) fn study_records(
+    path: &Path,
+    space: &SearchSpace,
+    stored: Vec<Stored>,
+) -> Result<Vec<ktune_core::StudyRecord>, StoreError> {
+    let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+    stored
+        .into_iter()
+        .map(|s| {
+            let stored_names: Vec<&str> = s.row.params.iter().map(|(n, _)| n.as_str()).collect();
+            if stored_names != names {
+                return Err(space_error(
+                    path,
+                    format!(
+                        "evaluation {} has parameters {} but the search space has {}",
+                        s.row.seq,
+                        stored_names.join(", "),
+                        names.join(", ")
+                    ),
+                ));
+            }
+            let values: Option<Vec<Value>> =
+                s.row.params.iter().map(|(_, v)| value_of(v)).collect();
+            let config = values
+                .and_then(|v| space.configuration_of(&v))
+                .ok_or_else(|| {
+                    let shown: Vec<String> = s
+                        .row
+                        .params
+                        .iter()
+                        .map(|(n, v)| format!("{n}={v}"))
+                        .collect();
+                    space_error(
+                        path,
+                        format!(
+                            "evaluation {} has values {} that are not in the search space",
+                            s.row.seq,
+                            shown.join(", ")
+                        ),
+                    )
+                })?;
+            Ok(ktune_core::StudyRecord {
+                seq: u64::try_from(s.row.seq).unwrap_or(0),
+                worker: s.row.worker.clone(),
+                record: Record {
+                    config,
+                    outcome: s.outcome,
+                    clock: s.row.clock_s,
+                },
+            })
+        })
+        .collect()
+}
+
+fn space_error(path: &Path, message: String) -> StoreError {
+    StoreError::Space {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// The rows of `stored`, permutations by their items' names where `fingerprint` has them.
+pub(crate) fn named_rows(fingerprint: &Fingerprint, stored: Vec<Stored>) -> Vec<Row> {
+    stored
+        .into_iter()
+        .map(|s| {
+            let mut row = s.row;
+            for (name, value) in &mut row.params {
+                if let Some(items) = fingerprint.items_of(name) {
+                    name_items(value, items);
+                }
+            }
+            row
+        })
+        .collect()
 }
 
 /// An SQLite error of the database at `path`: [`StoreError::Damaged`] where SQLite found the
@@ -1429,27 +1575,27 @@ fn open_error(path: &Path, source: rusqlite::Error) -> StoreError {
 }
 
 /// The columns of one stored evaluation, before decoding.
-struct RawRow {
-    seq: i64,
-    params_json: String,
-    status: String,
-    values_json: String,
-    reason: Option<String>,
-    times: [Option<f64>; 5],
-    observed: Option<String>,
-    samples: Option<String>,
-    worker: Option<String>,
-    device: Option<String>,
+pub(crate) struct RawRow {
+    pub(crate) seq: i64,
+    pub(crate) params_json: String,
+    pub(crate) status: String,
+    pub(crate) values_json: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) times: [Option<f64>; 5],
+    pub(crate) observed: Option<String>,
+    pub(crate) samples: Option<String>,
+    pub(crate) worker: Option<String>,
+    pub(crate) device: Option<String>,
 }
 
 /// One decoded evaluation.
-struct Stored {
+pub(crate) struct Stored {
     row: Row,
     outcome: Outcome,
 }
 
 /// The `config` column: value indices joined by commas.
-fn config_key(config: &[u32]) -> String {
+pub(crate) fn config_key(config: &[u32]) -> String {
     config
         .iter()
         .map(u32::to_string)

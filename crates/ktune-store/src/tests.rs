@@ -307,7 +307,7 @@ fn a_different_problem_is_refused_saying_what_changed() {
     );
     assert!(e.contains(&path.display().to_string()), "{e}");
     assert!(e.contains("--db"), "{e}");
-    assert!(e.contains("delete the file"), "{e}");
+    assert!(e.contains("delete the old results"), "{e}");
     let e = refused(&fingerprint(&space_with(
         &[1, 2],
         &["tile * scale < 2", "tile < 3"],
@@ -848,6 +848,66 @@ fn sqlite_passes_the_storage_conformance_suite() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("study.db");
     crate::conformance::run_all(&|study, fingerprint| {
-        Box::new(Store::open_study(&path, study, fingerprint).unwrap())
+        Ok(Box::new(Store::open_study(&path, study, fingerprint)?))
     });
+}
+
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn postgres_passes_the_storage_conformance_suite() {
+    eprintln!(
+        "SKIPPED: ktune-store was built without its `postgres` feature (`cargo test --workspace` enables it through ktune-cli)"
+    );
+}
+
+/// A study copied out of a shared file into a new one reads back exactly, with its
+/// workers and metadata; copying it again into the same file is refused and changes nothing.
+#[test]
+fn a_study_exports_to_another_file_exactly() {
+    use ktune_core::Worker;
+    let dir = tempfile::tempdir().unwrap();
+    let (shared, out) = (dir.path().join("shared.db"), dir.path().join("out.db"));
+    let space = space();
+    let fp = fingerprint(&space);
+    // Another study first, so that the exported one has another row id in each file.
+    Store::open_study(&shared, "other", &Fingerprint::new(&space, "{}", "time"))
+        .unwrap()
+        .record(&space, &records()[0])
+        .unwrap();
+    let mut store = Store::open_study(&shared, "gemm", &fp).unwrap();
+    store
+        .join(
+            &Worker {
+                id: "w1".into(),
+                host: "node7".into(),
+                device: "NVIDIA H100".into(),
+            },
+            false,
+        )
+        .unwrap();
+    for r in records() {
+        store.record_by(&space, Some("w1"), &r, None).unwrap();
+    }
+    store.set_meta("strategy", "bayes_opt").unwrap();
+    let dump = store.dump().unwrap();
+    assert_eq!(dump.evaluations.len(), records().len());
+    let copy = Store::import(&out, &dump).unwrap();
+    assert_eq!(copy.study(), "gemm");
+    assert_eq!(copy.records(&space).unwrap(), records());
+    assert_eq!(copy.rows().unwrap(), store.rows().unwrap());
+    assert_eq!(
+        copy.rows().unwrap()[0].device.as_deref(),
+        Some("NVIDIA H100")
+    );
+    assert_eq!(copy.meta("strategy").unwrap().as_deref(), Some("bayes_opt"));
+    assert_eq!(copy.dump().unwrap(), dump);
+    drop(copy);
+    // The copy opens as the study for the same problem, and its only study is found alone.
+    assert_eq!(Store::open_existing(&out).unwrap().study(), "gemm");
+    let e = Store::import(&out, &dump).unwrap_err().to_string();
+    assert!(e.contains("already has a study `gemm`"), "{e}");
+    assert_eq!(
+        Store::open_existing(&out).unwrap().len().unwrap(),
+        records().len()
+    );
 }
