@@ -713,6 +713,12 @@ impl Runner for Timed<'_> {
     fn set_incumbent(&mut self, best: Option<f64>) {
         self.inner.set_incumbent(best);
     }
+    fn set_time_left(&mut self, seconds: Option<f64>) {
+        self.inner.set_time_left(seconds);
+    }
+    fn device(&self) -> Option<String> {
+        self.inner.device()
+    }
     fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
     }

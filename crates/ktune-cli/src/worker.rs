@@ -72,7 +72,11 @@ pub fn run(args: &TuneArgs) -> Result<()> {
                 .map_or(0, |d| d.as_millis())
         ),
         host: host(),
-        device: args.device.clone().unwrap_or_else(cpu_model),
+        device: args
+            .device
+            .clone()
+            .or_else(|| runner.device())
+            .unwrap_or_else(cpu_model),
     };
     store.join(&worker, args.allow_mixed_hardware)?;
     // The study's budget is the first worker's; later workers keep it.

@@ -41,6 +41,13 @@ pub trait Runner {
         let _ = seconds;
     }
 
+    /// The device it measures on (a GPU's name), where it knows: shared studies record it
+    /// with every result and refuse workers on other hardware. `None` (the default) lets
+    /// the worker name the CPU.
+    fn device(&self) -> Option<String> {
+        None
+    }
+
     /// Warnings about the run so far that the user should see at its end (e.g. a GPU clock
     /// that varied while measuring); none by default.
     fn warnings(&self) -> Vec<String> {

@@ -936,6 +936,13 @@ impl Runner for CudaRunner {
         &self.problem.metrics
     }
 
+    fn device(&self) -> Option<String> {
+        self.base
+            .get("device")
+            .and_then(|d| d.as_str())
+            .map(str::to_string)
+    }
+
     fn evaluate(
         &mut self,
         space: &SearchSpace,

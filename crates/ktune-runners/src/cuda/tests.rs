@@ -643,6 +643,8 @@ fn vector_add_is_timed_and_verified_on_the_gpu() {
             observed["device"].as_str().unwrap().contains("NVIDIA"),
             "{observed:?}"
         );
+        // A shared study's worker records the same name.
+        assert_eq!(Runner::device(&r).as_deref(), observed["device"].as_str());
         assert!(timings.compile > 0.0 && timings.verification > 0.0);
     }
 }
