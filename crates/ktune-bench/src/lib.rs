@@ -59,6 +59,7 @@ mod space;
 mod special;
 mod table;
 mod trace;
+mod workers;
 
 pub use error::BenchError;
 pub use plot::plot_convergence;
@@ -66,3 +67,4 @@ pub use score::{RunScore, score_run};
 pub use space::{Direction, MAE_CHECKPOINTS, MIN_HORIZON, N_MAX_CAP, N_MAX_FRACTION, SpaceStats};
 pub use table::{ScoreRow, ScoreTable, SpaceSummary, SummaryRow, score_traces};
 pub use trace::{Trace, TraceAppender, read_finished_traces, read_traces, write_traces};
+pub use workers::{label as workers_label, parse_label as parse_workers_label, workers_report};

@@ -12,7 +12,7 @@ use ktune_bench::{
     Direction as BenchDirection, SpaceStats, Trace, TraceAppender, plot_convergence,
     read_finished_traces, read_traces, score_traces,
 };
-use ktune_core::{Budget, Direction, Rng, Tuner};
+use ktune_core::{Budget, Direction, Rng, Session, Tuner, simulate_workers};
 use ktune_runners::Simulation;
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -69,6 +69,15 @@ struct RunArgs {
     /// in flight.
     #[arg(long)]
     resume: bool,
+    /// Simulate parallel workers: each strategy runs once per number of workers given
+    /// (e.g. 1,2,4,8,16), with each evaluation taking its recorded compile and benchmark
+    /// time on a simulated clock; traces are labelled `strategy/wN`, and `workers.md`
+    /// reports time to target and score against simulated wall time.
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    workers: Vec<usize>,
+    /// With --workers: how close to the optimum the time to target is taken (a fraction).
+    #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
+    target: f64,
 }
 
 #[derive(clap::Args)]
@@ -123,6 +132,9 @@ fn open_spaces(
         .collect()
 }
 
+/// A strategy as traces label it, its spec, and the simulated workers that run it.
+type Contender = (String, String, Option<usize>);
+
 fn bench(args: &RunArgs) -> Result<()> {
     if args.seeds == 0 {
         bail!("--seeds must be at least 1: a score needs at least one run per strategy and space");
@@ -130,12 +142,35 @@ fn bench(args: &RunArgs) -> Result<()> {
     if args.budget == Some(0) {
         bail!("--budget must be at least 1 evaluation");
     }
+    if let Some(w) = args.workers.iter().find(|&&w| w == 0 || w > 4096) {
+        bail!("--workers {w}: give numbers of workers from 1 to 4096, e.g. --workers 1,2,4,8,16");
+    }
+    if !(args.target > 0.0 && args.target < 1.0) {
+        bail!(
+            "--target {}: give a fraction between 0 and 1, e.g. 0.05",
+            args.target
+        );
+    }
+    // One run per (strategy, workers): labelled `strategy/wN` when simulating workers.
+    let workers: Vec<Option<usize>> = if args.workers.is_empty() {
+        vec![None]
+    } else {
+        args.workers.iter().map(|&w| Some(w)).collect()
+    };
     // Check every strategy and its options before any work starts.
-    let strategies: Vec<(String, String)> = args
+    let strategies: Vec<Contender> = args
         .strategies
         .iter()
         .map(|s| strategy(s).map(|(canonical, _)| (canonical, s.clone())))
-        .collect::<Result<_>>()?;
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flat_map(|(canonical, spec)| {
+            workers.iter().map(move |&w| match w {
+                Some(n) => (ktune_bench::workers_label(&canonical, n), spec.clone(), w),
+                None => (canonical.clone(), spec.clone(), w),
+            })
+        })
+        .collect();
     let started = Instant::now();
     let spaces = open_spaces(&args.spaces, &args.objective, args.maximize)?;
     let mut names: Vec<&str> = spaces.iter().map(|(s, _)| s.name()).collect();
@@ -148,7 +183,7 @@ fn bench(args: &RunArgs) -> Result<()> {
     }
     eprintln!(
         "ktune bench: {} strategies x {} spaces x {} seeds (read the spaces in {:.1} s)",
-        args.strategies.len(),
+        strategies.len(),
         spaces.len(),
         args.seeds,
         started.elapsed().as_secs_f64()
@@ -184,13 +219,13 @@ fn bench(args: &RunArgs) -> Result<()> {
         .collect();
     // Seed by seed, so that a benchmark stopped part-way holds the same seeds of every
     // strategy on every space (a fair comparison with fewer seeds, and --resume adds more).
-    let mut tasks: Vec<(usize, &(String, String), u64)> = Vec::new();
+    let mut tasks: Vec<(usize, &Contender, u64)> = Vec::new();
     for seed in 0..args.seeds {
         for s in 0..spaces.len() {
             tasks.extend(strategies.iter().map(|st| (s, st, seed)));
         }
     }
-    let (kept, todo): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|&(s, (name, _), seed)| {
+    let (kept, todo): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|&(s, (name, ..), seed)| {
         done.contains(&(name.as_str(), spaces[s].0.name(), seed as i64))
     });
     if args.resume {
@@ -205,55 +240,81 @@ fn bench(args: &RunArgs) -> Result<()> {
     let ended = AtomicUsize::new(0);
     let fresh: Vec<Trace> = todo
         .par_iter()
-        .map(|&(s, (strategy_name, spec), seed)| -> Result<Trace> {
-            let (sim, stats) = &spaces[s];
-            let budget = args.budget.unwrap_or(stats.budget()).min(stats.n_total());
-            let (_, mut strategy) = self::strategy(spec)?;
-            let mut runner = sim.runner();
-            let t = Instant::now();
-            let run = Tuner::new(
-                sim.space(),
-                &mut runner,
-                Budget {
-                    max_evaluations: Some(budget),
+        .map(
+            |&(s, (strategy_name, spec, workers), seed)| -> Result<Trace> {
+                let (sim, stats) = &spaces[s];
+                let budget = Budget {
+                    max_evaluations: Some(
+                        args.budget.unwrap_or(stats.budget()).min(stats.n_total()),
+                    ),
                     ..Budget::default()
-                },
-            )
-            .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
-            let trace = Trace {
-                tool: tool.clone(),
-                strategy: strategy_name.to_string(),
-                space: sim.name().to_string(),
-                seed: seed as i64,
-                values: run.objective_values(),
-                wall_seconds: t.elapsed().as_secs_f64(),
-                meta: Some(serde_json::json!({
-                    "simulated_seconds": run.clock,
-                    "strategy_seconds": run.strategy_seconds,
-                    "stop": run.stop,
-                })),
-            };
-            appender
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .append(&trace)?;
-            let k = ended.fetch_add(1, Ordering::Relaxed) + 1;
-            eprintln!(
-                "[{k}/{}] {} on {} seed {seed}: {} evaluations in {:.1} s",
-                todo.len(),
-                strategy_name,
-                sim.name(),
-                trace.values.len(),
-                trace.wall_seconds
-            );
-            Ok(trace)
-        })
+                };
+                let (_, mut strategy) = self::strategy(spec)?;
+                let mut runner = sim.runner();
+                let t = Instant::now();
+                let (values, meta) = match workers {
+                    None => {
+                        let run = Tuner::new(sim.space(), &mut runner, budget)
+                            .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
+                        let meta = serde_json::json!({
+                            "simulated_seconds": run.clock,
+                            "strategy_seconds": run.strategy_seconds,
+                            "stop": run.stop,
+                        });
+                        (run.objective_values(), meta)
+                    }
+                    Some(n) => {
+                        let direction = ktune_core::Runner::metrics(&runner)[0].direction;
+                        let session = Session::new(
+                            sim.space(),
+                            Box::new(strategy.as_mut()),
+                            budget,
+                            direction,
+                            Rng::seed_from_u64(seed),
+                        )?;
+                        let run = simulate_workers(session, &mut runner, *n)?;
+                        let meta = serde_json::json!({
+                            "workers": n,
+                            "simulated_seconds": run.finished.last().copied().unwrap_or(0.0),
+                            "strategy_seconds": run.strategy_seconds,
+                            "stop": run.stop,
+                            "finished": run.finished,
+                        });
+                        let values = run.records.iter().map(|r| r.outcome.objective()).collect();
+                        (values, meta)
+                    }
+                };
+                let trace = Trace {
+                    tool: tool.clone(),
+                    strategy: strategy_name.to_string(),
+                    space: sim.name().to_string(),
+                    seed: seed as i64,
+                    values,
+                    wall_seconds: t.elapsed().as_secs_f64(),
+                    meta: Some(meta),
+                };
+                appender
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .append(&trace)?;
+                let k = ended.fetch_add(1, Ordering::Relaxed) + 1;
+                eprintln!(
+                    "[{k}/{}] {} on {} seed {seed}: {} evaluations in {:.1} s",
+                    todo.len(),
+                    strategy_name,
+                    sim.name(),
+                    trace.values.len(),
+                    trace.wall_seconds
+                );
+                Ok(trace)
+            },
+        )
         .collect::<Result<_>>()?;
     // Report this benchmark's runs (earlier ones first), in a fixed order whatever finished
     // first.
     let wanted: HashSet<(&str, &str, i64)> = kept
         .iter()
-        .map(|&(s, (name, _), seed)| (name.as_str(), spaces[s].0.name(), seed as i64))
+        .map(|&(s, (name, ..), seed)| (name.as_str(), spaces[s].0.name(), seed as i64))
         .collect();
     let mut traces: Vec<Trace> = finished
         .into_iter()
@@ -274,6 +335,14 @@ fn bench(args: &RunArgs) -> Result<()> {
         Some(&args.out.join("scores.md")),
         (!args.no_plots).then(|| args.out.join("plots")).as_deref(),
     )?;
+    if !args.workers.is_empty() {
+        let markdown = ktune_bench::workers_report(&traces, &stats, args.target);
+        outln!("{markdown}")?;
+        let path = args.out.join("workers.md");
+        std::fs::write(&path, &markdown)
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        eprintln!("workers: {}", path.display());
+    }
     eprintln!("traces: {}", traces_path.display());
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())

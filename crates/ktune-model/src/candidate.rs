@@ -97,6 +97,8 @@ pub struct CandidateGp {
     r: Vec<f64>,
     /// `Σ ln l_ii`.
     log_diag: f64,
+    /// `ln l_ii` of each observation, to forget the last ones exactly.
+    ln_pivots: Vec<f64>,
     y_mean: f64,
     y_std: f64,
     jitter_events: usize,
@@ -170,6 +172,7 @@ impl CandidateGp {
             b: vec![0.0; m],
             r: vec![0.0; m],
             log_diag: 0.0,
+            ln_pivots: Vec::new(),
             y_mean: 0.0,
             y_std: 1.0,
             jitter_events: 0,
@@ -269,6 +272,7 @@ impl CandidateGp {
         self.z_y.push(zy_new);
         self.z_1.push(z1_new);
         self.log_diag += l_nn.ln();
+        self.ln_pivots.push(l_nn.ln());
         self.shift = shift;
         self.observed[index] = true;
         self.obs.push(index);
@@ -278,6 +282,51 @@ impl CandidateGp {
             self.jitter_events += 1;
         }
         Ok(())
+    }
+
+    /// Forgets every observation after the first `len`: each one's row of `V` leaves the
+    /// accumulators it was added to (`O(m)` per observation, no refactorisation).
+    pub fn truncate(&mut self, len: usize) {
+        while self.obs.len() > len {
+            let (Some(row), Some(zy), Some(z1), Some(j), Some(lp)) = (
+                self.rows.pop(),
+                self.z_y.pop(),
+                self.z_1.pop(),
+                self.obs.pop(),
+                self.ln_pivots.pop(),
+            ) else {
+                break;
+            };
+            let undo = |((w, a), b): ((&f64, &mut f64), &mut f64), r: &mut f64| {
+                *a -= w * zy;
+                *b -= w * z1;
+                *r -= w * w;
+            };
+            if self.m >= PARALLEL_MIN {
+                row.par_iter()
+                    .zip(self.a.par_iter_mut())
+                    .zip(self.b.par_iter_mut())
+                    .zip(self.r.par_iter_mut())
+                    .for_each(|(x, r)| undo(x, r));
+            } else {
+                row.iter()
+                    .zip(self.a.iter_mut())
+                    .zip(self.b.iter_mut())
+                    .zip(self.r.iter_mut())
+                    .for_each(|(x, r)| undo(x, r));
+            }
+            self.ys.pop();
+            self.observed[j] = false;
+            self.log_diag -= lp;
+        }
+        if self.obs.is_empty() {
+            // Exactly the empty model, not one with rounding left in the accumulators.
+            self.a.fill(0.0);
+            self.b.fill(0.0);
+            self.r.fill(0.0);
+            self.log_diag = 0.0;
+        }
+        (self.y_mean, self.y_std) = normalisation(&self.ys);
     }
 
     /// Number of observations so far.
@@ -478,6 +527,10 @@ impl Surrogate for CandidateGp {
 
     fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
         CandidateGp::replace_values(self, ys)
+    }
+
+    fn truncate(&mut self, len: usize) {
+        CandidateGp::truncate(self, len);
     }
 
     fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError> {

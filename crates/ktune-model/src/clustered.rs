@@ -355,6 +355,13 @@ impl Surrogate for ClusteredGp {
         Ok(())
     }
 
+    fn truncate(&mut self, len: usize) {
+        if len < self.obs.y.len() {
+            self.obs.truncate(len);
+            self.changed();
+        }
+    }
+
     fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
         self.obs.set_noise(variances)?;
         self.changed();

@@ -125,6 +125,13 @@ impl Surrogate for ExactGp {
         Ok(())
     }
 
+    fn truncate(&mut self, len: usize) {
+        if len < self.obs.y.len() {
+            self.obs.truncate(len);
+            self.fitted = OnceLock::new();
+        }
+    }
+
     fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError> {
         let x: Vec<&[f64]> = points.iter().map(|p| p.x).collect();
         Ok(self.model()?.predict_slices(&x))

@@ -38,6 +38,13 @@ impl Observations {
         Ok(())
     }
 
+    /// Keeps the first `len` observations.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.x.truncate(len);
+        self.y.truncate(len);
+        self.noise.truncate(len);
+    }
+
     /// Replaces the values, one per observation; unchanged on error.
     pub(crate) fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
         if ys.len() != self.y.len() {

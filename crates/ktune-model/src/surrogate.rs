@@ -104,6 +104,11 @@ pub trait Surrogate: Send + Sync {
     /// The values observed so far, in order.
     fn observed_values(&self) -> &[f64];
 
+    /// Forgets every observation after the first `len` (nothing when there are no more),
+    /// so that a batch of proposals can be made on fantasised observations (the kriging
+    /// believer) and the model returned to what it was measured on.
+    fn truncate(&mut self, len: usize);
+
     /// The number of observations.
     fn len(&self) -> usize {
         self.observed_values().len()
@@ -112,5 +117,172 @@ pub trait Surrogate: Send + Sync {
     /// True before the first observation.
     fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The surrogate conformance suite: what every [`Surrogate`] must do, run against each
+/// implementation with the same assertions.
+#[cfg(test)]
+mod conformance {
+    use super::*;
+    use crate::{
+        CandidateGp, ClusterOptions, ClusteredGp, Distance, ExactGp, FitOptions, Kernel,
+        KernelKind, Metric,
+    };
+
+    /// A 2-d grid of 7 × 7 candidates on [0, 1]², keyed by index.
+    fn grid() -> Vec<f64> {
+        (0..49)
+            .flat_map(|i| [f64::from(i % 7) / 6.0, f64::from(i / 7) / 6.0])
+            .collect()
+    }
+
+    fn objective(x: &[f64]) -> f64 {
+        (x[0] - 0.3).powi(2) + 2.0 * (x[1] - 0.6).powi(2) + 0.5
+    }
+
+    fn models() -> Vec<(&'static str, Box<dyn Surrogate>)> {
+        let mut k = Kernel::new(KernelKind::Matern52, 0.4);
+        k.hyper.noise = 1e-8;
+        vec![
+            (
+                "candidate GP",
+                Box::new(CandidateGp::new(k.clone(), grid(), 2).unwrap()),
+            ),
+            ("exact GP", Box::new(ExactGp::new(k.clone()))),
+            (
+                "fitted exact GP",
+                Box::new(ExactGp::fitted(
+                    KernelKind::Matern52,
+                    Metric::PerCoordinate(Distance::Euclidean),
+                    FitOptions::default(),
+                )),
+            ),
+            (
+                "clustered GP",
+                Box::new(
+                    ClusteredGp::new(
+                        ExactGp::new(k),
+                        ClusterOptions {
+                            clusters: 2,
+                            ..ClusterOptions::default()
+                        },
+                    )
+                    .unwrap(),
+                ),
+            ),
+        ]
+    }
+
+    fn points(g: &[f64]) -> Vec<Point<'_>> {
+        g.chunks(2)
+            .enumerate()
+            .map(|(i, x)| Point::keyed(x, i as u64))
+            .collect()
+    }
+
+    fn observe(model: &mut dyn Surrogate, g: &[f64], which: &[usize]) {
+        for &i in which {
+            let x = &g[2 * i..2 * i + 2];
+            model
+                .observe(Point::keyed(x, i as u64), objective(x))
+                .unwrap();
+        }
+    }
+
+    const SEEN: [usize; 12] = [0, 6, 42, 48, 24, 10, 17, 31, 38, 3, 21, 45];
+
+    /// Observations are kept in order, predicted back closely with little variance, and
+    /// unobserved points are less certain.
+    #[test]
+    fn every_surrogate_interpolates_what_it_observed() {
+        let g = grid();
+        for (name, mut model) in models() {
+            assert!(model.is_empty(), "{name}");
+            observe(model.as_mut(), &g, &SEEN);
+            model.fit(7).unwrap();
+            assert_eq!(model.len(), SEEN.len(), "{name}");
+            let expected: Vec<f64> = SEEN
+                .iter()
+                .map(|&i| objective(&g[2 * i..2 * i + 2]))
+                .collect();
+            assert_eq!(model.observed_values(), expected.as_slice(), "{name}");
+            let p = model.predict(&points(&g)).unwrap();
+            // On average: the clustered GP predicts an observed point from the component
+            // its neighbours are in, which need not be the one it was observed in.
+            let error = SEEN
+                .iter()
+                .map(|&i| (p[i].0 - objective(&g[2 * i..2 * i + 2])).abs())
+                .sum::<f64>()
+                / SEEN.len() as f64;
+            assert!(
+                error < 0.1,
+                "{name}: mean error {error} at the observations"
+            );
+            let seen_var = SEEN.iter().map(|&i| p[i].1).fold(0.0, f64::max);
+            let unseen_var = (0..49)
+                .filter(|i| !SEEN.contains(i))
+                .map(|i| p[i].1)
+                .fold(0.0, f64::max);
+            assert!(unseen_var > seen_var, "{name}: {unseen_var} <= {seen_var}");
+            let weighted = model.predict_weighted(&points(&g)).unwrap();
+            for (w, q) in weighted.iter().zip(&p) {
+                assert!((w.mean - q.0).abs() < 1e-9 && w.weight > 0.0, "{name}");
+            }
+        }
+    }
+
+    /// Observations added and then truncated away leave the predictions as they were:
+    /// a batch's fantasised observations must not linger.
+    #[test]
+    fn every_surrogate_forgets_truncated_observations() {
+        let g = grid();
+        for (name, mut model) in models() {
+            observe(model.as_mut(), &g, &SEEN[..8]);
+            let before = model.predict(&points(&g)).unwrap();
+            // Fantasies, far from the truth.
+            for &i in &[1usize, 2, 40] {
+                model
+                    .observe(Point::keyed(&g[2 * i..2 * i + 2], i as u64), -5.0)
+                    .unwrap();
+            }
+            assert_eq!(model.len(), 11, "{name}");
+            let during = model.predict(&points(&g)).unwrap();
+            assert!((during[1].0 - before[1].0).abs() > 0.1, "{name}");
+            model.truncate(8);
+            model.truncate(20);
+            assert_eq!(model.len(), 8, "{name}");
+            assert_eq!(model.observed_values().len(), 8, "{name}");
+            let after = model.predict(&points(&g)).unwrap();
+            for (j, (a, b)) in after.iter().zip(&before).enumerate() {
+                assert!(
+                    (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+                    "{name}: at {j}: {a:?} instead of {b:?}"
+                );
+            }
+            // A truncated point can be observed again (with its true value now).
+            observe(model.as_mut(), &g, &[1]);
+            assert_eq!(model.len(), 9, "{name}");
+            model.truncate(0);
+            assert!(model.is_empty(), "{name}");
+        }
+    }
+
+    /// New values replace the old ones in order; a wrong count is refused and changes
+    /// nothing.
+    #[test]
+    fn every_surrogate_replaces_values_in_order() {
+        let g = grid();
+        for (name, mut model) in models() {
+            observe(model.as_mut(), &g, &SEEN[..5]);
+            let doubled: Vec<f64> = model.observed_values().iter().map(|v| 2.0 * v).collect();
+            model.replace_values(&doubled).unwrap();
+            assert_eq!(model.observed_values(), doubled.as_slice(), "{name}");
+            assert!(model.replace_values(&doubled[..4]).is_err(), "{name}");
+            assert_eq!(model.observed_values(), doubled.as_slice(), "{name}");
+            let p = model.predict(&points(&g)).unwrap();
+            let i = SEEN[2];
+            assert!((p[i].0 - doubled[2]).abs() < 0.05, "{name}: {:?}", p[i]);
+        }
     }
 }

@@ -56,6 +56,21 @@ pub enum ExplorationScale {
     Spread,
 }
 
+/// How a batch is proposed: when more configurations are asked for than one round of the
+/// acquisition functions gives, or while earlier proposals are still being evaluated (several
+/// workers), each further proposal is made on the model told the pending configurations at
+/// fantasised values, so that the batch spreads out instead of repeating one maximiser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batch {
+    /// The kriging believer: a pending configuration is believed to take the model's
+    /// posterior mean there (the mean is unchanged, its variance collapses).
+    Believer,
+    /// The constant liar: every pending configuration is said to equal the best value so
+    /// far (optimistic: the region around it looks already exploited).
+    Liar,
+}
+
 /// The options of Bayesian optimisation (defaults: Table I of the BO paper, plus the three
 /// measured additions `transform`, `exploration_scale` and `explore_after`).
 #[derive(Clone, Debug, Deserialize)]
@@ -94,6 +109,8 @@ pub struct BoOptions {
     /// After this many evaluations in a row without a new best, propose the candidate of
     /// largest posterior variance once (0: never, as in the paper).
     pub explore_after: usize,
+    /// How proposals beyond one round are made (batches, parallel workers).
+    pub batch: Batch,
     /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
     /// in a spec, split off before the rest is parsed.
     #[serde(skip)]
@@ -119,6 +136,7 @@ impl Default for BoOptions {
             transform: Transform::Log,
             exploration_scale: ExplorationScale::Spread,
             explore_after: 10,
+            batch: Batch::Believer,
             surrogate: SurrogateOptions::default(),
         }
     }
@@ -194,6 +212,11 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         name: "explore_after",
         default: "10",
         doc: "After this many evaluations without a new best, propose the candidate of largest posterior variance once; 0: never (the paper).",
+    },
+    OptionDoc {
+        name: "batch",
+        default: "\"believer\"",
+        doc: "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far).",
     },
     OptionDoc {
         name: "candidate_limit",

@@ -11,7 +11,7 @@ use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourho
 use rustc_hash::FxHashSet;
 
 use super::NAME;
-use super::options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
+use super::options::{Batch, BoOptions, Exploration, ExplorationScale, Method, Transform};
 use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};
 use crate::{StrategyError, check_range};
@@ -324,6 +324,42 @@ impl State {
         }
     }
 
+    /// Tells the model (only) a fantasised value at a pending configuration: its posterior
+    /// mean (the kriging believer) or the best value so far (the constant liar). A model
+    /// that cannot take it is left as it is.
+    fn fantasise(&mut self, space: &SearchSpace, config: &[u32], how: Batch) {
+        let Some(rank) = space.rank(config) else {
+            return;
+        };
+        let x: Vec<f64>;
+        let point = match &self.candidates {
+            Candidates::All(points) => {
+                let (d, r) = (self.dims.len(), rank as usize);
+                Point::keyed(&points[r * d..(r + 1) * d], rank)
+            }
+            Candidates::Sampled { .. } => {
+                x = self.encode(config);
+                Point::new(&x)
+            }
+        };
+        let lie = self.to_model(if self.best.is_finite() {
+            self.best
+        } else {
+            self.median_valid()
+        });
+        let value = match how {
+            Batch::Liar => lie,
+            Batch::Believer => self
+                .model
+                .predict(std::slice::from_ref(&point))
+                .ok()
+                .and_then(|p| p.first().map(|m| m.0))
+                .filter(|m| m.is_finite())
+                .unwrap_or(lie),
+        };
+        let _ = self.model.observe(point, value);
+    }
+
     /// An observed value as the model fits it.
     fn to_model(&self, v: f64) -> f64 {
         self.targets.to_model(v)
@@ -380,8 +416,98 @@ impl BayesianOptimization {
             return vec![(space.configuration(r), None, false)];
         }
         let functions = st.portfolio.functions().to_vec();
-        // The candidates and their posterior (and acquisition weight: 1 but for the cGP).
-        let (ranks, (means, vars, weights)): (Vec<u64>, Predicted) = match &st.candidates {
+        if matches!(st.candidates, Candidates::Sampled { .. }) && !st.notice_given {
+            eprintln!(
+                "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} plus the neighbourhoods of the best configurations",
+                space.size(),
+                self.opts.candidate_limit,
+                self.opts.sample_size
+            );
+            st.notice_given = true;
+        }
+        let (ranks, (means, vars, weights)) = self.scored(st, space, rng);
+        if ranks.is_empty() {
+            return Vec::new();
+        }
+        let terms = self.terms(st, &vars);
+        // Stagnation: the model keeps proposing configurations that do not improve on the
+        // best, typically around one basin of a non-smooth landscape it describes badly. One
+        // proposal where it knows least (largest posterior variance) leaves that basin.
+        if self.opts.explore_after > 0 && st.since_improvement >= self.opts.explore_after {
+            st.since_improvement = 0;
+            let j = (0..vars.len())
+                .max_by(|&a, &b| vars[a].total_cmp(&vars[b]).then(b.cmp(&a)))
+                .unwrap_or(0);
+            return vec![(space.configuration(ranks[j]), None, false)];
+        }
+        let mut taken: Vec<usize> = Vec::new();
+        let mut out = Vec::new();
+        // Advanced multi is round-robin: one function per evaluation, each on the posterior
+        // updated with every observation so far (cheap here, as the update is incremental).
+        for a in st.portfolio.turn() {
+            let af = functions[a];
+            let exclude = self.opts.method == Method::AdvancedMulti;
+            let mut arg = maximiser(af, terms, &means, &vars, &weights, |j| {
+                exclude && taken.contains(&j)
+            });
+            if arg == usize::MAX {
+                arg = (0..ranks.len()).find(|j| !taken.contains(j)).unwrap_or(0);
+            }
+            let duplicate = taken.contains(&arg);
+            taken.push(arg);
+            out.push((space.configuration(ranks[arg]), Some(a), duplicate));
+            if taken.len() >= ranks.len() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// `count` proposals beyond a round (a batch, or an ask while earlier proposals are
+    /// still being evaluated), each on the model told every pending configuration at a
+    /// fantasised value ([`Batch`]), the acquisition functions taking turns; the model is
+    /// returned to its real observations afterwards.
+    fn propose_believed(
+        &self,
+        st: &mut State,
+        space: &SearchSpace,
+        rng: &mut Rng,
+        count: usize,
+    ) -> Vec<Configuration> {
+        let real = st.model.len();
+        let pending: Vec<Configuration> = st.pending.iter().map(|(c, _)| c.clone()).collect();
+        for c in &pending {
+            st.fantasise(space, c, self.opts.batch);
+        }
+        let functions = st.portfolio.functions().to_vec();
+        let mut out = Vec::new();
+        for k in 0..count {
+            let (ranks, (means, vars, weights)) = self.scored(st, space, rng);
+            if ranks.is_empty() {
+                break;
+            }
+            let terms = self.terms(st, &vars);
+            let af = functions[k % functions.len()];
+            let j = match maximiser(af, terms, &means, &vars, &weights, |_| false) {
+                usize::MAX => 0,
+                j => j,
+            };
+            let c = space.configuration(ranks[j]);
+            st.mark_visited(ranks[j]);
+            st.pending.push((c.clone(), None));
+            if k + 1 < count {
+                st.fantasise(space, &c, self.opts.batch);
+            }
+            out.push(c);
+        }
+        st.model.truncate(real);
+        out
+    }
+
+    /// The unvisited candidates of a round and their posterior (and acquisition weight:
+    /// 1 but for the cGP).
+    fn scored(&self, st: &State, space: &SearchSpace, rng: &mut Rng) -> (Vec<u64>, Predicted) {
+        match &st.candidates {
             Candidates::All(points) => {
                 let ranks: Vec<u64> = (0..space.size())
                     .filter(|r| !st.visited.contains(r))
@@ -397,15 +523,6 @@ impl BayesianOptimization {
                 (ranks, predictions(st.model.as_ref(), &keyed))
             }
             Candidates::Sampled { observed } => {
-                if !st.notice_given {
-                    eprintln!(
-                        "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} plus the neighbourhoods of the best configurations",
-                        space.size(),
-                        self.opts.candidate_limit,
-                        self.opts.sample_size
-                    );
-                    st.notice_given = true;
-                }
                 let mut sample = st.sampler.clone();
                 let mut ranks: Vec<u64> = (0..self.opts.sample_size)
                     .map_while(|_| sample.next_rank(rng))
@@ -435,10 +552,11 @@ impl BayesianOptimization {
                 let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
                 (ranks, predictions(st.model.as_ref(), &points))
             }
-        };
-        if ranks.is_empty() {
-            return Vec::new();
         }
+    }
+
+    /// λ, the incumbent (model units) and the unit of λ, for this round's variances.
+    fn terms(&self, st: &State, vars: &[f64]) -> Terms {
         let mean_var = vars.iter().sum::<f64>() / vars.len() as f64;
         let lambda = match self.exploration {
             Some(l) => l,
@@ -453,57 +571,11 @@ impl BayesianOptimization {
             ExplorationScale::Objective => 1.0,
             ExplorationScale::Spread => spread(st.valid.iter().map(|&v| st.to_model(v))),
         };
-        // Stagnation: the model keeps proposing configurations that do not improve on the
-        // best, typically around one basin of a non-smooth landscape it describes badly. One
-        // proposal where it knows least (largest posterior variance) leaves that basin.
-        if self.opts.explore_after > 0 && st.since_improvement >= self.opts.explore_after {
-            st.since_improvement = 0;
-            let j = (0..vars.len())
-                .max_by(|&a, &b| vars[a].total_cmp(&vars[b]).then(b.cmp(&a)))
-                .unwrap_or(0);
-            return vec![(space.configuration(ranks[j]), None, false)];
+        Terms {
+            lambda,
+            best,
+            scale,
         }
-        let mut taken: Vec<usize> = Vec::new();
-        let mut out = Vec::new();
-        // Advanced multi is round-robin: one function per evaluation, each on the posterior
-        // updated with every observation so far (cheap here, as the update is incremental).
-        for a in st.portfolio.turn() {
-            let af = functions[a];
-            let exclude = self.opts.method == Method::AdvancedMulti;
-            let mut arg = usize::MAX;
-            let mut arg_score = f64::INFINITY;
-            for (j, ((&mu, &var), &w)) in means.iter().zip(&vars).zip(&weights).enumerate() {
-                if exclude && taken.contains(&j) {
-                    continue;
-                }
-                // LCB's λ multiplies the posterior σ, which is in the fitted units already.
-                let l = if af == Acquisition::Lcb {
-                    lambda
-                } else {
-                    lambda * scale
-                };
-                let s = acquisition::weighted(
-                    af,
-                    acquisition::score(af, mu, var.max(0.0).sqrt(), best, l),
-                    w,
-                );
-                // Ties (and NaN) keep the first candidate: deterministic.
-                if s < arg_score {
-                    arg_score = s;
-                    arg = j;
-                }
-            }
-            if arg == usize::MAX {
-                arg = (0..ranks.len()).find(|j| !taken.contains(j)).unwrap_or(0);
-            }
-            let duplicate = taken.contains(&arg);
-            taken.push(arg);
-            out.push((space.configuration(ranks[arg]), Some(a), duplicate));
-            if taken.len() >= ranks.len() {
-                break;
-            }
-        }
-        out
     }
 
     fn decode(&self, st: &State, space: &SearchSpace, x: &[f64]) -> Configuration {
@@ -539,7 +611,8 @@ impl Strategy for BayesianOptimization {
         let mut out = Vec::new();
         // Initial sample: the Latin hypercube points, then random valid replacements for the
         // failed ones, until enough are valid.
-        while !st.initial_done && out.len() < n && st.pending.len() + out.len() < n.max(1) {
+        // `n` is the number of idle workers: proposals still being evaluated do not count.
+        while !st.initial_done && out.len() < n.max(1) {
             let next = match st.initial.pop_front() {
                 Some(c) => Some(c),
                 None if st.initial_valid + st.pending.len() < self.opts.initial_samples => {
@@ -556,10 +629,14 @@ impl Strategy for BayesianOptimization {
             st.pending.push((c.clone(), None));
             out.push(c);
         }
-        if !out.is_empty() || !st.pending.is_empty() {
+        if !out.is_empty() {
             self.state = Some(st);
             return out;
         }
+        // Asked while earlier proposals are still being evaluated (parallel workers): the
+        // initial sample is as complete as it will get, and the proposals are made on the
+        // model told the pending ones at fantasised values.
+        let waiting = !st.pending.is_empty();
         if !st.initial_done {
             st.initial_done = true;
             st.mu_s = if st.valid.is_empty() {
@@ -587,6 +664,11 @@ impl Strategy for BayesianOptimization {
                 Candidates::Sampled { .. } => 1.0,
             };
         }
+        if waiting {
+            out = self.propose_believed(&mut st, space, rng, n.max(1));
+            self.state = Some(st);
+            return out;
+        }
         // A round: one proposal per active acquisition function.
         let round = self.propose_round(&mut st, space, rng);
         let mut dups = Vec::new();
@@ -605,6 +687,11 @@ impl Strategy for BayesianOptimization {
         }
         // Multi: a duplicate proposal is credited with the observation of the original.
         st.portfolio.proposed(dups);
+        // A batch larger than a round.
+        if out.len() < n {
+            let more = self.propose_believed(&mut st, space, rng, n - out.len());
+            out.extend(more);
+        }
         self.state = Some(st);
         out
     }
@@ -655,6 +742,52 @@ impl Strategy for BayesianOptimization {
 
 /// Means, variances and acquisition weights of the candidates.
 type Predicted = (Vec<f64>, Vec<f64>, Vec<f64>);
+
+/// What the acquisition functions of a round share.
+#[derive(Clone, Copy)]
+struct Terms {
+    /// The exploration factor λ.
+    lambda: f64,
+    /// The incumbent, as the model fits values.
+    best: f64,
+    /// The unit of λ in EI and PI.
+    scale: f64,
+}
+
+/// The candidate that `af` scores best (the first on ties and NaN: deterministic), among
+/// those `skip` keeps; `usize::MAX` when none is kept or every score is NaN.
+fn maximiser(
+    af: Acquisition,
+    t: Terms,
+    means: &[f64],
+    vars: &[f64],
+    weights: &[f64],
+    skip: impl Fn(usize) -> bool,
+) -> usize {
+    let mut arg = usize::MAX;
+    let mut arg_score = f64::INFINITY;
+    for (j, ((&mu, &var), &w)) in means.iter().zip(vars).zip(weights).enumerate() {
+        if skip(j) {
+            continue;
+        }
+        // LCB's λ multiplies the posterior σ, which is in the fitted units already.
+        let l = if af == Acquisition::Lcb {
+            t.lambda
+        } else {
+            t.lambda * t.scale
+        };
+        let s = acquisition::weighted(
+            af,
+            acquisition::score(af, mu, var.max(0.0).sqrt(), t.best, l),
+            w,
+        );
+        if s < arg_score {
+            arg_score = s;
+            arg = j;
+        }
+    }
+    arg
+}
 
 /// Means, variances and acquisition weights of `points`, or the prior (weight 1) where the
 /// model cannot predict (no valid observation yet, or a covariance that cannot be
