@@ -482,3 +482,80 @@ fn golden_traces_are_unchanged() {
         );
     }
 }
+
+/// Four workers on one session: bayes_opt proposes while the three others are still
+/// measuring (the pending proposals told to the model at fantasised values), never stalls,
+/// spends the whole budget on distinct configurations, and still finds the basin.
+#[test]
+fn asynchronous_workers_keep_busy_on_distinct_configurations() {
+    let space = space();
+    for spec in ["bayes_opt", "bayes_opt:batch=liar"] {
+        let (_, strategy) = crate::create_spec(spec).unwrap();
+        let session = ktune_core::Session::new(
+            &space,
+            strategy,
+            Budget {
+                max_evaluations: Some(60),
+                ..Budget::default()
+            },
+            Direction::Minimize,
+            Rng::seed_from_u64(3),
+        )
+        .unwrap();
+        let mut runner = Landscape(vec![Metric::new("f", Direction::Minimize)]);
+        let run = ktune_core::simulate_workers(session, &mut runner, 4).unwrap();
+        assert_eq!(run.records.len(), 60, "{spec}");
+        assert_eq!(run.stop, ktune_core::StopReason::Evaluations, "{spec}");
+        let distinct: BTreeSet<&Configuration> = run.records.iter().map(|r| &r.config).collect();
+        assert_eq!(distinct.len(), 60, "{spec}");
+        let best = run
+            .records
+            .iter()
+            .filter_map(|r| r.outcome.objective())
+            .fold(f64::INFINITY, f64::min);
+        // The optimum is 2 (x = 13, y = 6, z = 0) among 800 configurations.
+        assert!(best <= 3.0, "{spec}: best {best}");
+    }
+}
+
+/// A batch larger than a round: ask(6) after the initial sample gives six distinct,
+/// unevaluated, valid configurations, not six copies of one maximiser.
+#[test]
+fn a_batch_ask_gives_distinct_new_configurations() {
+    let space = space();
+    let (_, mut strategy) = crate::create_spec("bayes_opt:initial_samples=12").unwrap();
+    let mut rng = Rng::seed_from_u64(5);
+    let mut runner = Landscape(vec![Metric::new("f", Direction::Minimize)]);
+    let mut history = ktune_core::History::new();
+    let mut seen: BTreeSet<Configuration> = BTreeSet::new();
+    let mut model_rounds = 0;
+    for round in 0..8 {
+        // The initial sample until 12 are valid (replacements for the failing stripe come
+        // only as many as needed), then the model's rounds.
+        let valid = history
+            .observations()
+            .iter()
+            .filter(|o| o.value.is_some())
+            .count();
+        let asked = strategy.ask(&space, &history, 6, &mut rng);
+        if valid >= 12 {
+            assert_eq!(asked.len(), 6, "round {round}: {asked:?}");
+            model_rounds += 1;
+        }
+        let outcomes = runner.evaluate(&space, &asked).unwrap();
+        let mut told = Vec::new();
+        for (c, o) in asked.into_iter().zip(outcomes) {
+            assert!(space.contains(&c) && seen.insert(c.clone()), "{c:?} again");
+            let observation = ktune_core::Observation {
+                config: c,
+                value: o.objective(),
+                failure: o.failure(),
+                variance: None,
+            };
+            history.push(observation.clone());
+            told.push(observation);
+        }
+        strategy.tell(&space, &told);
+    }
+    assert!(model_rounds >= 3, "{model_rounds}");
+}
