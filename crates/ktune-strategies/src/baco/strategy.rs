@@ -48,6 +48,8 @@ struct State {
     /// Per value the model holds, its measurement variance (0 when measured once); the
     /// model hears of them only once one is known.
     variances: Vec<f64>,
+    /// Proposals not yet told (being evaluated, here or by other workers).
+    pending: Vec<Configuration>,
 }
 
 impl Baco {
@@ -131,6 +133,7 @@ impl Baco {
             sampled: 0,
             since_fit: usize::MAX,
             variances: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -169,10 +172,53 @@ impl Baco {
             .flatten();
         // ε_f ∈ {0, t/10, ..., t}: P(ε_f = 0) = 1/11 > 0, so no region is cut off for good.
         let limit = self.opts.feasibility_threshold * f64::from(rng.random_range(0..=10u32)) / 10.0;
-        let Some(&(best_raw, _)) = st.best.first() else {
+        if st.best.is_empty() {
             return Vec::new();
-        };
-        let best = st.targets.to_model(best_raw);
+        }
+        // One proposal with nothing pending: the acquisition's maximiser. Otherwise (a batch,
+        // or an ask while earlier proposals are being evaluated) one proposal at a time, each
+        // on the model told every pending configuration at its posterior mean (the kriging
+        // believer, as bayes_opt does), which the model then forgets.
+        if n == 1 && st.pending.is_empty() {
+            return self
+                .ranked(st, space, forest.as_ref(), limit, rng)
+                .map(|r| r.into_iter().take(1).map(|(c, _)| c).collect())
+                .unwrap_or_default();
+        }
+        let real = st.gp.len();
+        for c in st.pending.clone() {
+            st.believe(space, &c);
+        }
+        let mut out: Vec<Configuration> = Vec::new();
+        while out.len() < n {
+            let Some(ranked) = self.ranked(st, space, forest.as_ref(), limit, rng) else {
+                break;
+            };
+            let Some((c, _)) = ranked.into_iter().find(|(c, _)| !out.contains(c)) else {
+                break;
+            };
+            if let Some(r) = space.rank(&c) {
+                st.mark(r);
+            }
+            st.believe(space, &c);
+            out.push(c);
+        }
+        st.gp.truncate(real);
+        out
+    }
+
+    /// Unvisited configurations by expected improvement (times the probability of being
+    /// feasible), best first, from the local search; `None` when the model cannot predict.
+    fn ranked(
+        &self,
+        st: &State,
+        space: &SearchSpace,
+        forest: Option<&FeasibilityForest>,
+        limit: f64,
+        rng: &mut Rng,
+    ) -> Option<Vec<(Configuration, f64)>> {
+        let (best_raw, _) = st.best.first()?;
+        let best = st.targets.to_model(*best_raw);
         let encoding = &st.encoding;
         let gp = &st.gp;
         let mut failed_prediction = false;
@@ -186,7 +232,7 @@ impl Baco {
             pred.iter()
                 .zip(&xs)
                 .map(|(w, x)| {
-                    let p = forest.as_ref().map_or(1.0, |f| f.probability(x));
+                    let p = forest.map_or(1.0, |f| f.probability(x));
                     if p < limit {
                         f64::NEG_INFINITY
                     } else {
@@ -217,10 +263,7 @@ impl Baco {
             &mut score,
             rng,
         );
-        if failed_prediction {
-            return Vec::new();
-        }
-        ranked.into_iter().take(n).map(|(c, _)| c).collect()
+        (!failed_prediction).then_some(ranked)
     }
 }
 
@@ -228,6 +271,18 @@ impl State {
     fn mark(&mut self, rank: u64) {
         self.visited.insert(rank);
         self.sampler.exclude(rank);
+    }
+
+    /// Tells the model (only) that `config` takes its posterior mean there.
+    fn believe(&mut self, space: &SearchSpace, config: &Configuration) {
+        let x = self.encoding.encode(space, config);
+        let point = Point::new(&x);
+        if let Ok(p) = self.gp.predict(std::slice::from_ref(&point))
+            && let Some(&(mean, _)) = p.first()
+            && mean.is_finite()
+        {
+            let _ = self.gp.observe(point, mean);
+        }
     }
 
     /// Learns from one observation (proposed here or not).
@@ -238,6 +293,9 @@ impl State {
         value: Option<f64>,
         variance: Option<f64>,
     ) {
+        if let Some(i) = self.pending.iter().position(|c| c == config) {
+            self.pending.swap_remove(i);
+        }
         let Some(rank) = space.rank(config) else {
             return;
         };
@@ -338,6 +396,7 @@ impl Strategy for Baco {
                 }
             }
         }
+        st.pending.extend(out.iter().cloned());
         self.state = Some(st);
         out
     }

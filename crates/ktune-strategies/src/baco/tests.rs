@@ -95,3 +95,38 @@ fn measurement_variances_reach_the_model() {
     let best = noisy.best().unwrap().outcome.objective().unwrap();
     assert!(best <= 5.0, "{best}");
 }
+
+/// Four asynchronous workers: baco proposes while the others still measure (pending
+/// proposals believed at their posterior mean), spends the budget on distinct
+/// configurations and still finds the bowl's optimum region.
+#[test]
+fn asynchronous_workers_get_distinct_proposals() {
+    let space = sparse_space();
+    let (_, strategy) = crate::create_spec("baco").unwrap();
+    let session = ktune_core::Session::new(
+        &space,
+        strategy,
+        Budget {
+            max_evaluations: Some(40),
+            ..Budget::default()
+        },
+        Direction::Minimize,
+        Rng::seed_from_u64(1),
+    )
+    .unwrap();
+    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
+    let run = ktune_core::simulate_workers(session, &mut runner, 4).unwrap();
+    assert_eq!(run.records.len(), 40);
+    assert_eq!(run.stop, ktune_core::StopReason::Evaluations);
+    let mut configs: Vec<&ktune_space::Configuration> =
+        run.records.iter().map(|r| &r.config).collect();
+    configs.sort();
+    configs.dedup();
+    assert_eq!(configs.len(), 40);
+    let best = run
+        .records
+        .iter()
+        .filter_map(|r| r.outcome.objective())
+        .fold(f64::INFINITY, f64::min);
+    assert!(best <= 3.0, "best {best}");
+}
