@@ -119,9 +119,9 @@ impl PgStore {
         let json = serde_json::to_string(fingerprint).map_err(|e| store.corrupt(e.to_string()))?;
         let location = store.location.clone();
         let pg = |e| pg_error(&location, e);
-        let row = store
+        let made = store
             .client
-            .query_one(
+            .query_opt(
                 &format!(
                     "WITH made AS (INSERT INTO ktune.studies (name, fingerprint, created) \
                      VALUES ($1, $2, {NOW}) ON CONFLICT (name) DO NOTHING RETURNING id) \
@@ -130,6 +130,16 @@ impl PgStore {
                 &[&name, &json],
             )
             .map_err(pg)?;
+        // A worker that made the study at the same moment committed after this statement's
+        // snapshot was taken: the insert gave way and the select could not see it yet; a
+        // new statement does.
+        let row = match made {
+            Some(row) => row,
+            None => store
+                .client
+                .query_one("SELECT id FROM ktune.studies WHERE name = $1", &[&name])
+                .map_err(pg)?,
+        };
         store.study = row.get(0);
         store.study_name = name.to_string();
         let differences = fingerprint.differences(&store.fingerprint()?);
@@ -825,6 +835,33 @@ mod tests {
         conformance::run_all(&|study, fingerprint| {
             Ok(Box::new(PgStore::open_study(&url, study, fingerprint)?))
         });
+    }
+
+    /// Sixteen workers starting at the same moment on a study that does not exist yet (a
+    /// Slurm job's first seconds) all open the one study.
+    #[test]
+    fn workers_starting_together_make_one_study() {
+        let Some(url) = server() else { return };
+        let space = conformance::space();
+        let fp = Fingerprint::new(&space, "{}", "time");
+        let name = unique("together");
+        let barrier = std::sync::Barrier::new(16);
+        let studies: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..16)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        let s = PgStore::open_study(&url, &name, &fp).unwrap();
+                        format!("{}", s.study)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(studies.windows(2).all(|w| w[0] == w[1]), "{studies:?}");
+        let mut one = PgStore::open_existing_study(&url, Some(&name)).unwrap();
+        assert_eq!(format!("{}", one.study), studies[0]);
+        one.delete_study().unwrap();
     }
 
     /// A study measured in PostgreSQL copies into an SQLite file that reads back the same
