@@ -272,6 +272,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let mut store = Store::open(&db_path, &fingerprint)?;
     store.set_meta("strategy", &strategy_name)?;
     store.set_meta("seed", &args.seed.to_string())?;
+    store.set_meta(DIRECTION_KEY, direction_name(objective.direction))?;
     // So that `ktune results --rerank` finds the program again.
     if let Ok(abs) = std::path::absolute(spec_path) {
         store.set_meta("spec", &abs.display().to_string())?;
@@ -932,6 +933,16 @@ fn nothing_ran(
     }
 }
 
+/// The study metadata key of the objective's direction (`minimize` or `maximize`).
+pub(crate) const DIRECTION_KEY: &str = "direction";
+
+pub(crate) fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Minimize => "minimize",
+        Direction::Maximize => "maximize",
+    }
+}
+
 /// Arguments of `ktune results`.
 #[derive(clap::Args)]
 pub struct ResultsArgs {
@@ -1056,7 +1067,13 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
     let store = Store::open_existing_study(&from.path, from.study.as_deref())?;
     let fingerprint = store.fingerprint()?;
     let objective = fingerprint.objective.clone();
-    let direction = Direction::guess(&objective);
+    // As tuned (a spec may maximise a metric whose name suggests minimising); older
+    // databases did not say, so guess from the name.
+    let direction = match store.meta(DIRECTION_KEY)?.as_deref() {
+        Some("maximize") => Direction::Maximize,
+        Some("minimize") => Direction::Minimize,
+        _ => Direction::guess(&objective),
+    };
     let mut rows: Vec<Row> = store.rows()?;
     match args.status.as_str() {
         "ok" => rows.retain(|r| r.status == "ok"),

@@ -99,6 +99,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     if store.meta("strategy")?.is_none() {
         store.set_meta("strategy", &strategy_name)?;
     }
+    if store.meta(crate::tune::DIRECTION_KEY)?.is_none() {
+        store.set_meta(
+            crate::tune::DIRECTION_KEY,
+            crate::tune::direction_name(objective.direction),
+        )?;
+    }
 
     // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.
     let beating = Arc::new(AtomicBool::new(true));

@@ -309,3 +309,70 @@ fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
     assert!(e.contains("no results database at `nothing.db`"), "{e}");
     assert!(!dir.path().join("c.db").exists());
 }
+
+/// A study whose objective is maximised although its name suggests a time: `ktune results
+/// --top` ranks by the direction the study was tuned in, for a shared study and for a
+/// single-process database alike.
+#[test]
+fn results_rank_by_the_direction_the_study_was_tuned_in() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 6);
+    let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
+    let spec = spec
+        .replace("ms' }", "ms', direction = \"maximize\" }")
+        .replace("values = [400]", "values = [1]");
+    assert!(spec.contains("maximize"));
+    std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
+    let shared = Study {
+        url: "sqlite://shared.db".into(),
+        name: "up".into(),
+    };
+    let mut w = start(dir.path(), &shared, 1);
+    assert!(w.wait().unwrap().success());
+    let out = ktune(dir.path())
+        .args(["tune", "ktune.toml", "--db", "single.db", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for source in [
+        vec!["--storage", "sqlite://shared.db", "--study", "up"],
+        vec!["single.db"],
+    ] {
+        let top = |n: &str| -> Vec<serde_json::Value> {
+            let out = ktune(dir.path())
+                .arg("results")
+                .args(&source)
+                .args(["--format", "json", "--top", n])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            serde_json::from_slice::<serde_json::Value>(&out.stdout)
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .clone()
+        };
+        let all = top("100");
+        let largest = all
+            .iter()
+            .filter_map(|r| r["objective"].as_f64())
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert_eq!(
+            top("1")[0]["objective"].as_f64(),
+            Some(largest),
+            "{source:?}: {all:?}"
+        );
+    }
+}
