@@ -757,6 +757,18 @@ impl Runner for CommandRunner {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
+        // Too little of the time budget left to compile and run anything (the tuning clock
+        // counts the evaluations' own times, so it can end a few milliseconds short of the
+        // limit): nothing is started, so nothing is recorded as cut by the budget that never
+        // ran, and a longer run later measures these.
+        if self
+            .deadline
+            .is_some_and(|d| d.saturating_duration_since(Instant::now()) < BUDGET_SLACK)
+        {
+            return Err(CoreError::OutOfTime {
+                outcomes: Vec::new(),
+            });
+        }
         let jobs = self.jobs_of(space, configs);
         let compiled = self.compile_all(&jobs);
         let mut outcomes = Vec::with_capacity(jobs.len());
@@ -917,6 +929,10 @@ enum Step {
     SpawnFailed(std::io::Error),
 }
 
+/// How close to the time budget's end a step counts as cut by it, and the least time left
+/// in which a new configuration is started.
+const BUDGET_SLACK: Duration = Duration::from_millis(50);
+
 impl CommandRunner {
     /// A step's timeout, shortened to what is left of the time budget.
     fn within_budget(&self, own: Duration) -> Duration {
@@ -929,8 +945,8 @@ impl CommandRunner {
     /// Whether a step that timed out was cut by the time budget rather than its own timeout.
     fn budget_cut(&self, own: Duration) -> bool {
         self.deadline
-            .is_some_and(|d| Instant::now() + Duration::from_millis(50) >= d)
-            && own > Duration::from_millis(50)
+            .is_some_and(|d| Instant::now() + BUDGET_SLACK >= d)
+            && own > BUDGET_SLACK
     }
 }
 

@@ -484,3 +484,29 @@ fn a_program_that_floods_its_output_is_read_in_bounded_memory() {
         .to_string();
     assert!(e.contains("max_output"), "{e}");
 }
+
+/// With almost nothing of the time budget left, nothing is compiled or run: the batch ends
+/// as out of time with no outcome (a configuration cut before it started is not recorded
+/// as a timeout), and with time left it runs as usual.
+#[test]
+fn nothing_starts_in_the_last_moments_of_the_time_budget() {
+    let dir = dir_with_program();
+    let space = space();
+    let mut runner = CommandRunner::new(&spec(""), &space, dir.path()).unwrap();
+    let ok = config(&space, 0, 2);
+    runner.set_time_left(Some(0.002));
+    match runner.evaluate(&space, std::slice::from_ref(&ok)) {
+        Err(ktune_core::CoreError::OutOfTime { outcomes }) => assert!(outcomes.is_empty()),
+        other => panic!("{other:?}"),
+    }
+    let built = dir
+        .path()
+        .join(".ktune/build")
+        .join(space.rank(&ok).unwrap().to_string())
+        .join("bench");
+    assert!(!built.exists(), "it was compiled");
+    runner.set_time_left(Some(60.0));
+    let out = runner.evaluate(&space, &[ok]).unwrap();
+    assert_eq!(out[0].objective(), Some(20.5), "{:?}", out[0]);
+    assert!(built.exists());
+}
