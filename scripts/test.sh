@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: every test of the workspace, with a throwaway PostgreSQL server
-# on localhost for the PostgreSQL storage tests (KTUNE_PG_URL). PostgreSQL comes from the
+# on localhost for the PostgreSQL storage tests (KTUNE_PG_URL), then the Python package:
+# built as a wheel with maturin, installed into a fresh virtualenv, tested with pytest. PostgreSQL comes from the
 # system's packages (installed with apt-get where missing and possible); where no server can
 # be started, those tests print SKIPPED with the reason and everything else still runs.
 # A KTUNE_PG_URL already set (a server of your own) is used as it is.
@@ -66,3 +67,30 @@ fi
 
 echo "== cargo test --workspace"
 cargo test --workspace
+
+echo "== Python: the ktune wheel in a fresh virtualenv, and pytest"
+python=${PYTHON:-python3}
+if ! command -v "$python" >/dev/null 2>&1; then
+    echo "error: the Python tests need a Python 3.9+ interpreter ($python not found)" >&2
+    exit 1
+fi
+venv=target/py-test-venv
+rm -rf "$venv"
+if ! "$python" -m venv "$venv" >/dev/null 2>&1; then
+    # Debian and Ubuntu ship venv separately.
+    if command -v apt-get >/dev/null 2>&1; then
+        sudo=""
+        [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo="sudo -n"
+        $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+    fi
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
+"$venv/bin/python" -m pip install -q "maturin>=1.16,<2" "pytest>=7"
+rm -rf target/wheels-test
+# A debug wheel: it reuses the workspace's debug build above (a release wheel is what
+# `pip install ./crates/ktune-py` builds for users).
+"$venv/bin/maturin" build -q --manifest-path crates/ktune-py/Cargo.toml -o target/wheels-test
+"$venv/bin/python" -m pip install -q target/wheels-test/ktune-*.whl
+(cd crates/ktune-py && "../../$venv/bin/python" -m pytest -q tests)

@@ -1,0 +1,82 @@
+"""Type stubs of ktune's compiled core."""
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+Value = Union[int, float, bool, str]
+Config = Dict[str, Value]
+
+class KtuneError(Exception):
+    """A storage that cannot be opened or written, or a study of another problem."""
+
+class SearchSpace:
+    """The configurations of ``tune_params`` that satisfy every restriction."""
+
+    def __init__(
+        self, tune_params: Dict[str, Sequence[Value]], restrictions: Optional[List[str]] = None
+    ) -> None: ...
+    @property
+    def size(self) -> int:
+        """The number of valid configurations."""
+    @property
+    def params(self) -> List[str]:
+        """The parameter names, in order."""
+    def __len__(self) -> int: ...
+    def __contains__(self, config: Config) -> bool: ...
+    def __getitem__(self, rank: int) -> Config:
+        """The ``rank``-th valid configuration (in a fixed order; negative from the end)."""
+    def sample(self, n: int = 1, seed: Optional[int] = None) -> List[Config]:
+        """``n`` distinct valid configurations drawn uniformly, reproducible with ``seed``."""
+    def neighbours(self, config: Config, kind: str = "hamming") -> List[Config]:
+        """Valid neighbours: ``"hamming"``, ``"adjacent"`` or ``"strictly_adjacent"``."""
+
+class Study:
+    """An ask/tell tuning study driven by one of ktune's strategies."""
+
+    def __init__(
+        self,
+        tune_params: Dict[str, Sequence[Value]],
+        restrictions: Optional[List[str]] = None,
+        *,
+        strategy: str = "bayes_opt",
+        strategy_options: Optional[Dict[str, Any]] = None,
+        objective: str = "time",
+        direction: str = "minimize",
+        storage: Optional[str] = None,
+        study_name: str = "default",
+        max_evals: Optional[int] = None,
+        time_limit: Optional[float] = None,
+        seed: int = 0,
+    ) -> None: ...
+    def ask(self) -> Optional[Config]:
+        """The next configuration to measure, or ``None`` when the study is over."""
+    def tell(
+        self,
+        config: Config,
+        value: Optional[float] = None,
+        *,
+        failure: Optional[str] = None,
+        reason: str = "",
+        seconds: float = 0.0,
+    ) -> None:
+        """Reports a measured ``value``, or a ``failure`` kind with its ``reason``."""
+    def optimize(
+        self,
+        func: Callable[[Config], float],
+        max_evals: Optional[int] = None,
+        time_limit: Optional[float] = None,
+    ) -> Optional[Dict[str, Any]]:
+        """Tunes ``func``; an exception it raises marks the configuration failed."""
+    @property
+    def best(self) -> Optional[Dict[str, Any]]:
+        """``{"config": ..., "value": ...}`` of the best result so far."""
+    @property
+    def results(self) -> List[Dict[str, Any]]:
+        """Every result: ``config``, ``value``, ``status`` and ``reason``."""
+    @property
+    def objective(self) -> str: ...
+    @property
+    def stopped(self) -> Optional[str]:
+        """Why the study stopped, or ``None`` while it goes on."""
+    @property
+    def space(self) -> SearchSpace: ...
+    def __len__(self) -> int: ...

@@ -1,0 +1,650 @@
+//! ktune from Python: `ktune.SearchSpace` (Kernel Tuner's `tune_params` and `restrictions`)
+//! and `ktune.Study`, an ask/tell study on the same [`Session`] the command line drives, with
+//! every measurement recorded in an SQLite file when a storage is given.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ktune_core::{
+    Asked, Budget, Direction, FailureKind, Outcome, Record, Rng, Session, SpaceRef, StopReason,
+    Timings,
+};
+use ktune_space::{Configuration, Neighbourhood, Parameter, SearchSpace, Value};
+use ktune_store::{Fingerprint, Location, Store};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::{IntoPyObjectExt, create_exception};
+use rand::{RngExt as _, SeedableRng};
+
+create_exception!(
+    ktune,
+    KtuneError,
+    pyo3::exceptions::PyException,
+    "An error of ktune (a storage that cannot be opened or written, a study of another problem)."
+);
+
+/// A Python value of a tunable parameter.
+fn value_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
+    // bool before int: a Python bool is an int.
+    if let Ok(b) = obj.extract::<bool>()
+        && obj.is_instance_of::<pyo3::types::PyBool>()
+    {
+        return Ok(Value::Bool(b));
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(x) = obj.extract::<f64>() {
+        return Ok(Value::Real(x));
+    }
+    if let Ok(s) = obj.extract::<String>() {
+        return Ok(Value::Str(s));
+    }
+    Err(PyTypeError::new_err(format!(
+        "tune_params[{name:?}]: the value {} is not an int, float, bool or str",
+        obj.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+    )))
+}
+
+fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    match v {
+        Value::Int(i) => i.into_py_any(py),
+        Value::Real(x) => x.into_py_any(py),
+        Value::Bool(b) => b.into_py_any(py),
+        Value::Str(s) => s.into_py_any(py),
+        Value::Perm(p) => p.clone().into_py_any(py),
+    }
+}
+
+/// The parameters of a `tune_params` dict, in its order: integers, reals, strings, or a
+/// mixture (kept as ordered values).
+fn parameters(tune_params: &Bound<'_, PyDict>) -> PyResult<Vec<Parameter>> {
+    let mut params = Vec::with_capacity(tune_params.len());
+    for (key, values) in tune_params.iter() {
+        let name: String = key
+            .extract()
+            .map_err(|_| PyTypeError::new_err("tune_params: every key must be a str"))?;
+        let values: Vec<Value> = values
+            .try_iter()
+            .map_err(|_| {
+                PyTypeError::new_err(format!("tune_params[{name:?}] must be a list of values"))
+            })?
+            .map(|v| value_of(&v?, &name))
+            .collect::<PyResult<_>>()?;
+        let bad = |e: ktune_space::SpaceError| PyValueError::new_err(e.to_string());
+        let param = if values.iter().all(|v| matches!(v, Value::Int(_))) {
+            Parameter::integer(
+                name,
+                values.iter().filter_map(|v| match v {
+                    Value::Int(i) => Some(*i),
+                    _ => None,
+                }),
+            )
+        } else if values
+            .iter()
+            .all(|v| matches!(v, Value::Int(_) | Value::Real(_)))
+        {
+            Parameter::real(name, values.iter().filter_map(Value::as_f64))
+        } else if values.iter().all(|v| matches!(v, Value::Str(_))) {
+            Parameter::categorical(
+                name,
+                values.iter().filter_map(|v| match v {
+                    Value::Str(s) => Some(s.clone()),
+                    _ => None,
+                }),
+            )
+        } else {
+            Parameter::ordinal(name, values)
+        }
+        .map_err(bad)?;
+        params.push(param);
+    }
+    Ok(params)
+}
+
+fn build_space(
+    tune_params: &Bound<'_, PyDict>,
+    restrictions: Option<Vec<String>>,
+) -> PyResult<SearchSpace> {
+    let params = parameters(tune_params)?;
+    SearchSpace::new(params, &restrictions.unwrap_or_default())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A configuration as a dict of parameter values.
+fn config_dict<'py>(
+    py: Python<'py>,
+    space: &SearchSpace,
+    config: &[u32],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (p, v) in space.params().iter().zip(space.values(config)) {
+        d.set_item(p.name(), value_to_py(py, v)?)?;
+    }
+    Ok(d)
+}
+
+/// A dict of parameter values as a configuration of `space` (constraints not checked).
+fn config_of(space: &SearchSpace, config: &Bound<'_, PyDict>) -> PyResult<Configuration> {
+    let mut values = Vec::with_capacity(space.dims());
+    for p in space.params() {
+        let v = config.get_item(p.name())?.ok_or_else(|| {
+            PyValueError::new_err(format!("the configuration has no `{}`", p.name()))
+        })?;
+        values.push(value_of(&v, p.name())?);
+    }
+    if config.len() != space.dims() {
+        let known: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+        return Err(PyValueError::new_err(format!(
+            "the configuration has parameters that are not in the search space (its parameters: {})",
+            known.join(", ")
+        )));
+    }
+    space.configuration_of(&values).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{} is not a configuration of the search space (a value outside its parameter's list)",
+            config.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+        ))
+    })
+}
+
+/// A search space: the configurations of `tune_params` that satisfy every restriction.
+///
+/// `tune_params` maps each parameter to its list of values (ints, floats, strs or bools);
+/// `restrictions` are expressions over the parameters (`"block_size_x * block_size_y <=
+/// 1024"`), all of which a configuration must satisfy.
+#[pyclass(name = "SearchSpace", module = "ktune", frozen)]
+struct SearchSpacePy {
+    space: Arc<SearchSpace>,
+}
+
+#[pymethods]
+impl SearchSpacePy {
+    #[new]
+    #[pyo3(signature = (tune_params, restrictions=None))]
+    fn new(tune_params: &Bound<'_, PyDict>, restrictions: Option<Vec<String>>) -> PyResult<Self> {
+        Ok(SearchSpacePy {
+            space: Arc::new(build_space(tune_params, restrictions)?),
+        })
+    }
+
+    /// The number of valid configurations.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.space.size()
+    }
+
+    fn __len__(&self) -> usize {
+        usize::try_from(self.space.size()).unwrap_or(usize::MAX)
+    }
+
+    /// The parameter names, in order.
+    #[getter]
+    fn params(&self) -> Vec<String> {
+        self.space
+            .params()
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect()
+    }
+
+    fn __contains__(&self, config: &Bound<'_, PyDict>) -> bool {
+        config_of(&self.space, config).is_ok_and(|c| self.space.contains(&c))
+    }
+
+    /// The `rank`-th valid configuration (0-based, in a fixed order).
+    fn __getitem__<'py>(&self, py: Python<'py>, rank: i64) -> PyResult<Bound<'py, PyDict>> {
+        let size = self.space.size();
+        let r = if rank < 0 {
+            i64::try_from(size).unwrap_or(i64::MAX) + rank
+        } else {
+            rank
+        };
+        match u64::try_from(r) {
+            Ok(r) if r < size => config_dict(py, &self.space, &self.space.configuration(r)),
+            _ => Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "index {rank} is out of range for a space of {size} configurations"
+            ))),
+        }
+    }
+
+    /// `n` distinct valid configurations drawn uniformly (all of them when the space is
+    /// smaller), reproducible with `seed`.
+    #[pyo3(signature = (n=1, seed=None))]
+    fn sample<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        seed: Option<u64>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut rng = match seed {
+            Some(s) => Rng::seed_from_u64(s),
+            None => Rng::seed_from_u64(rand::rng().random()),
+        };
+        let mut sampler = ktune_space::DistinctSampler::new(self.space.size());
+        let list = PyList::empty(py);
+        for _ in 0..n {
+            let Some(r) = sampler.next_rank(&mut rng) else {
+                break;
+            };
+            list.append(config_dict(py, &self.space, &self.space.configuration(r))?)?;
+        }
+        Ok(list)
+    }
+
+    /// The valid configurations next to `config`: `"hamming"` (one parameter differs, the
+    /// default), `"adjacent"` (each parameter at most one valid step away) or
+    /// `"strictly_adjacent"`.
+    #[pyo3(signature = (config, kind="hamming"))]
+    fn neighbours<'py>(
+        &self,
+        py: Python<'py>,
+        config: &Bound<'py, PyDict>,
+        kind: &str,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let kind = match kind {
+            "hamming" => Neighbourhood::Hamming,
+            "adjacent" => Neighbourhood::Adjacent,
+            "strictly_adjacent" => Neighbourhood::StrictlyAdjacent,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "kind must be \"hamming\", \"adjacent\" or \"strictly_adjacent\", not {other:?}"
+                )));
+            }
+        };
+        let c = config_of(&self.space, config)?;
+        let list = PyList::empty(py);
+        for n in self.space.neighbours(&c, kind) {
+            list.append(config_dict(py, &self.space, &n)?)?;
+        }
+        Ok(list)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SearchSpace({} parameters, {} valid configurations)",
+            self.space.dims(),
+            self.space.size()
+        )
+    }
+}
+
+/// JSON of a Python option value (bool, int, float, str, or a list of them).
+fn json_of(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Ok(serde_json::Value::Bool(obj.extract()?));
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(i.into());
+    }
+    if let Ok(x) = obj.extract::<f64>() {
+        return Ok(serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, Into::into));
+    }
+    if let Ok(s) = obj.extract::<String>() {
+        return Ok(s.into());
+    }
+    if let Ok(items) = obj.try_iter() {
+        return items
+            .map(|i| json_of(&i?))
+            .collect::<PyResult<Vec<_>>>()
+            .map(serde_json::Value::Array);
+    }
+    Err(PyTypeError::new_err(format!(
+        "strategy option {} is not a bool, int, float, str or list",
+        obj.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+    )))
+}
+
+fn failure_kind(name: &str) -> PyResult<FailureKind> {
+    [
+        FailureKind::Compile,
+        FailureKind::Runtime,
+        FailureKind::Timeout,
+        FailureKind::WrongOutput,
+        FailureKind::Invalid,
+    ]
+    .into_iter()
+    .find(|k| k.name() == name)
+    .ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "failure must be \"compile\", \"runtime\", \"timeout\", \"wrong_output\" or \"invalid\", not {name:?}"
+        ))
+    })
+}
+
+fn core_error(e: ktune_core::CoreError) -> PyErr {
+    KtuneError::new_err(e.to_string())
+}
+
+/// An ask/tell tuning study: a strategy proposes configurations (`ask`), you measure them
+/// and report (`tell`), or `optimize(fn)` does both. With `storage="sqlite:///path.db"`
+/// every result is committed to that file before the strategy hears of it, and a study
+/// opened again on it resumes where it stopped.
+#[pyclass(module = "ktune", unsendable)]
+struct Study {
+    space: Arc<SearchSpace>,
+    session: Session<'static>,
+    /// Asked and not yet handed out.
+    queue: Vec<Configuration>,
+    objective: String,
+    stopped: Option<StopReason>,
+}
+
+#[pymethods]
+impl Study {
+    #[new]
+    #[pyo3(signature = (
+        tune_params, restrictions=None, *, strategy="bayes_opt", strategy_options=None,
+        objective="time", direction="minimize", storage=None, study_name="default",
+        max_evals=None, time_limit=None, seed=0
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        tune_params: &Bound<'_, PyDict>,
+        restrictions: Option<Vec<String>>,
+        strategy: &str,
+        strategy_options: Option<&Bound<'_, PyDict>>,
+        objective: &str,
+        direction: &str,
+        storage: Option<&str>,
+        study_name: &str,
+        max_evals: Option<usize>,
+        time_limit: Option<f64>,
+        seed: u64,
+    ) -> PyResult<Self> {
+        let space = Arc::new(build_space(tune_params, restrictions)?);
+        let direction = match direction {
+            "minimize" | "min" => Direction::Minimize,
+            "maximize" | "max" => Direction::Maximize,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "direction must be \"minimize\" or \"maximize\", not {other:?}"
+                )));
+            }
+        };
+        let mut table = serde_json::Map::new();
+        table.insert("name".into(), strategy.into());
+        if let Some(options) = strategy_options {
+            for (k, v) in options.iter() {
+                table.insert(k.extract::<String>()?, json_of(&v)?);
+            }
+        }
+        let (_, strategy) = ktune_strategies::create_from_table(&table)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let budget = Budget {
+            max_evaluations: max_evals,
+            max_seconds: time_limit,
+            ..Budget::default()
+        };
+        let mut session = Session::new(
+            SpaceRef::Shared(space.clone()),
+            strategy,
+            budget,
+            direction,
+            Rng::seed_from_u64(seed),
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if let Some(url) = storage {
+            let path = match Location::parse(url)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?
+            {
+                Location::Sqlite(path) => path,
+                Location::Postgres(_) => {
+                    return Err(PyValueError::new_err(format!(
+                        "storage {url}: a Study records to an SQLite file (sqlite:///path.db); shared PostgreSQL studies are run with `ktune tune --storage` for now"
+                    )));
+                }
+            };
+            let fingerprint = Fingerprint::new(
+                &space,
+                &format!(
+                    r#"{{"runner":"python","direction":"{}"}}"#,
+                    direction_name(direction)
+                ),
+                objective,
+            );
+            let mut store = Store::open_study(&path, study_name, &fingerprint)
+                .map_err(|e| KtuneError::new_err(e.to_string()))?;
+            let earlier = store
+                .records(&space)
+                .map_err(|e| KtuneError::new_err(e.to_string()))?;
+            session.observe(earlier);
+            let space = space.clone();
+            session.on_record(move |r: &Record| {
+                store
+                    .record(&space, r)
+                    .map_err(|e| ktune_core::CoreError::Record(e.to_string()))
+            });
+        }
+        Ok(Study {
+            space,
+            session,
+            queue: Vec::new(),
+            objective: objective.to_string(),
+            stopped: None,
+        })
+    }
+
+    /// The next configuration to measure, as a dict, or `None` when the study is over (its
+    /// budget spent, the space exhausted, or the strategy done).
+    fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match self.next()? {
+            Some(c) => Ok(Some(config_dict(py, &self.space, &c)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Reports the measurement of `config`: its `value`, or `failure` (`"compile"`,
+    /// `"runtime"`, `"timeout"`, `"wrong_output"`) with a `reason`. `seconds` is how long
+    /// the measurement took (for the study's time limit).
+    #[pyo3(signature = (config, value=None, *, failure=None, reason="", seconds=0.0))]
+    fn tell(
+        &mut self,
+        config: &Bound<'_, PyDict>,
+        value: Option<f64>,
+        failure: Option<&str>,
+        reason: &str,
+        seconds: f64,
+    ) -> PyResult<()> {
+        let c = config_of(&self.space, config)?;
+        let t = Timings {
+            benchmark: seconds.max(0.0),
+            ..Timings::default()
+        };
+        let outcome = match (value, failure) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "give either a value or a failure, not both",
+                ));
+            }
+            (Some(v), None) if v.is_finite() => Outcome::ok(vec![v], t),
+            (Some(v), None) => {
+                Outcome::failed(FailureKind::Runtime, format!("the objective was {v}"), t)
+            }
+            (None, Some(kind)) => Outcome::failed(failure_kind(kind)?, reason, t),
+            (None, None) => {
+                return Err(PyValueError::new_err(
+                    "give the measured value, or failure=\"compile\" (\"runtime\", \"timeout\", \"wrong_output\")",
+                ));
+            }
+        };
+        self.queue.retain(|q| *q != c);
+        self.session.tell(vec![(c, outcome)]).map_err(core_error)
+    }
+
+    /// Tunes `fn(config: dict) -> float` until the study's budget, `max_evals` more
+    /// evaluations or `time_limit` more seconds are spent, whichever comes first. An
+    /// exception raised by `fn` records the configuration as failed with its message and
+    /// goes on; Ctrl-C stops after recording everything finished. Returns the best result.
+    #[pyo3(signature = (func, max_evals=None, time_limit=None))]
+    fn optimize<'py>(
+        &mut self,
+        py: Python<'py>,
+        func: &Bound<'py, PyAny>,
+        max_evals: Option<usize>,
+        time_limit: Option<f64>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let started = Instant::now();
+        let mut done = 0usize;
+        loop {
+            if max_evals.is_some_and(|m| done >= m)
+                || time_limit.is_some_and(|t| started.elapsed().as_secs_f64() >= t)
+            {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                self.abandon_queue();
+                return Err(e);
+            }
+            let Some(c) = self.next()? else { break };
+            let arg = config_dict(py, &self.space, &c)?;
+            let t = Instant::now();
+            let result = func.call1((arg,));
+            let seconds = t.elapsed().as_secs_f64();
+            let timings = Timings {
+                benchmark: seconds,
+                ..Timings::default()
+            };
+            let outcome = match result {
+                Ok(v) => match v.extract::<f64>() {
+                    Ok(x) if x.is_finite() => Outcome::ok(vec![x], timings),
+                    Ok(x) => Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("the objective returned {x}"),
+                        timings,
+                    ),
+                    Err(_) => Outcome::failed(
+                        FailureKind::Runtime,
+                        format!(
+                            "the objective returned {}, not a number",
+                            v.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+                        ),
+                        timings,
+                    ),
+                },
+                Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
+                    // Ctrl-C: the interrupted measurement is not recorded (a later run
+                    // measures it), everything before it is.
+                    self.session.abandon(std::slice::from_ref(&c), false);
+                    self.abandon_queue();
+                    return Err(e);
+                }
+                Err(e) => {
+                    let name = e
+                        .get_type(py)
+                        .name()
+                        .map_or_else(|_| "Exception".into(), |n| n.to_string());
+                    Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("{name}: {}", e.value(py)),
+                        timings,
+                    )
+                }
+            };
+            self.session.tell(vec![(c, outcome)]).map_err(core_error)?;
+            done += 1;
+        }
+        self.best(py)
+    }
+
+    /// The best result so far: `{"config": {...}, "value": float}`, or `None`.
+    #[getter]
+    fn best<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(r) = self.session.best() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
+        d.set_item("value", r.outcome.objective())?;
+        Ok(Some(d))
+    }
+
+    /// Every result of the study, in order: dicts with `config`, `value` (or `None`),
+    /// `status` (`"ok"` or the failure's kind) and `reason`.
+    #[getter]
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for r in self.session.records() {
+            let d = PyDict::new(py);
+            d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
+            d.set_item("value", r.outcome.objective())?;
+            match &r.outcome {
+                Outcome::Ok { .. } => {
+                    d.set_item("status", "ok")?;
+                    d.set_item("reason", py.None())?;
+                }
+                Outcome::Failed { kind, reason, .. } => {
+                    d.set_item("status", kind.name())?;
+                    d.set_item("reason", reason)?;
+                }
+            }
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// The objective's name.
+    #[getter]
+    fn objective(&self) -> &str {
+        &self.objective
+    }
+
+    /// Why the study stopped (`"evaluations"`, `"time"`, `"space_exhausted"`, ...), or
+    /// `None` while it goes on.
+    #[getter]
+    fn stopped(&self) -> Option<String> {
+        self.stopped.map(|s| format!("{s:?}").to_lowercase())
+    }
+
+    /// The search space.
+    #[getter]
+    fn space(&self) -> SearchSpacePy {
+        SearchSpacePy {
+            space: self.space.clone(),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.session.records().len()
+    }
+}
+
+impl Study {
+    fn next(&mut self) -> PyResult<Option<Configuration>> {
+        if self.queue.is_empty() {
+            if self.stopped.is_some() {
+                return Ok(None);
+            }
+            match self.session.ask(1).map_err(core_error)? {
+                Asked::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
+                Asked::Stop(reason) => {
+                    self.stopped = Some(reason);
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(self.queue.pop())
+    }
+
+    fn abandon_queue(&mut self) {
+        let rest = std::mem::take(&mut self.queue);
+        self.session.abandon(&rest, false);
+    }
+}
+
+fn direction_name(d: Direction) -> &'static str {
+    match d {
+        Direction::Minimize => "minimize",
+        Direction::Maximize => "maximize",
+    }
+}
+
+/// The compiled core of the `ktune` package.
+#[pymodule]
+fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SearchSpacePy>()?;
+    m.add_class::<Study>()?;
+    m.add("KtuneError", m.py().get_type::<KtuneError>())?;
+    Ok(())
+}

@@ -1,0 +1,193 @@
+"""Tests of the ktune Python package: a real interpreter on the compiled extension."""
+
+import itertools
+import sqlite3
+
+import pytest
+
+import ktune
+
+PARAMS = {"bx": [16, 32, 64, 128], "by": [1, 2, 4, 8], "mode": ["a", "b"]}
+RESTRICTIONS = ["bx * by <= 256"]
+
+
+def brute_force(params, keep):
+    names = list(params)
+    return [
+        dict(zip(names, values))
+        for values in itertools.product(*params.values())
+        if keep(dict(zip(names, values)))
+    ]
+
+
+def test_the_space_holds_exactly_the_valid_configurations():
+    space = ktune.SearchSpace(PARAMS, RESTRICTIONS)
+    expected = brute_force(PARAMS, lambda c: c["bx"] * c["by"] <= 256)
+    assert len(space) == space.size == len(expected)
+    assert space.params == ["bx", "by", "mode"]
+    listed = [space[i] for i in range(len(space))]
+    assert sorted(map(repr, listed)) == sorted(map(repr, expected))
+    assert space[-1] == listed[-1]
+    for c in expected:
+        assert c in space
+    assert {"bx": 128, "by": 8, "mode": "a"} not in space
+    assert {"bx": 17, "by": 1, "mode": "a"} not in space
+    with pytest.raises(IndexError, match="out of range"):
+        space[len(space)]
+
+
+def test_sampling_is_distinct_valid_and_reproducible():
+    space = ktune.SearchSpace(PARAMS, RESTRICTIONS)
+    a = space.sample(10, seed=7)
+    assert a == space.sample(10, seed=7)
+    assert len({repr(c) for c in a}) == 10
+    assert all(c in space for c in a)
+    assert len(space.sample(1000, seed=1)) == len(space)
+
+
+def test_neighbours_differ_in_one_parameter_and_are_valid():
+    space = ktune.SearchSpace(PARAMS, RESTRICTIONS)
+    c = {"bx": 32, "by": 2, "mode": "a"}
+    ns = space.neighbours(c)
+    assert ns and all(n in space for n in ns)
+    assert all(sum(n[k] != c[k] for k in c) == 1 for n in ns)
+    with pytest.raises(ValueError, match="hamming"):
+        space.neighbours(c, kind="diagonal")
+
+
+def test_bad_input_is_a_clear_python_error():
+    with pytest.raises(ValueError) as e:
+        ktune.SearchSpace({"x": [1, 2]}, ["x <= y"])
+    message = str(e.value)
+    assert "unknown name `y`" in message and "^" in message and "did you mean `x`" in message
+    with pytest.raises(TypeError, match="not an int, float, bool or str"):
+        ktune.SearchSpace({"x": [1, None]})
+    with pytest.raises(TypeError, match="must be a list"):
+        ktune.SearchSpace({"x": 3})
+    with pytest.raises(ValueError, match="direction"):
+        ktune.Study({"x": [1, 2]}, direction="down")
+    with pytest.raises(ValueError, match="nonexistent"):
+        ktune.Study({"x": [1, 2]}, strategy="nonexistent")
+    with pytest.raises(ValueError, match="has no `x`"):
+        ktune.SearchSpace({"x": [1, 2]}).neighbours({"y": 1})
+
+
+def objective(c):
+    return (c["x"] - 7) ** 2 + c["y"] + 1.0
+
+
+GRID = {"x": list(range(20)), "y": list(range(10))}
+
+
+def test_ask_and_tell_record_values_and_failures():
+    study = ktune.Study(GRID, ["x + y < 25"], strategy="random", max_evals=6, seed=1)
+    told = []
+    while (c := study.ask()) is not None:
+        if c["x"] % 2:
+            study.tell(c, failure="compile", reason="odd x does not compile")
+        else:
+            study.tell(c, objective(c))
+        told.append(c)
+    assert len(told) == 6 and study.stopped == "evaluations"
+    results = study.results
+    assert [r["config"] for r in results] == told
+    for r in results:
+        if r["config"]["x"] % 2:
+            assert r["status"] == "compile" and r["value"] is None
+            assert r["reason"] == "odd x does not compile"
+        else:
+            assert r["status"] == "ok" and r["value"] == objective(r["config"])
+    ok = [r for r in results if r["status"] == "ok"]
+    if ok:
+        assert study.best["value"] == min(r["value"] for r in ok)
+    with pytest.raises(ValueError, match="either a value or a failure"):
+        study.tell(told[0], 1.0, failure="runtime")
+    with pytest.raises(ValueError, match="failure must be"):
+        study.tell(told[0], failure="exploded")
+
+
+def test_optimize_records_exceptions_and_keeps_going():
+    def flaky(c):
+        if c["x"] == 3:
+            raise RuntimeError("x = 3 crashes the kernel")
+        if c["x"] == 4:
+            return "fast"
+        return objective(c)
+
+    study = ktune.Study(GRID, strategy="brute_force", max_evals=60, seed=0)
+    best = study.optimize(flaky)
+    results = study.results
+    assert len(results) == 60
+    crashed = [r for r in results if r["config"]["x"] == 3]
+    assert crashed and all(
+        r["status"] == "runtime" and r["reason"] == "RuntimeError: x = 3 crashes the kernel"
+        for r in crashed
+    )
+    odd = [r for r in results if r["config"]["x"] == 4]
+    assert odd and all("not a number" in r["reason"] for r in odd)
+    assert best["value"] == min(r["value"] for r in results if r["value"] is not None)
+
+
+def test_bayes_opt_finds_the_optimum_and_is_deterministic_per_seed():
+    def run(seed):
+        study = ktune.Study(GRID, strategy="bayes_opt", max_evals=40, seed=seed)
+        study.optimize(objective)
+        return study
+
+    a, b = run(5), run(5)
+    assert [r["config"] for r in a.results] == [r["config"] for r in b.results]
+    assert a.best["value"] <= 2.0
+    assert [r["config"] for r in run(6).results] != [r["config"] for r in a.results]
+
+
+def test_optimize_stops_at_its_own_limits():
+    study = ktune.Study(GRID, strategy="random", seed=2)
+    study.optimize(objective, max_evals=5)
+    assert len(study) == 5
+    study.optimize(objective, max_evals=3)
+    assert len(study) == 8
+    assert study.stopped is None
+
+
+def test_a_study_resumes_from_its_storage(tmp_path):
+    url = f"sqlite:///{tmp_path}/tuning.db"
+    first = ktune.Study(GRID, strategy="random", storage=url, max_evals=20, seed=1)
+    first.optimize(objective, max_evals=8)
+    done = [r["config"] for r in first.results]
+    del first
+    again = ktune.Study(GRID, strategy="random", storage=url, max_evals=20, seed=1)
+    assert [r["config"] for r in again.results] == done
+    again.optimize(objective)
+    configs = [repr(r["config"]) for r in again.results]
+    assert len(configs) == 20 and len(set(configs)) == 20
+    rows = sqlite3.connect(tmp_path / "tuning.db").execute("SELECT COUNT(*) FROM evaluations").fetchone()
+    assert rows[0] == 20
+
+
+def test_a_storage_refuses_another_problem(tmp_path):
+    url = f"sqlite:///{tmp_path}/tuning.db"
+    ktune.Study(GRID, storage=url, strategy="random").optimize(objective, max_evals=2)
+    with pytest.raises(ktune.KtuneError, match="different tuning problem"):
+        ktune.Study({"x": [1, 2, 3]}, storage=url)
+    # Another study name in the same file is a new study.
+    other = ktune.Study({"x": [1, 2, 3]}, storage=url, study_name="other", strategy="random")
+    assert len(other) == 0
+
+
+def test_ctrl_c_in_the_objective_stops_with_everything_recorded(tmp_path):
+    url = f"sqlite:///{tmp_path}/tuning.db"
+    calls = []
+
+    def interrupted(c):
+        calls.append(c)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return objective(c)
+
+    study = ktune.Study(GRID, strategy="random", storage=url, seed=4)
+    with pytest.raises(KeyboardInterrupt):
+        study.optimize(interrupted)
+    assert len(study) == 4
+    del study
+    resumed = ktune.Study(GRID, strategy="random", storage=url, seed=4)
+    assert [r["config"] for r in resumed.results] == calls[:4]
