@@ -1,0 +1,78 @@
+"""Overhead of one ask/tell round trip from Python: ktune.Study (random, bayes_opt) beside
+Optuna 5.0's ask/tell with its default sampler, on one discrete space, in one process:
+
+    python bench/python_ask_tell.py [OBSERVATIONS=200]
+
+Each tool runs OBSERVATIONS + 20 round trips on a cheap analytic objective; the figure is
+the median time of the 20 round trips after the first OBSERVATIONS (the strategy's own
+cost at that many observations, with nothing measured in between).
+"""
+import statistics
+import sys
+import time
+
+import ktune
+import optuna
+
+PARAMS = {
+    "block_x": [16, 32, 64, 128, 256],
+    "block_y": [1, 2, 4, 8, 16],
+    "tile": [1, 2, 3, 4, 6, 8],
+    "unroll": [0, 1, 2, 4],
+    "vector": [1, 2, 4],
+}
+RESTRICTIONS = ["block_x * block_y <= 1024", "block_x * tile <= 1024"]
+
+
+def f(c):
+    return (
+        abs(c["block_x"] * c["block_y"] - 256) / 64
+        + (c["tile"] - 4) ** 2
+        + (c["unroll"] - 2) ** 2
+        + 1.0 / c["vector"]
+    )
+
+
+def ktune_rounds(strategy, n):
+    study = ktune.Study(PARAMS, RESTRICTIONS, strategy=strategy, seed=1)
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        c = study.ask()
+        study.tell(c, f(c))
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def optuna_rounds(n):
+    study = optuna.create_study()  # the default sampler
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        trial = study.ask()
+        c = {k: trial.suggest_categorical(k, v) for k, v in PARAMS.items()}
+        if c["block_x"] * c["block_y"] > 1024 or c["block_x"] * c["tile"] > 1024:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        else:
+            study.tell(trial, f(c))
+        times.append(time.perf_counter() - t0)
+    return times
+
+
+def main(observations):
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    n = observations + 20
+    print(f"| tool | median round trip at {observations} observations (ms) | mean of all {n} (ms) |")
+    print("|---|---:|---:|")
+    for name, run in [
+        ("ktune random", lambda: ktune_rounds("random", n)),
+        ("ktune bayes_opt", lambda: ktune_rounds("bayes_opt", n)),
+        (f"Optuna {optuna.__version__} {type(optuna.create_study().sampler).__name__} (default)", lambda: optuna_rounds(n)),
+    ]:
+        times = run()
+        tail = times[observations:]
+        print(f"| {name} | {statistics.median(tail) * 1e3:.3f} | {statistics.mean(times) * 1e3:.3f} |")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
