@@ -321,7 +321,7 @@ fn core_error(e: ktune_core::CoreError) -> PyErr {
 /// and report (`tell`), or `optimize(fn)` does both. With `storage="sqlite:///path.db"`
 /// every result is committed to that file before the strategy hears of it, and a study
 /// opened again on it resumes where it stopped.
-#[pyclass(module = "ktune", unsendable)]
+#[pyclass(module = "ktune", unsendable, subclass)]
 struct Study {
     space: Arc<SearchSpace>,
     session: Session<'static>,
@@ -640,11 +640,99 @@ fn direction_name(d: Direction) -> &'static str {
     }
 }
 
+/// Replays a brute-forced space (a Kernel Tuner cache file, `.json` or `.json.gz`): runs
+/// `strategy` (with `strategy_options`) once per seed `0..seeds` with `budget` evaluations
+/// (default: the score's, at least 220) and returns per run the objective values in
+/// evaluation order (`None` where a configuration failed), the simulated seconds, and the
+/// performance score (0: random search, 1: the optimum at once), with the space's summary.
+#[pyfunction]
+#[pyo3(signature = (cache_file, strategy="bayes_opt", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None))]
+#[allow(clippy::too_many_arguments)]
+fn simulate<'py>(
+    py: Python<'py>,
+    cache_file: std::path::PathBuf,
+    strategy: &str,
+    strategy_options: Option<&Bound<'py, PyDict>>,
+    seeds: u64,
+    budget: Option<usize>,
+    objective: &str,
+    direction: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let direction = match direction {
+        None => None,
+        Some("minimize" | "min") => Some(Direction::Minimize),
+        Some("maximize" | "max") => Some(Direction::Maximize),
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "direction must be \"minimize\" or \"maximize\", not {other:?}"
+            )));
+        }
+    };
+    let sim = ktune_runners::Simulation::open(&cache_file, Some(objective), direction)
+        .map_err(|e| PyValueError::new_err(format!("{}: {e}", cache_file.display())))?;
+    let bench_direction = match sim.objective().direction {
+        Direction::Minimize => ktune_bench::Direction::Minimize,
+        Direction::Maximize => ktune_bench::Direction::Maximize,
+    };
+    let stats = ktune_bench::SpaceStats::new(sim.name(), &sim.objective_values(), bench_direction)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let budget = budget.unwrap_or(stats.budget()).min(stats.n_total());
+    let mut table = serde_json::Map::new();
+    table.insert("name".into(), strategy.into());
+    if let Some(options) = strategy_options {
+        for (k, v) in options.iter() {
+            table.insert(k.extract::<String>()?, json_of(&v)?);
+        }
+    }
+    // Checked once, before any run.
+    ktune_strategies::create_from_table(&table)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let runs = PyList::empty(py);
+    for seed in 0..seeds {
+        let (_, mut s) = ktune_strategies::create_from_table(&table)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mut runner = sim.runner();
+        let run = py
+            .detach(|| {
+                ktune_core::Tuner::new(
+                    sim.space(),
+                    &mut runner,
+                    Budget {
+                        max_evaluations: Some(budget),
+                        ..Budget::default()
+                    },
+                )
+                .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+            })
+            .map_err(core_error)?;
+        let values = run.objective_values();
+        let score = ktune_bench::score_run(&stats, &values);
+        let d = PyDict::new(py);
+        d.set_item("seed", seed)?;
+        d.set_item("values", values)?;
+        d.set_item("simulated_seconds", run.clock)?;
+        d.set_item("score", score.score)?;
+        d.set_item("found_optimum_at", score.found_optimum_at)?;
+        runs.append(d)?;
+        py.check_signals()?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("space", sim.name())?;
+    out.set_item("configurations", stats.n_total())?;
+    out.set_item("valid", stats.n_valid())?;
+    out.set_item("optimum", stats.optimum())?;
+    out.set_item("median", stats.median())?;
+    out.set_item("budget", budget)?;
+    out.set_item("runs", runs)?;
+    Ok(out)
+}
+
 /// The compiled core of the `ktune` package.
 #[pymodule]
 fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SearchSpacePy>()?;
     m.add_class::<Study>()?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add("KtuneError", m.py().get_type::<KtuneError>())?;
     Ok(())
 }

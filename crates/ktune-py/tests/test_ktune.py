@@ -191,3 +191,64 @@ def test_ctrl_c_in_the_objective_stops_with_everything_recorded(tmp_path):
     del study
     resumed = ktune.Study(GRID, strategy="random", storage=url, seed=4)
     assert [r["config"] for r in resumed.results] == calls[:4]
+
+
+SPACES = __import__("pathlib").Path(__file__).resolve().parents[4] / "shared" / "data" / "spaces"
+
+
+def test_simulate_replays_a_brute_forced_space_deterministically():
+    cache = SPACES / "convolution_A100.json.gz"
+    if not cache.exists():
+        pytest.skip(f"the shared data set is not beside the checkout ({cache})")
+    a = ktune.simulate(str(cache), "bayes_opt", seeds=2, budget=40)
+    assert a["space"] == "convolution_A100" and a["valid"] <= a["configurations"] == 4362
+    assert a["optimum"] < a["median"] and a["budget"] == 40
+    assert [r["seed"] for r in a["runs"]] == [0, 1]
+    for r in a["runs"]:
+        assert len(r["values"]) == 40 and r["simulated_seconds"] > 0
+        assert min(v for v in r["values"] if v is not None) >= a["optimum"]
+    b = ktune.simulate(str(cache), "bayes_opt", seeds=2, budget=40)
+    assert [r["values"] for r in a["runs"]] == [r["values"] for r in b["runs"]]
+    # Bayesian optimisation beats random search on this space, seed for seed, by its score.
+    rnd = ktune.simulate(str(cache), "random", seeds=2, budget=40)
+    assert sum(r["score"] for r in a["runs"]) > sum(r["score"] for r in rnd["runs"])
+
+
+def test_simulate_errors_name_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="missing.json"):
+        ktune.simulate(str(tmp_path / "missing.json"))
+    cache = SPACES / "convolution_A100.json.gz"
+    if cache.exists():
+        with pytest.raises(ValueError, match="nonexistent"):
+            ktune.simulate(str(cache), "nonexistent")
+        with pytest.raises(ValueError, match="popsize|pop_size|unknown"):
+            ktune.simulate(str(cache), "genetic_algorithm", {"no_such_option": 3})
+
+
+def test_results_convert_to_pandas_where_it_is_installed():
+    study = ktune.Study({"x": [1, 2, 3]}, strategy="brute_force")
+    study.optimize(lambda c: 1 / (c["x"] - 2))
+    results = study.results
+    assert isinstance(results, ktune.ResultList) and len(results) == 3
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pandas"):
+            results.to_pandas()
+        return
+    frame = results.to_pandas()
+    assert list(frame.columns) == ["x", "value", "status", "reason"]
+    assert list(frame["status"]) == ["ok", "runtime", "ok"]
+
+
+def test_the_ask_tell_example_runs_and_resumes(tmp_path):
+    import subprocess
+    import sys
+
+    example = __import__("pathlib").Path(__file__).resolve().parents[3] / "examples" / "python" / "ask_tell.py"
+    first = subprocess.run([sys.executable, str(example)], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "0 results already stored" in first.stdout
+    assert "60 evaluations (1 failed), stopped: evaluations" in first.stdout
+    again = subprocess.run([sys.executable, str(example)], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert "60 results already stored" in again.stdout
+    assert first.stdout.splitlines()[-1] == again.stdout.splitlines()[-1]

@@ -3,9 +3,34 @@
 ``SearchSpace`` builds the valid configurations of Kernel Tuner-style ``tune_params`` and
 ``restrictions``; ``Study`` is an ask/tell tuning study (or ``Study.optimize(fn)``) driven by
 ktune's strategies (Bayesian optimisation by default), recording every measurement in an
-SQLite file when given ``storage="sqlite:///path.db"``.
+SQLite file when given ``storage="sqlite:///path.db"``; ``simulate`` replays a brute-forced
+Kernel Tuner cache file to compare strategies without a GPU.
 """
 
-from ktune._ktune import KtuneError, SearchSpace, Study
+from ktune import _ktune
+from ktune._ktune import KtuneError, SearchSpace, simulate
 
-__all__ = ["KtuneError", "SearchSpace", "Study"]
+__all__ = ["KtuneError", "ResultList", "SearchSpace", "Study", "simulate"]
+
+
+class ResultList(list):
+    """The results of a study: a list of dicts (``config``, ``value``, ``status``,
+    ``reason``), and ``to_pandas()`` for a DataFrame with one column per parameter."""
+
+    def to_pandas(self):
+        """A pandas DataFrame: the parameters, then ``value``, ``status`` and ``reason``."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("to_pandas() needs pandas: pip install pandas") from e
+        rows = [{**r["config"], "value": r["value"], "status": r["status"], "reason": r["reason"]} for r in self]
+        return pandas.DataFrame(rows)
+
+
+class Study(_ktune.Study):
+    __doc__ = _ktune.Study.__doc__
+
+    @property
+    def results(self):
+        """Every result of the study, in order, as a ``ResultList``."""
+        return ResultList(super().results)

@@ -80,3 +80,17 @@ class Study:
     @property
     def space(self) -> SearchSpace: ...
     def __len__(self) -> int: ...
+
+def simulate(
+    cache_file: str,
+    strategy: str = "bayes_opt",
+    strategy_options: Optional[Dict[str, Any]] = None,
+    *,
+    seeds: int = 10,
+    budget: Optional[int] = None,
+    objective: str = "time",
+    direction: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Replays a brute-forced Kernel Tuner cache file: per seed, the objective values in
+    evaluation order, the simulated seconds and the performance score (0: random search,
+    1: the optimum at once, averaged over the space's n_max evaluations)."""
