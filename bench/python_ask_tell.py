@@ -1,7 +1,10 @@
 """Overhead of one ask/tell round trip from Python: ktune.Study (random, bayes_opt) beside
 Optuna 5.0's ask/tell with its default sampler, on one discrete space, in one process:
 
-    python bench/python_ask_tell.py [OBSERVATIONS=200]
+    python bench/python_ask_tell.py [OBSERVATIONS=200] [--large]
+
+`--large` adds three parameters of ten values (1.8 million combinations, 1.5 million valid:
+above bayes_opt's candidate limit, so each of its rounds scores a sample).
 
 Each tool runs OBSERVATIONS + 20 round trips on a cheap analytic objective; the figure is
 the median time of the 20 round trips after the first OBSERVATIONS (the strategy's own
@@ -22,10 +25,12 @@ PARAMS = {
     "vector": [1, 2, 4],
 }
 RESTRICTIONS = ["block_x * block_y <= 1024", "block_x * tile <= 1024"]
+if "--large" in sys.argv:
+    PARAMS.update({f"p{i}": list(range(10)) for i in range(3)})
 
 
 def f(c):
-    return (
+    return sum((c.get(f"p{i}", 3) - 3) ** 2 for i in range(3)) / 10 + (
         abs(c["block_x"] * c["block_y"] - 256) / 64
         + (c["tile"] - 4) ** 2
         + (c["unroll"] - 2) ** 2
@@ -75,4 +80,5 @@ def main(observations):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    main(int(numbers[0]) if numbers else 200)
