@@ -272,7 +272,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let mut store = Store::open(&db_path, &fingerprint)?;
     store.set_meta("strategy", &strategy_name)?;
     store.set_meta("seed", &args.seed.to_string())?;
-    store.set_meta(DIRECTION_KEY, direction_name(objective.direction))?;
+    store.set_meta(DIRECTION_KEY, objective.direction.name())?;
     // So that `ktune results --rerank` finds the program again.
     if let Ok(abs) = std::path::absolute(spec_path) {
         store.set_meta("spec", &abs.display().to_string())?;
@@ -935,13 +935,6 @@ fn nothing_ran(
 
 /// The study metadata key of the objective's direction (`minimize` or `maximize`).
 pub(crate) const DIRECTION_KEY: &str = "direction";
-
-pub(crate) fn direction_name(d: Direction) -> &'static str {
-    match d {
-        Direction::Minimize => "minimize",
-        Direction::Maximize => "maximize",
-    }
-}
 
 /// Arguments of `ktune results`.
 #[derive(clap::Args)]

@@ -100,10 +100,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         store.set_meta("strategy", &strategy_name)?;
     }
     if store.meta(crate::tune::DIRECTION_KEY)?.is_none() {
-        store.set_meta(
-            crate::tune::DIRECTION_KEY,
-            crate::tune::direction_name(objective.direction),
-        )?;
+        store.set_meta(crate::tune::DIRECTION_KEY, objective.direction.name())?;
     }
 
     // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.

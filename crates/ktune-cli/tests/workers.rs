@@ -90,17 +90,12 @@ fn start(dir: &Path, study: &Study, i: usize) -> Child {
         .unwrap()
 }
 
-fn stored(dir: &Path, study: &Study) -> Vec<serde_json::Value> {
+/// `ktune results ARGS --format json`, parsed.
+fn results_json(dir: &Path, args: &[&str]) -> Vec<serde_json::Value> {
     let out = ktune(dir)
-        .args([
-            "results",
-            "--storage",
-            &study.url,
-            "--study",
-            &study.name,
-            "--format",
-            "json",
-        ])
+        .arg("results")
+        .args(args)
+        .args(["--format", "json"])
         .output()
         .unwrap();
     assert!(
@@ -113,6 +108,10 @@ fn stored(dir: &Path, study: &Study) -> Vec<serde_json::Value> {
         .as_array()
         .unwrap()
         .clone()
+}
+
+fn stored(dir: &Path, study: &Study) -> Vec<serde_json::Value> {
+    results_json(dir, &["--storage", &study.url, "--study", &study.name])
 }
 
 #[test]
@@ -346,24 +345,7 @@ fn results_rank_by_the_direction_the_study_was_tuned_in() {
         vec!["--storage", "sqlite://shared.db", "--study", "up"],
         vec!["single.db"],
     ] {
-        let top = |n: &str| -> Vec<serde_json::Value> {
-            let out = ktune(dir.path())
-                .arg("results")
-                .args(&source)
-                .args(["--format", "json", "--top", n])
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            serde_json::from_slice::<serde_json::Value>(&out.stdout)
-                .unwrap()
-                .as_array()
-                .unwrap()
-                .clone()
-        };
+        let top = |n: &str| results_json(dir.path(), &[&source[..], &["--top", n]].concat());
         let all = top("100");
         let largest = all
             .iter()

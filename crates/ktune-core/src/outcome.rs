@@ -30,6 +30,14 @@ impl Direction {
         }
     }
 
+    /// `"minimize"` or `"maximize"`, as specs and stored studies write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Minimize => "minimize",
+            Direction::Maximize => "maximize",
+        }
+    }
+
     /// Whether `a` is strictly better than `b`.
     pub fn better(self, a: f64, b: f64) -> bool {
         self.to_min(a) < self.to_min(b)

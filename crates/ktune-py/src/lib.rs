@@ -297,20 +297,39 @@ fn json_of(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
 }
 
 fn failure_kind(name: &str) -> PyResult<FailureKind> {
-    [
-        FailureKind::Compile,
-        FailureKind::Runtime,
-        FailureKind::Timeout,
-        FailureKind::WrongOutput,
-        FailureKind::Invalid,
-    ]
-    .into_iter()
-    .find(|k| k.name() == name)
-    .ok_or_else(|| {
+    FailureKind::from_name(name).ok_or_else(|| {
         PyValueError::new_err(format!(
             "failure must be \"compile\", \"runtime\", \"timeout\", \"wrong_output\" or \"invalid\", not {name:?}"
         ))
     })
+}
+
+/// A direction from Python (`"minimize"`/`"min"` or `"maximize"`/`"max"`).
+fn parse_direction(name: &str) -> PyResult<Direction> {
+    match name {
+        "minimize" | "min" => Ok(Direction::Minimize),
+        "maximize" | "max" => Ok(Direction::Maximize),
+        other => Err(PyValueError::new_err(format!(
+            "direction must be \"minimize\" or \"maximize\", not {other:?}"
+        ))),
+    }
+}
+
+/// A strategy (checked) from its name and a dict of its options.
+fn strategy_of(
+    name: &str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Box<dyn ktune_core::Strategy + Send>> {
+    let mut table = serde_json::Map::new();
+    table.insert("name".into(), name.into());
+    if let Some(options) = options {
+        for (k, v) in options.iter() {
+            table.insert(k.extract::<String>()?, json_of(&v)?);
+        }
+    }
+    ktune_strategies::create_from_table(&table)
+        .map(|(_, s)| s)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 fn core_error(e: ktune_core::CoreError) -> PyErr {
@@ -354,24 +373,8 @@ impl Study {
         seed: u64,
     ) -> PyResult<Self> {
         let space = Arc::new(build_space(tune_params, restrictions)?);
-        let direction = match direction {
-            "minimize" | "min" => Direction::Minimize,
-            "maximize" | "max" => Direction::Maximize,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "direction must be \"minimize\" or \"maximize\", not {other:?}"
-                )));
-            }
-        };
-        let mut table = serde_json::Map::new();
-        table.insert("name".into(), strategy.into());
-        if let Some(options) = strategy_options {
-            for (k, v) in options.iter() {
-                table.insert(k.extract::<String>()?, json_of(&v)?);
-            }
-        }
-        let (_, strategy) = ktune_strategies::create_from_table(&table)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let direction = parse_direction(direction)?;
+        let strategy = strategy_of(strategy, strategy_options)?;
         let budget = Budget {
             max_evaluations: max_evals,
             max_seconds: time_limit,
@@ -400,7 +403,7 @@ impl Study {
                 &space,
                 &format!(
                     r#"{{"runner":"python","direction":"{}"}}"#,
-                    direction_name(direction)
+                    direction.name()
                 ),
                 objective,
             );
@@ -633,13 +636,6 @@ impl Study {
     }
 }
 
-fn direction_name(d: Direction) -> &'static str {
-    match d {
-        Direction::Minimize => "minimize",
-        Direction::Maximize => "maximize",
-    }
-}
-
 /// Replays a brute-forced space (a Kernel Tuner cache file, `.json` or `.json.gz`): runs
 /// `strategy` (with `strategy_options`) once per seed `0..seeds` with `budget` evaluations
 /// (default: the score's, at least 220) and returns per run the objective values in
@@ -658,16 +654,7 @@ fn simulate<'py>(
     objective: &str,
     direction: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let direction = match direction {
-        None => None,
-        Some("minimize" | "min") => Some(Direction::Minimize),
-        Some("maximize" | "max") => Some(Direction::Maximize),
-        Some(other) => {
-            return Err(PyValueError::new_err(format!(
-                "direction must be \"minimize\" or \"maximize\", not {other:?}"
-            )));
-        }
-    };
+    let direction = direction.map(parse_direction).transpose()?;
     let sim = ktune_runners::Simulation::open(&cache_file, Some(objective), direction)
         .map_err(|e| PyValueError::new_err(format!("{}: {e}", cache_file.display())))?;
     let bench_direction = match sim.objective().direction {
@@ -677,20 +664,11 @@ fn simulate<'py>(
     let stats = ktune_bench::SpaceStats::new(sim.name(), &sim.objective_values(), bench_direction)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let budget = budget.unwrap_or(stats.budget()).min(stats.n_total());
-    let mut table = serde_json::Map::new();
-    table.insert("name".into(), strategy.into());
-    if let Some(options) = strategy_options {
-        for (k, v) in options.iter() {
-            table.insert(k.extract::<String>()?, json_of(&v)?);
-        }
-    }
     // Checked once, before any run.
-    ktune_strategies::create_from_table(&table)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    strategy_of(strategy, strategy_options)?;
     let runs = PyList::empty(py);
     for seed in 0..seeds {
-        let (_, mut s) = ktune_strategies::create_from_table(&table)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mut s = strategy_of(strategy, strategy_options)?;
         let mut runner = sim.runner();
         let run = py
             .detach(|| {

@@ -128,14 +128,7 @@ impl Store {
                 })?
                 .collect::<Result<Vec<_>, _>>()
             })
-            .map_err(|e| match e {
-                rusqlite::Error::FromSqlConversionFailure(..)
-                | rusqlite::Error::InvalidColumnType(..) => StoreError::Corrupt {
-                    path: self.path.clone(),
-                    message: e.to_string(),
-                },
-                e => sqlite(e),
-            })?;
+            .map_err(|e| self.read_error(e))?;
         Ok(StudyDump {
             name,
             fingerprint,

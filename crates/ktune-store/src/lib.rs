@@ -1237,16 +1237,22 @@ impl Store {
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| match e {
-                rusqlite::Error::FromSqlConversionFailure(..)
-                | rusqlite::Error::InvalidColumnType(..) => self.corrupt(e.to_string()),
-                e => self.sqlite(e),
-            })?;
+            .map_err(|e| self.read_error(e))?;
         raw.into_iter().map(|r| decode(&self.path, r)).collect()
     }
 
     fn sqlite(&self, source: rusqlite::Error) -> StoreError {
         sqlite_error(&self.path, source)
+    }
+
+    /// An error reading rows: a column of the wrong type is a damaged row, not a failed
+    /// query.
+    fn read_error(&self, source: rusqlite::Error) -> StoreError {
+        match source {
+            rusqlite::Error::FromSqlConversionFailure(..)
+            | rusqlite::Error::InvalidColumnType(..) => self.corrupt(source.to_string()),
+            e => self.sqlite(e),
+        }
     }
 
     fn damaged(&self, source: &rusqlite::Error) -> StoreError {
@@ -1323,7 +1329,7 @@ pub(crate) fn decode(path: &Path, r: RawRow) -> Result<Stored, StoreError> {
             None => o,
         }
     } else {
-        let kind = kind_of(&r.status).ok_or_else(|| bad("status", &r.status))?;
+        let kind = FailureKind::from_name(&r.status).ok_or_else(|| bad("status", &r.status))?;
         Outcome::failed(kind, r.reason.clone().unwrap_or_default(), timings)
     }
     .with_observed(observed.clone());
@@ -1624,18 +1630,6 @@ fn float_of(v: &Json) -> Option<f64> {
         },
         _ => None,
     }
-}
-
-fn kind_of(name: &str) -> Option<FailureKind> {
-    [
-        FailureKind::Invalid,
-        FailureKind::Compile,
-        FailureKind::Runtime,
-        FailureKind::Timeout,
-        FailureKind::WrongOutput,
-    ]
-    .into_iter()
-    .find(|k| k.name() == name)
 }
 
 /// Replaces an ordering of item indices by the items' names; anything else (an index out of
