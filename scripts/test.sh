@@ -87,7 +87,7 @@ if ! "$python" -m venv "$venv" >/dev/null 2>&1; then
     "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-"$venv/bin/python" -m pip install -q "maturin>=1.16,<2" "pytest>=7"
+"$venv/bin/python" -m pip install -q "maturin>=1.16,<2" "pytest>=7" numpy
 rm -rf target/wheels-test
 # A debug wheel: it reuses the workspace's debug build above (a release wheel is what
 # `pip install ./crates/ktune-py` builds for users).

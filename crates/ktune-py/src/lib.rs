@@ -17,6 +17,8 @@ use pyo3::types::{PyDict, PyList};
 use pyo3::{IntoPyObjectExt, create_exception};
 use rand::{RngExt as _, SeedableRng};
 
+mod kernel;
+
 create_exception!(
     ktune,
     KtuneError,
@@ -360,7 +362,7 @@ impl Study {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        tune_params: &Bound<'_, PyDict>,
+        tune_params: &Bound<'_, PyAny>,
         restrictions: Option<Vec<String>>,
         strategy: &str,
         strategy_options: Option<&Bound<'_, PyDict>>,
@@ -372,7 +374,21 @@ impl Study {
         time_limit: Option<f64>,
         seed: u64,
     ) -> PyResult<Self> {
-        let space = Arc::new(build_space(tune_params, restrictions)?);
+        let space = if let Ok(space) = tune_params.cast::<SearchSpacePy>() {
+            if restrictions.is_some() {
+                return Err(PyValueError::new_err(
+                    "restrictions belong to the SearchSpace given as tune_params; give them there",
+                ));
+            }
+            space.get().space.clone()
+        } else {
+            let dict = tune_params.cast::<PyDict>().map_err(|_| {
+                PyTypeError::new_err(
+                    "tune_params must be a dict of parameter values or a ktune.SearchSpace",
+                )
+            })?;
+            Arc::new(build_space(dict, restrictions)?)
+        };
         let direction = parse_direction(direction)?;
         let strategy = strategy_of(strategy, strategy_options)?;
         let budget = Budget {
@@ -436,6 +452,26 @@ impl Study {
             Some(c) => Ok(Some(config_dict(py, &self.space, &c)?)),
             None => Ok(None),
         }
+    }
+
+    /// Up to `n` configurations to measure at once (fewer near the end of the budget, an
+    /// empty list when the study is over); tell each before the study's budget counts it.
+    fn ask_batch<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        if n == 0 {
+            return Ok(list);
+        }
+        if self.queue.is_empty() && self.stopped.is_none() {
+            match self.session.ask(n).map_err(core_error)? {
+                Asked::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
+                Asked::Stop(reason) => self.stopped = Some(reason),
+            }
+        }
+        while list.len() < n {
+            let Some(c) = self.queue.pop() else { break };
+            list.append(config_dict(py, &self.space, &c)?)?;
+        }
+        Ok(list)
     }
 
     /// Reports the measurement of `config`: its `value`, or `failure` (`"compile"`,
@@ -710,6 +746,8 @@ fn simulate<'py>(
 fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SearchSpacePy>()?;
     m.add_class::<Study>()?;
+    m.add_class::<kernel::CudaKernel>()?;
+    m.add_function(wrap_pyfunction!(kernel::cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add("KtuneError", m.py().get_type::<KtuneError>())?;
     Ok(())

@@ -132,6 +132,32 @@ impl Problem {
         spec_dir: &Path,
     ) -> Result<Problem, CudaError> {
         let err = |m: String| CudaError::Spec(m);
+        let source_path = spec_dir.join(&spec.source);
+        let source = std::fs::read_to_string(&source_path).map_err(|e| CudaError::Source {
+            path: source_path.clone(),
+            source: e,
+        })?;
+        let args = data::build_args(&spec.arguments, spec_dir)
+            .map_err(|e| err(format!("[runner] {e}")))?;
+        let constants = data::build_constants(&spec.constants, spec.arguments.len(), spec_dir)
+            .map_err(|e| err(format!("[runner] {e}")))?;
+        Problem::from_parts(spec, space, source, source_path, args, constants)
+    }
+
+    /// Checks `spec` against `space` with the kernel's source text and its arguments given
+    /// directly rather than read from the files the spec names (the Python bindings pass
+    /// NumPy arrays this way). `source_path` names the source in compiler messages; its
+    /// directory, when it has one, is on the include path. `spec.arguments` and
+    /// `spec.constants` are not read.
+    pub fn from_parts(
+        spec: &CudaSpec,
+        space: &SearchSpace,
+        source: String,
+        source_path: PathBuf,
+        args: Vec<HostArg>,
+        constants: Vec<HostConstant>,
+    ) -> Result<Problem, CudaError> {
+        let err = |m: String| CudaError::Spec(m);
         if let Some(kind) = &spec.kind
             && kind != "cuda"
         {
@@ -183,20 +209,11 @@ impl Problem {
             )));
         }
         let plan = LaunchPlan::new(spec, space).map_err(err)?;
-        let source_path = spec_dir.join(&spec.source);
-        let source = std::fs::read_to_string(&source_path).map_err(|e| CudaError::Source {
-            path: source_path.clone(),
-            source: e,
-        })?;
-        let args = data::build_args(&spec.arguments, spec_dir)
-            .map_err(|e| err(format!("[runner] {e}")))?;
-        let constants = data::build_constants(&spec.constants, spec.arguments.len(), spec_dir)
-            .map_err(|e| err(format!("[runner] {e}")))?;
-        for (i, a) in spec.arguments.iter().enumerate() {
-            if spec.arguments[..i].iter().any(|b| b.name == a.name) {
+        for (i, a) in args.iter().enumerate() {
+            if args[..i].iter().any(|b| b.name() == a.name()) {
                 return Err(err(format!(
                     "[runner] two arguments are called `{}`",
-                    a.name
+                    a.name()
                 )));
             }
         }

@@ -210,7 +210,12 @@ fn outcome_of(record: &serde_json::Map<String, Json>, objective: &str) -> Outcom
         verification: ms("verification_time"),
         framework: ms("framework_time"),
     };
-    match record.get(objective) {
+    // Kernel Tuner 1.x marks a failure with `__error__` and records no objective.
+    let value = match record.get("__error__") {
+        Some(e @ Json::String(_)) => Some(e),
+        _ => record.get(objective),
+    };
+    match value {
         Some(Json::Number(n)) => match n.as_f64().filter(|v| v.is_finite()) {
             Some(v) => Outcome::ok(vec![v], timings),
             None => Outcome::failed(

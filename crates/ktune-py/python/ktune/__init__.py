@@ -3,14 +3,34 @@
 ``SearchSpace`` builds the valid configurations of Kernel Tuner-style ``tune_params`` and
 ``restrictions``; ``Study`` is an ask/tell tuning study (or ``Study.optimize(fn)``) driven by
 ktune's strategies (Bayesian optimisation by default), recording every measurement in an
-SQLite file when given ``storage="sqlite:///path.db"``; ``simulate`` replays a brute-forced
-Kernel Tuner cache file to compare strategies without a GPU.
+SQLite file when given ``storage="sqlite:///path.db"``; ``tune_kernel`` tunes a CUDA kernel
+with Kernel Tuner's arguments (``from ktune import tune_kernel`` in a Kernel Tuner script);
+``simulate`` replays a brute-forced Kernel Tuner cache file to compare strategies without a GPU.
 """
 
 from ktune import _ktune
-from ktune._ktune import KtuneError, SearchSpace, simulate
+from ktune._kernel_tuner import (
+    CompilationFailedConfig,
+    ErrorConfig,
+    InvalidConfig,
+    RuntimeFailedConfig,
+    tune_kernel,
+)
+from ktune._ktune import KtuneError, SearchSpace, cuda_available, simulate
 
-__all__ = ["KtuneError", "ResultList", "SearchSpace", "Study", "simulate"]
+__all__ = [
+    "CompilationFailedConfig",
+    "ErrorConfig",
+    "InvalidConfig",
+    "KtuneError",
+    "ResultList",
+    "RuntimeFailedConfig",
+    "SearchSpace",
+    "Study",
+    "cuda_available",
+    "simulate",
+    "tune_kernel",
+]
 
 
 class ResultList(list):

@@ -1,6 +1,6 @@
 """Type stubs of ktune's compiled core."""
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 Value = Union[int, float, bool, str]
 Config = Dict[str, Value]
@@ -34,7 +34,7 @@ class Study:
 
     def __init__(
         self,
-        tune_params: Dict[str, Sequence[Value]],
+        tune_params: Union[Dict[str, Sequence[Value]], SearchSpace],
         restrictions: Optional[List[str]] = None,
         *,
         strategy: str = "bayes_opt",
@@ -49,6 +49,8 @@ class Study:
     ) -> None: ...
     def ask(self) -> Optional[Config]:
         """The next configuration to measure, or ``None`` when the study is over."""
+    def ask_batch(self, n: int) -> List[Config]:
+        """Up to ``n`` configurations to measure at once; empty when the study is over."""
     def tell(
         self,
         config: Config,
@@ -94,3 +96,43 @@ def simulate(
     """Replays a brute-forced Kernel Tuner cache file: per seed, the objective values in
     evaluation order, the simulated seconds and the performance score (0: random search,
     1: the optimum at once, averaged over the space's n_max evaluations)."""
+
+class CudaKernel:
+    """The CUDA runner behind ``tune_kernel``: checks on construction, ``open()`` opens the GPU."""
+
+    def __init__(
+        self,
+        space: SearchSpace,
+        kernel_name: str,
+        source: str,
+        source_name: str,
+        problem_size: List[Union[int, str]],
+        arguments: List[Tuple[str, str, bytes, bool]],
+        *,
+        answers: Optional[List[Optional[bytes]]] = None,
+        atol: float = 1e-6,
+        constants: Optional[List[Tuple[str, str, bytes]]] = None,
+        block_size_names: Optional[List[str]] = None,
+        grid_div_x: Optional[List[str]] = None,
+        grid_div_y: Optional[List[str]] = None,
+        grid_div_z: Optional[List[str]] = None,
+        shared_memory: Optional[str] = None,
+        compiler_options: Optional[List[str]] = None,
+        device: int = 0,
+        iterations: int = 7,
+    ) -> None: ...
+    def open(self) -> None:
+        """Loads the CUDA driver and NVRTC, opens the device, uploads the arguments."""
+    @property
+    def jobs(self) -> int:
+        """Configurations compiled in parallel."""
+    @property
+    def stopped(self) -> Optional[str]:
+        """Why the runner stopped for good, or ``None``."""
+    def evaluate(self, configs: List[Config]) -> List[Dict[str, Any]]:
+        """Measures configurations: ``status``, ``reason``, ``time``, ``times`` and timings (ms)."""
+    def environment(self) -> Dict[str, Any]:
+        """The device, compiler, ``iterations`` and ``compiler_options``."""
+
+def cuda_available() -> bool:
+    """Whether the CUDA driver library can be loaded here (``tune_kernel`` needs it)."""

@@ -51,6 +51,28 @@ impl DType {
         })
     }
 
+    /// The type of NumPy's `descr` (`<f4`, `|u1`, `=i8`, ...); `None` for big-endian,
+    /// boolean, complex and other types a kernel argument cannot have.
+    pub fn from_npy_descr(descr: &str) -> Option<DType> {
+        let (order, code) = descr.split_at_checked(1)?;
+        if !matches!(order, "<" | "|" | "=") {
+            return None;
+        }
+        Some(match code {
+            "f4" => DType::F32,
+            "f8" => DType::F64,
+            "i1" => DType::I8,
+            "i2" => DType::I16,
+            "i4" => DType::I32,
+            "i8" => DType::I64,
+            "u1" => DType::U8,
+            "u2" => DType::U16,
+            "u4" => DType::U32,
+            "u8" => DType::U64,
+            _ => return None,
+        })
+    }
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {

@@ -59,7 +59,8 @@ pub struct LaunchPlan {
 fn compile(space: &SearchSpace, source: &str, what: &str) -> Result<Expression, String> {
     space
         .expression(source)
-        .map_err(|e| format!("[runner] {what}: {}\n{}", e, e.render(source)))
+        // The rendering starts with the message itself.
+        .map_err(|e| format!("[runner] {what}: {}", e.render(source)))
 }
 
 fn number(v: Scalar, what: &str, source: &str) -> Result<f64, String> {

@@ -204,6 +204,8 @@ fn bad_specs_are_clear_errors() {
         e.contains("grid_div_x") && e.contains("tile_x") && e.contains('^'),
         "{e}"
     );
+    // Said once, not once before the drawing and again inside it.
+    assert_eq!(e.matches("unknown name").count(), 1, "{e}");
     let e = problem_err("problem_size = [8]\nrepeat = 0");
     assert!(e.contains("repeat"), "{e}");
     let e = problem_err("problem_size = [8]\nkernel_timeout = -1.0");
@@ -1019,4 +1021,71 @@ fn clock_variation_is_flagged_per_configuration_and_warned_about_per_run() {
             .contains("between 1755 and 1980 MHz")
     );
     assert_eq!(d.warning(0.2), None);
+}
+
+#[test]
+fn numpy_descriptions_map_to_element_types() {
+    for t in [
+        DType::F32,
+        DType::F64,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+    ] {
+        assert_eq!(DType::from_npy_descr(t.npy_descr()), Some(t));
+    }
+    assert_eq!(DType::from_npy_descr("=f4"), Some(DType::F32));
+    // Big-endian, booleans, complex numbers and half precision are refused.
+    for d in [">f4", "|b1", "<c8", "<f2", "", "<"] {
+        assert_eq!(DType::from_npy_descr(d), None, "{d}");
+    }
+}
+
+#[test]
+fn a_problem_takes_its_source_and_arguments_from_memory() {
+    let s = space();
+    let spec: CudaSpec =
+        toml::from_str("source = \"unused.cu\"\nkernel = \"k\"\nproblem_size = [1000]").unwrap();
+    let array = |name: &str, output: bool, expected: Option<Vec<u8>>| HostArg::Array {
+        name: name.into(),
+        dtype: DType::F32,
+        bytes: vec![0; 4000],
+        output,
+        expected,
+    };
+    let p = Problem::from_parts(
+        &spec,
+        &s,
+        "extern \"C\" __global__ void k(float *c) {}\n".into(),
+        PathBuf::from("vector_add.cu"),
+        vec![array("c", true, Some(vec![0; 4000]))],
+        Vec::new(),
+    )
+    .unwrap();
+    // No file was read: the text given is what gets compiled, named as given.
+    let l = p.launch(&s, &config(&s, 128, 2, 1, false)).unwrap();
+    let text = p.source_with_defines(&l);
+    assert!(
+        text.contains("#line 1 \"vector_add.cu\"\nextern \"C\""),
+        "{text}"
+    );
+    // Expected outputs switch verification on; no reference configuration is needed.
+    assert!(p.reference().is_none());
+    let err = Problem::from_parts(
+        &spec,
+        &s,
+        String::new(),
+        PathBuf::from("k.cu"),
+        vec![array("a", false, None), array("a", false, None)],
+        Vec::new(),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("two arguments are called `a`"), "{err}");
 }

@@ -128,3 +128,24 @@ mod in_order {
         fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
     }
 }
+
+#[test]
+fn kernel_tuner_1_5_failures_carry_their_kind_in_error() {
+    // Kernel Tuner 1.5 writes a failure as `__error__` and records no objective.
+    let text = r#"{"tune_params_keys": ["x"], "tune_params": {"x": [1, 2, 3]}, "objective": "time",
+"cache": {"1": {"x": 1, "time": 2.0},
+"2": {"x": 2, "__error__": "CompilationFailedConfig", "compile_time": 10.0},
+"3": {"x": 3, "__error__": "InvalidConfig"}}}"#;
+    let data = ktune_space::spec::read_cache(text, "kt15.json").unwrap();
+    let sim = Simulation::from_cache(data, "kt15", "kt15.json", None, None).unwrap();
+    let kind = |x: i64| {
+        let c = sim
+            .space()
+            .configuration_of(&[ktune_space::Value::Int(x)])
+            .unwrap();
+        sim.outcome(&c).unwrap().failure()
+    };
+    assert_eq!(kind(1), None);
+    assert_eq!(kind(2), Some(FailureKind::Compile));
+    assert_eq!(kind(3), Some(FailureKind::Invalid));
+}
