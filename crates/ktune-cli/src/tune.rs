@@ -11,12 +11,11 @@ use anyhow::{Context, Result, bail};
 use ktune_core::{
     Budget, CoreError, Direction, FailureKind, Record, Rng, Runner, StopReason, Tuner,
 };
-use ktune_runners::{CommandRunner, CommandSpec, CudaError, CudaRunner, CudaSpec};
+use ktune_problem::{ProblemSpec, RunnerSpec, StrategySpec};
+use ktune_runners::{CommandRunner, CudaError, CudaRunner};
 use ktune_space::SearchSpace;
-use ktune_space::spec::SpaceSpec;
-use ktune_store::{Fingerprint, Row, Store};
+use ktune_store::{Row, Store};
 use rand::SeedableRng;
-use serde::Deserialize;
 use serde_json::json;
 
 /// Arguments of `ktune tune`.
@@ -80,31 +79,9 @@ pub struct TuneArgs {
     pub(crate) allow_mixed_hardware: bool,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct BudgetSpec {
-    max_evaluations: Option<usize>,
-    max_seconds: Option<f64>,
-    target: Option<f64>,
-}
-
-fn section<T: serde::de::DeserializeOwned>(
-    doc: &toml::Table,
-    key: &str,
-    spec: &Path,
-) -> Result<Option<T>> {
-    match doc.get(key) {
-        None => Ok(None),
-        Some(v) => Ok(Some(v.clone().try_into().with_context(|| {
-            format!("the [{key}] section of `{}`", spec.display())
-        })?)),
-    }
-}
-
 /// A spec read and its runner opened.
 pub(crate) struct Opened {
     pub(crate) space: SearchSpace,
-    pub(crate) doc: toml::Table,
     pub(crate) runner: Box<dyn Runner>,
     /// Configurations to ask for at a time (compiled in parallel).
     pub(crate) jobs: usize,
@@ -113,52 +90,36 @@ pub(crate) struct Opened {
     pub(crate) fresh_process: Option<Arc<AtomicBool>>,
 }
 
-/// Reads the spec at `spec_path`, builds its space and opens its runner.
-pub(crate) fn open_spec(spec_path: &Path, verbose: bool, max_checks: f64) -> Result<Opened> {
-    let spec = SpaceSpec::from_path(spec_path)?;
-    for w in &spec.warnings {
+/// Reads the spec at `spec_path` (every section typed and checked, see [`ProblemSpec`]).
+pub(crate) fn read_spec(spec_path: &Path) -> Result<ProblemSpec> {
+    let problem = ProblemSpec::from_path(spec_path)?;
+    for w in &problem.space.warnings {
         eprintln!("warning: {w}");
     }
-    let space = spec.build_limited(max_checks)?;
-    let text = std::fs::read_to_string(spec_path)
-        .with_context(|| format!("cannot read `{}`", spec_path.display()))?;
-    let doc: toml::Table = toml::from_str(&text)
-        .with_context(|| format!("`{}` is not valid TOML", spec_path.display()))?;
-    let spec_dir = spec_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
+    Ok(problem)
+}
 
-    let Some(runner_table) = doc.get("runner") else {
+/// Builds the problem's space and opens its runner.
+pub(crate) fn open_spec(problem: &ProblemSpec, verbose: bool, max_checks: f64) -> Result<Opened> {
+    let spec_path = &problem.path;
+    let space = problem.space.build_limited(max_checks)?;
+    let Some(runner_spec) = &problem.runner else {
         bail!(
             "`{}` has no [runner] section: say how to compile and run a configuration",
             spec_path.display()
         );
     };
-    let kind = runner_table
-        .get("kind")
-        .and_then(|k| k.as_str())
-        .unwrap_or("command");
     let mut fresh_process: Option<Arc<AtomicBool>> = None;
-    let (runner, jobs): (Box<dyn Runner>, usize) = match kind {
-        "command" => {
-            let runner_spec: CommandSpec = runner_table
-                .clone()
-                .try_into()
-                .with_context(|| format!("the [runner] section of `{}`", spec_path.display()))?;
+    let (runner, jobs): (Box<dyn Runner>, usize) = match runner_spec {
+        RunnerSpec::Command(runner_spec) => {
             let jobs = runner_spec.jobs;
             (
-                Box::new(CommandRunner::new(&runner_spec, &space, &spec_dir)?),
+                Box::new(CommandRunner::new(runner_spec, &space, &problem.dir)?),
                 jobs,
             )
         }
-        "cuda" => {
-            let runner_spec: CudaSpec = runner_table
-                .clone()
-                .try_into()
-                .with_context(|| format!("the [runner] section of `{}`", spec_path.display()))?;
-            let runner = CudaRunner::new(&runner_spec, &space, &spec_dir).map_err(|e| {
+        RunnerSpec::Cuda(runner_spec) => {
+            let runner = CudaRunner::new(runner_spec, &space, &problem.dir).map_err(|e| {
                 let spec_problem = matches!(e, CudaError::Spec(_) | CudaError::Source { .. });
                 let e = anyhow::Error::from(e);
                 if spec_problem {
@@ -185,90 +146,70 @@ pub(crate) fn open_spec(spec_path: &Path, verbose: bool, max_checks: f64) -> Res
             (Box::new(runner), jobs)
         }
         other => bail!(
-            "[runner] kind = \"{other}\" in `{}` is not a runner; available: command, cuda",
+            "[runner] kind = \"{}\" in `{}` cannot be tuned by this ktune",
+            other.kind(),
             spec_path.display()
         ),
     };
     Ok(Opened {
         space,
-        doc,
         runner,
         jobs,
         fresh_process,
     })
 }
 
-/// The problem a results database is for: the space, the [runner] section, the objective.
-pub(crate) fn fingerprint_of(
-    space: &SearchSpace,
-    doc: &toml::Table,
-    objective: &str,
-) -> Result<Fingerprint> {
-    let runner_json = serde_json::to_string(&serde_json::to_value(doc.get("runner"))?)?;
-    Ok(Fingerprint::new(space, &runner_json, objective))
-}
-
 /// The strategy (the flag, else the spec's [strategy], else bayes_opt) and the budget (the
 /// flags over the spec's [budget]), checked; at least one limit is required.
 pub(crate) fn strategy_and_budget(
     args: &TuneArgs,
-    doc: &toml::Table,
+    problem: &ProblemSpec,
 ) -> Result<(String, Box<dyn ktune_core::Strategy>, Budget)> {
-    let spec_path = &args.spec;
-    let (strategy_name, strategy) = match (&args.strategy, doc.get("strategy")) {
-        (Some(s), _) => ktune_strategies::create_spec(s)?,
-        (None, Some(t)) => {
-            let map = serde_json::to_value(t)?
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
-            ktune_strategies::create_from_table(&map)
-                .with_context(|| format!("the [strategy] section of `{}`", spec_path.display()))?
-        }
-        (None, None) => ktune_strategies::create_spec("bayes_opt")?,
+    let chosen = match (&args.strategy, &problem.strategy) {
+        (Some(s), _) => StrategySpec::from_command_line(s)?,
+        (None, Some(s)) => s.clone(),
+        (None, None) => StrategySpec::default_strategy(),
     };
-    let budget_spec: BudgetSpec = section(doc, "budget", spec_path)?.unwrap_or_default();
+    let strategy = chosen.create()?;
     let budget = Budget {
-        max_evaluations: args.max_evals.or(budget_spec.max_evaluations),
-        max_seconds: args.time_limit.or(budget_spec.max_seconds),
-        target: budget_spec.target,
+        max_evaluations: args.max_evals.or(problem.budget.max_evaluations),
+        max_seconds: args.time_limit.or(problem.budget.max_seconds),
+        target: problem.budget.target,
     };
     if let Some(t) = args.time_limit {
         ktune_core::checked_seconds(t).map_err(|m| anyhow::anyhow!("--time-limit {m}"))?;
     }
-    budget
-        .validate()
-        .with_context(|| format!("the [budget] section of `{}`", spec_path.display()))?;
+    budget.validate()?;
     if budget.max_evaluations.is_none() && budget.max_seconds.is_none() && budget.target.is_none() {
         bail!(
             "no budget: give --max-evals or --time-limit, or a [budget] section with max_evaluations, max_seconds or target"
         );
     }
-    Ok((strategy_name, strategy, budget))
+    Ok((chosen.canonical().to_string(), strategy, budget))
 }
 
 pub fn run(args: &TuneArgs) -> Result<()> {
-    if args.storage.is_some() || args.study.is_some() {
-        return crate::worker::run(args);
-    }
     let started = Instant::now();
     let spec_path = &args.spec;
+    let problem = read_spec(spec_path)?;
+    if args.storage.is_some() || args.study.is_some() || problem.storage.is_some() {
+        return crate::worker::run(args, &problem);
+    }
     let Opened {
         space,
-        doc,
         mut runner,
         jobs,
         fresh_process,
-    } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
+    } = open_spec(&problem, !args.quiet && !args.json, args.max_enumeration)?;
     let objective = runner.metrics()[0].clone();
 
-    let (strategy_name, mut strategy, budget) = strategy_and_budget(args, &doc)?;
+    let (strategy_name, mut strategy, budget) = strategy_and_budget(args, &problem)?;
 
     let db_path = args
         .db
         .clone()
         .unwrap_or_else(|| spec_path.with_extension("db"));
-    let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
+    let fingerprint = problem.fingerprint(&space, &objective.name);
     let mut store = Store::open(&db_path, &fingerprint)?;
     store.set_meta("strategy", &strategy_name)?;
     store.set_meta("seed", &args.seed.to_string())?;
@@ -933,8 +874,7 @@ fn nothing_ran(
     }
 }
 
-/// The study metadata key of the objective's direction (`minimize` or `maximize`).
-pub(crate) const DIRECTION_KEY: &str = "direction";
+pub(crate) use ktune_store::DIRECTION_KEY;
 
 /// Arguments of `ktune results`.
 #[derive(clap::Args)]
@@ -1124,14 +1064,12 @@ fn rerank_stored(args: &ResultsArgs, from: &Source, k: usize) -> Result<()> {
         },
     };
     drop(existing);
+    let problem = read_spec(&spec_path)?;
     let Opened {
-        space,
-        doc,
-        mut runner,
-        ..
-    } = open_spec(&spec_path, true, f64::INFINITY)?;
+        space, mut runner, ..
+    } = open_spec(&problem, true, f64::INFINITY)?;
     let objective = runner.metrics()[0].clone();
-    let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
+    let fingerprint = problem.fingerprint(&space, &objective.name);
     let mut store = Store::open_study(&from.path, &study, &fingerprint).with_context(|| {
         format!(
             "re-ranking needs the spec the database was tuned with (`{}`)",

@@ -9,7 +9,8 @@ use ktune_core::{Budget, Cooperation, Kept, Rng, Session, Worker, cooperate};
 use ktune_store::Location;
 use rand::SeedableRng;
 
-use crate::tune::{Opened, TuneArgs, fingerprint_of, open_spec, strategy_and_budget};
+use crate::tune::{Opened, TuneArgs, open_spec, strategy_and_budget};
+use ktune_problem::ProblemSpec;
 
 /// This machine's name.
 fn host() -> String {
@@ -34,33 +35,30 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
-pub fn run(args: &TuneArgs) -> Result<()> {
-    let Some(url) = &args.storage else {
-        bail!("--study needs --storage (e.g. --storage sqlite:///scratch/study.db)");
-    };
+pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     if args.db.is_some() {
         bail!("give either --db (one process) or --storage (a shared study), not both");
     }
+    // The flags over the spec's [storage] section.
+    let location = match (&args.storage, &problem.storage) {
+        (Some(url), _) => Location::parse(url)?,
+        (None, Some(s)) => s.location.clone(),
+        (None, None) => {
+            bail!("--study needs --storage (e.g. --storage sqlite:///scratch/study.db)")
+        }
+    };
     let lease =
         ktune_core::checked_seconds(args.lease).map_err(|m| anyhow::anyhow!("--lease {m}"))?;
-    let location = Location::parse(url)?;
-    let spec_path = &args.spec;
     let Opened {
         space,
-        doc,
         mut runner,
         jobs,
         ..
-    } = open_spec(spec_path, !args.quiet && !args.json, args.max_enumeration)?;
+    } = open_spec(problem, !args.quiet && !args.json, args.max_enumeration)?;
     let objective = runner.metrics()[0].clone();
-    let (strategy_name, strategy, budget) = strategy_and_budget(args, &doc)?;
-    let study = match &args.study {
-        Some(s) => s.clone(),
-        None => spec_path
-            .file_stem()
-            .map_or("default".into(), |s| s.to_string_lossy().into_owned()),
-    };
-    let fingerprint = fingerprint_of(&space, &doc, &objective.name)?;
+    let (strategy_name, strategy, budget) = strategy_and_budget(args, problem)?;
+    let study = args.study.clone().unwrap_or_else(|| problem.study_name());
+    let fingerprint = problem.fingerprint(&space, &objective.name);
     let mut store = location.open_study(&study, &fingerprint)?;
     let worker = Worker {
         id: format!(

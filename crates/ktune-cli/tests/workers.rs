@@ -358,3 +358,57 @@ fn results_rank_by_the_direction_the_study_was_tuned_in() {
         );
     }
 }
+
+#[test]
+fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 4);
+    let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
+    let spec = spec.replace("values = [400]", "values = [1]")
+        + "\n[storage]\nurl = \"sqlite://from-spec.db\"\nstudy = \"spec-study\"\n";
+    std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
+    let out = ktune(dir.path())
+        .args(["tune", "ktune.toml", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Recorded in the spec's study, not in a database beside the spec.
+    assert!(!dir.path().join("ktune.db").exists());
+    let rows = results_json(
+        dir.path(),
+        &[
+            "--storage",
+            "sqlite://from-spec.db",
+            "--study",
+            "spec-study",
+        ],
+    );
+    assert_eq!(rows.len(), 4);
+    // The flags win over the section: --study names another study in the same storage.
+    let out = ktune(dir.path())
+        .args([
+            "tune",
+            "ktune.toml",
+            "--quiet",
+            "--study",
+            "other",
+            "--max-evals",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows = results_json(
+        dir.path(),
+        &["--storage", "sqlite://from-spec.db", "--study", "other"],
+    );
+    assert_eq!(rows.len(), 2);
+}

@@ -396,53 +396,93 @@ impl Study {
             max_seconds: time_limit,
             ..Budget::default()
         };
-        let mut session = Session::new(
-            SpaceRef::Shared(space.clone()),
+        let storage = storage
+            .map(|url| -> PyResult<(Location, String, Fingerprint)> {
+                let location =
+                    Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))?;
+                let fingerprint = Fingerprint::new(
+                    &space,
+                    &format!(
+                        r#"{{"runner":"python","direction":"{}"}}"#,
+                        direction.name()
+                    ),
+                    objective,
+                );
+                Ok((location, study_name.to_string(), fingerprint))
+            })
+            .transpose()?;
+        Study::build(space, strategy, budget, direction, objective, storage, seed)
+    }
+
+    /// A study of the problem a `ktune.toml` describes: its search space, `[strategy]`,
+    /// `[budget]`, `[storage]` and the objective (with its direction) of its `[runner]`,
+    /// read and checked as `ktune tune` reads them. Keyword arguments override the file.
+    /// With a storage, the study is the one `ktune tune` records into (the same study name
+    /// and problem fingerprint), so it resumes or extends a run of the command line.
+    #[staticmethod]
+    #[pyo3(signature = (
+        path, *, strategy=None, strategy_options=None, storage=None, study_name=None,
+        max_evals=None, time_limit=None, seed=0
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_spec(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        strategy: Option<&str>,
+        strategy_options: Option<&Bound<'_, PyDict>>,
+        storage: Option<&str>,
+        study_name: Option<String>,
+        max_evals: Option<usize>,
+        time_limit: Option<f64>,
+        seed: u64,
+    ) -> PyResult<Py<Study>> {
+        let problem = ktune_problem::ProblemSpec::from_path(&path)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let space = Arc::new(
+            problem
+                .space
+                .build()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+        );
+        let strategy = match (strategy, &problem.strategy) {
+            (Some(name), _) => strategy_of(name, strategy_options)?,
+            (None, Some(s)) => s
+                .create()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            (None, None) => strategy_of("bayes_opt", strategy_options)?,
+        };
+        let budget = Budget {
+            max_evaluations: max_evals.or(problem.budget.max_evaluations),
+            max_seconds: time_limit.or(problem.budget.max_seconds),
+            target: problem.budget.target,
+        };
+        let objective = problem
+            .objective()
+            .unwrap_or_else(|| ktune_core::Metric::new("time", Direction::Minimize));
+        let location = match (storage, &problem.storage) {
+            (Some(url), _) => {
+                Some(Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))?)
+            }
+            (None, Some(s)) => Some(s.location.clone()),
+            (None, None) => None,
+        };
+        let storage = location.map(|l| {
+            (
+                l,
+                study_name.unwrap_or_else(|| problem.study_name()),
+                problem.fingerprint(&space, &objective.name),
+            )
+        });
+        let study = Study::build(
+            space,
             strategy,
             budget,
-            direction,
-            Rng::seed_from_u64(seed),
-        )
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        if let Some(url) = storage {
-            let path = match Location::parse(url)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?
-            {
-                Location::Sqlite(path) => path,
-                Location::Postgres(_) => {
-                    return Err(PyValueError::new_err(format!(
-                        "storage {url}: a Study records to an SQLite file (sqlite:///path.db); shared PostgreSQL studies are run with `ktune tune --storage` for now"
-                    )));
-                }
-            };
-            let fingerprint = Fingerprint::new(
-                &space,
-                &format!(
-                    r#"{{"runner":"python","direction":"{}"}}"#,
-                    direction.name()
-                ),
-                objective,
-            );
-            let mut store = Store::open_study(&path, study_name, &fingerprint)
-                .map_err(|e| KtuneError::new_err(e.to_string()))?;
-            let earlier = store
-                .records(&space)
-                .map_err(|e| KtuneError::new_err(e.to_string()))?;
-            session.observe(earlier);
-            let space = space.clone();
-            session.on_record(move |r: &Record| {
-                store
-                    .record(&space, r)
-                    .map_err(|e| ktune_core::CoreError::Record(e.to_string()))
-            });
-        }
-        Ok(Study {
-            space,
-            session,
-            queue: Vec::new(),
-            objective: objective.to_string(),
-            stopped: None,
-        })
+            objective.direction,
+            &objective.name,
+            storage,
+            seed,
+        )?;
+        Py::new(py, study)
     }
 
     /// The next configuration to measure, as a dict, or `None` when the study is over (its
@@ -602,7 +642,7 @@ impl Study {
     /// Every result of the study, in order: dicts with `config`, `value` (or `None`),
     /// `status` (`"ok"` or the failure's kind) and `reason`.
     #[getter]
-    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let list = PyList::empty(py);
         for r in self.session.records() {
             let d = PyDict::new(py);
@@ -620,7 +660,8 @@ impl Study {
             }
             list.append(d)?;
         }
-        Ok(list)
+        // `ktune.ResultList`: a list with `to_pandas()`.
+        py.import("ktune")?.getattr("ResultList")?.call1((list,))
     }
 
     /// The objective's name.
@@ -650,6 +691,60 @@ impl Study {
 }
 
 impl Study {
+    /// A study over `space`, recording into `storage` (an SQLite study: its location, name
+    /// and problem fingerprint) when given, resumed from what it holds.
+    fn build(
+        space: Arc<SearchSpace>,
+        strategy: Box<dyn ktune_core::Strategy + Send>,
+        budget: Budget,
+        direction: Direction,
+        objective: &str,
+        storage: Option<(Location, String, Fingerprint)>,
+        seed: u64,
+    ) -> PyResult<Study> {
+        let mut session = Session::new(
+            SpaceRef::Shared(space.clone()),
+            strategy,
+            budget,
+            direction,
+            Rng::seed_from_u64(seed),
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        if let Some((location, study_name, fingerprint)) = storage {
+            let path = match location {
+                Location::Sqlite(path) => path,
+                Location::Postgres(_) => {
+                    return Err(PyValueError::new_err(format!(
+                        "storage {}: a Study records to an SQLite file (sqlite:///path.db); shared PostgreSQL studies are run with `ktune tune --storage` for now",
+                        location.display()
+                    )));
+                }
+            };
+            let mut store = Store::open_study(&path, &study_name, &fingerprint)
+                .map_err(|e| KtuneError::new_err(e.to_string()))?;
+            store
+                .set_meta(ktune_store::DIRECTION_KEY, direction.name())
+                .map_err(|e| KtuneError::new_err(e.to_string()))?;
+            let earlier = store
+                .records(&space)
+                .map_err(|e| KtuneError::new_err(e.to_string()))?;
+            session.observe(earlier);
+            let space = space.clone();
+            session.on_record(move |r: &Record| {
+                store
+                    .record(&space, r)
+                    .map_err(|e| ktune_core::CoreError::Record(e.to_string()))
+            });
+        }
+        Ok(Study {
+            space,
+            session,
+            queue: Vec::new(),
+            objective: objective.to_string(),
+            stopped: None,
+        })
+    }
+
     fn next(&mut self) -> PyResult<Option<Configuration>> {
         if self.queue.is_empty() {
             if self.stopped.is_some() {

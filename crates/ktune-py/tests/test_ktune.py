@@ -252,3 +252,63 @@ def test_the_ask_tell_example_runs_and_resumes(tmp_path):
     again = subprocess.run([sys.executable, str(example)], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert "60 results already stored" in again.stdout
     assert first.stdout.splitlines()[-1] == again.stdout.splitlines()[-1]
+
+
+SPEC = """
+constraints = ["x * y <= 64"]
+
+[[parameter]]
+name = "x"
+values = [1, 2, 4, 8]
+
+[[parameter]]
+name = "y"
+values = [1, 2, 4, 8, 16]
+
+[runner]
+run = "./bench {x} {y}"
+objective = { name = "GFLOP/s", regex = 'g: (?P<value>[0-9.]+)' }
+
+[strategy]
+name = "random"
+
+[budget]
+max_evaluations = 6
+
+[storage]
+url = "sqlite:///STUDY_DB"
+study = "from-python"
+"""
+
+
+def test_a_study_from_a_problem_file_takes_its_sections(tmp_path):
+    spec = tmp_path / "ktune.toml"
+    spec.write_text(SPEC.replace("/STUDY_DB", str(tmp_path / "study.db")))
+    study = ktune.Study.from_spec(str(spec))
+    assert study.space.size == 19
+    assert study.objective == "GFLOP/s"
+    best = study.optimize(lambda c: float(c["x"] * c["y"]))
+    # [budget] max_evaluations = 6, and GFLOP/s is maximised.
+    assert len(study) == 6
+    assert best["value"] == max(r["value"] for r in study.results)
+    # The [storage] study resumes: its budget is spent.
+    again = ktune.Study.from_spec(str(spec))
+    assert len(again) == 6
+    assert again.ask() is None
+    # Keyword arguments override the file.
+    more = ktune.Study.from_spec(str(spec), max_evals=8, strategy="brute_force")
+    more.optimize(lambda c: float(c["x"] * c["y"]))
+    assert len(more) == 8
+
+
+def test_a_bad_problem_file_names_the_section():
+    import tempfile, os
+
+    with tempfile.TemporaryDirectory() as d:
+        spec = os.path.join(d, "ktune.toml")
+        with open(spec, "w") as f:
+            f.write(SPEC.replace('name = "random"', 'name = "annealing-ish"'))
+        with pytest.raises(ValueError, match=r"\[strategy\] section of .*unknown strategy `annealing-ish`"):
+            ktune.Study.from_spec(spec)
+        with pytest.raises(ValueError, match="cannot read"):
+            ktune.Study.from_spec(os.path.join(d, "missing.toml"))

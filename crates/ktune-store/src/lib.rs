@@ -37,6 +37,10 @@ pub use fingerprint::Fingerprint;
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 
+/// The study metadata key under which the objective's direction (`minimize`/`maximize`)
+/// is stored by every program that records a study.
+pub const DIRECTION_KEY: &str = "direction";
+
 /// Where a shared study lives: a `--storage` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {

@@ -47,10 +47,4 @@ class ResultList(list):
         return pandas.DataFrame(rows)
 
 
-class Study(_ktune.Study):
-    __doc__ = _ktune.Study.__doc__
-
-    @property
-    def results(self):
-        """Every result of the study, in order, as a ``ResultList``."""
-        return ResultList(super().results)
+Study = _ktune.Study

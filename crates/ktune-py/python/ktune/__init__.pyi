@@ -2,7 +2,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ktune._ktune import KtuneError as KtuneError
 from ktune._ktune import SearchSpace as SearchSpace
-from ktune._ktune import Study as _Study
+from ktune._ktune import Study as Study
 from ktune._ktune import cuda_available as cuda_available
 from ktune._ktune import simulate as simulate
 
@@ -10,9 +10,6 @@ class ResultList(List[Dict[str, Any]]):
     def to_pandas(self) -> Any:
         """A pandas DataFrame: the parameters, then value, status and reason."""
 
-class Study(_Study):
-    @property
-    def results(self) -> ResultList: ...
 
 class ErrorConfig(str):
     """The ``__error__`` value of a result that could not be measured."""

@@ -2,6 +2,8 @@
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from ktune import ResultList
+
 Value = Union[int, float, bool, str]
 Config = Dict[str, Value]
 
@@ -72,8 +74,22 @@ class Study:
     def best(self) -> Optional[Dict[str, Any]]:
         """``{"config": ..., "value": ...}`` of the best result so far."""
     @property
-    def results(self) -> List[Dict[str, Any]]:
-        """Every result: ``config``, ``value``, ``status`` and ``reason``."""
+    def results(self) -> "ResultList":
+        """Every result: ``config``, ``value``, ``status`` and ``reason`` (``to_pandas()``)."""
+    @staticmethod
+    def from_spec(
+        path: str,
+        *,
+        strategy: Optional[str] = None,
+        strategy_options: Optional[Dict[str, Any]] = None,
+        storage: Optional[str] = None,
+        study_name: Optional[str] = None,
+        max_evals: Optional[int] = None,
+        time_limit: Optional[float] = None,
+        seed: int = 0,
+    ) -> "Study":
+        """A study of the problem a ``ktune.toml`` describes (space, strategy, budget,
+        storage, objective), as ``ktune tune`` reads it; keyword arguments override it."""
     @property
     def objective(self) -> str: ...
     @property

@@ -24,8 +24,9 @@
 //! items = ["i", "j", "k"]
 //! ```
 //!
-//! Top-level sections other than the search space (`runner`, `strategy`, `budget`) are read
-//! by `ktune tune`; any other top-level key is an error, so a misspelt section does not go
+//! Top-level sections other than the search space (`runner`, `strategy`, `budget`, `storage`)
+//! are read by `ktune_problem` for `ktune tune` and the Python bindings; any other top-level
+//! key is an error, so a misspelt section does not go
 //! unnoticed, and sections users may expect but nothing reads (`objective`, `store`, `bench`)
 //! say where their setting goes.
 
@@ -50,6 +51,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "runner",
     "strategy",
     "budget",
+    "storage",
 ];
 
 /// Sections a user may expect but that nothing reads, with where the setting goes instead
@@ -61,7 +63,7 @@ const MISPLACED: &[(&str, &str)] = &[
     ),
     (
         "store",
-        "the results database is chosen with `ktune tune --db <path>` (default: beside the spec, with the extension .db)",
+        "the results database is chosen with `ktune tune --db <path>` (default: beside the spec, with the extension .db); a shared study is a [storage] section with url = \"sqlite:///path.db\" or \"postgresql://...\"",
     ),
     (
         "bench",

@@ -1,0 +1,400 @@
+//! The problem description: a `ktune.toml` read once into typed sections, which the command
+//! line (`ktune tune`) and the Python bindings (`ktune.Study.from_spec`) both start from.
+//!
+//! ```toml
+//! constraints = ["block_size_x * block_size_y <= 1024"]
+//!
+//! [[parameter]]                 # the search space (ktune_space::spec)
+//! name = "block_size_x"
+//! values = [32, 64, 128]
+//!
+//! [runner]                      # how a configuration is measured: kind = "command" | "cuda"
+//! kind = "command"
+//! run = "./bench {block_size_x}"
+//! objective = { name = "time", regex = 'time: (?P<value>[0-9.]+)' }
+//!
+//! [strategy]                    # optional: the strategy and its options (default bayes_opt)
+//! name = "bayes_opt"
+//!
+//! [budget]                      # optional: max_evaluations, max_seconds, target
+//! max_evaluations = 100
+//!
+//! [storage]                     # optional: a shared study instead of a database beside the spec
+//! url = "sqlite:///tuning.db"   # or postgresql://...
+//! study = "gemm"
+//! ```
+//!
+//! Each section is checked when the file is read: the runner's kind and its fields, the
+//! strategy's name and options (by creating it once), the budget's limits and the storage's
+//! URL. An error names the section and the file. What remains for the program using it is
+//! to open the runner (which may need a GPU) and the storage (which may need a server).
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+
+use ktune_core::{Budget, Direction, Metric};
+use ktune_runners::{CommandSpec, CudaSpec};
+use ktune_space::SpaceError;
+use ktune_space::spec::SpaceSpec;
+use ktune_store::{Fingerprint, Location, StoreError};
+use ktune_strategies::{Options, StrategyError};
+use serde::Deserialize;
+
+#[cfg(test)]
+mod tests;
+
+/// A problem description could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProblemError {
+    /// The file cannot be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The search space (parameters, constraints) or the TOML itself is wrong.
+    #[error(transparent)]
+    Space(#[from] SpaceError),
+    /// A section has an unknown key or a value of the wrong type.
+    #[error("the [{section}] section of `{file}`: {message}")]
+    Section {
+        /// `runner`, `budget`, ...
+        section: &'static str,
+        /// The file.
+        file: String,
+        /// What serde or the check said.
+        message: String,
+    },
+    /// The `[strategy]` section names no strategy or a wrong option.
+    #[error("the [strategy] section of `{file}`: {source}")]
+    Strategy {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        source: StrategyError,
+    },
+    /// The `[storage]` URL cannot be used.
+    #[error("the [storage] section of `{file}`: {source}")]
+    Storage {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        source: Box<StoreError>,
+    },
+}
+
+/// How configurations are measured: the `[runner]` section, by its `kind`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum RunnerSpec {
+    /// `kind = "command"` (the default): compile and run external programs.
+    Command(Box<CommandSpec>),
+    /// `kind = "cuda"`: compile with NVRTC and launch on a GPU.
+    Cuda(Box<CudaSpec>),
+}
+
+impl RunnerSpec {
+    /// The runner kinds there are.
+    pub const KINDS: &'static [&'static str] = &["command", "cuda"];
+
+    /// The runner's kind, as written in the file.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunnerSpec::Command(_) => "command",
+            RunnerSpec::Cuda(_) => "cuda",
+        }
+    }
+
+    /// The objective the runner measures, with its direction (the runner's first metric).
+    pub fn objective(&self) -> Metric {
+        match self {
+            RunnerSpec::Command(c) => Metric::new(
+                c.objective.name.clone(),
+                c.objective
+                    .direction
+                    .unwrap_or_else(|| Direction::guess(&c.objective.name)),
+            ),
+            RunnerSpec::Cuda(c) => {
+                let direction = if c.objective.needs_flops() {
+                    Direction::Maximize
+                } else {
+                    Direction::Minimize
+                };
+                Metric::new(c.objective.name(), direction)
+            }
+        }
+    }
+}
+
+/// The strategy and its options, checked: `[strategy]` or the command line's
+/// `name:key=value:...`.
+#[derive(Clone, Debug)]
+pub struct StrategySpec {
+    name: String,
+    options: Options,
+    canonical: String,
+}
+
+impl StrategySpec {
+    /// From a `[strategy]`-style table: `name` and the options.
+    pub fn from_table(table: &Options) -> Result<StrategySpec, StrategyError> {
+        let (canonical, strategy) = ktune_strategies::create_from_table(table)?;
+        let mut options = table.clone();
+        options.remove("name");
+        Ok(StrategySpec {
+            name: strategy.name().to_string(),
+            options,
+            canonical,
+        })
+    }
+
+    /// From the command line's `name` or `name:key=value:...`.
+    pub fn from_command_line(text: &str) -> Result<StrategySpec, StrategyError> {
+        let (canonical, strategy) = ktune_strategies::create_spec(text)?;
+        let (_, options) = ktune_strategies::parse_spec(text);
+        Ok(StrategySpec {
+            name: strategy.name().to_string(),
+            options,
+            canonical,
+        })
+    }
+
+    /// The default strategy, `bayes_opt`.
+    pub fn default_strategy() -> StrategySpec {
+        StrategySpec::from_command_line("bayes_opt")
+            .unwrap_or_else(|_| unreachable!("bayes_opt is registered"))
+    }
+
+    /// The strategy's registered name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its options as given (without `name`).
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The canonical command-line form (`name:key=value...`), as stored with results.
+    pub fn canonical(&self) -> &str {
+        &self.canonical
+    }
+
+    /// A fresh strategy (the options were checked when the spec was made).
+    pub fn create(&self) -> Result<Box<dyn ktune_core::Strategy + Send>, StrategyError> {
+        ktune_strategies::create(&self.name, &self.options)
+    }
+}
+
+/// `[budget]`: when to stop. The command line's `--max-evals` and `--time-limit` override it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSpec {
+    /// Evaluations in total, resumed ones included.
+    pub max_evaluations: Option<usize>,
+    /// Seconds of tuning.
+    pub max_seconds: Option<f64>,
+    /// Stop when the objective reaches this value.
+    pub target: Option<f64>,
+}
+
+impl BudgetSpec {
+    /// As a [`Budget`].
+    pub fn budget(&self) -> Budget {
+        Budget {
+            max_evaluations: self.max_evaluations,
+            max_seconds: self.max_seconds,
+            target: self.target,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StorageSection {
+    url: String,
+    study: Option<String>,
+}
+
+/// `[storage]`: a shared study (see `docs/distributed.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StorageSpec {
+    /// Where: `sqlite:///path` or `postgresql://...`.
+    pub location: Location,
+    /// The study's name (default: the spec's file stem).
+    pub study: Option<String>,
+}
+
+/// The sections other than the search space, each typed; unknown top-level keys are refused
+/// by the space's reader (`ktune_space::spec`), which knows them all.
+#[derive(Deserialize)]
+struct Sections {
+    runner: Option<toml::Value>,
+    strategy: Option<toml::Table>,
+    budget: Option<toml::Value>,
+    storage: Option<toml::Value>,
+}
+
+/// A `ktune.toml`, read once and checked.
+#[derive(Clone, Debug)]
+pub struct ProblemSpec {
+    /// The file.
+    pub path: PathBuf,
+    /// Its directory: relative paths in the runner are relative to it.
+    pub dir: PathBuf,
+    /// Parameters and constraints.
+    pub space: SpaceSpec,
+    /// How configurations are measured, when the file says.
+    pub runner: Option<RunnerSpec>,
+    /// The `[strategy]` section, checked.
+    pub strategy: Option<StrategySpec>,
+    /// The `[budget]` section (empty when there is none).
+    pub budget: BudgetSpec,
+    /// The `[storage]` section.
+    pub storage: Option<StorageSpec>,
+    /// The `[runner]` section as JSON: what a results database is tied to, beside the space
+    /// and the objective (unchanged from earlier versions, so older databases resume).
+    runner_json: String,
+}
+
+impl ProblemSpec {
+    /// Reads and checks the `ktune.toml` at `path`.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<ProblemSpec, ProblemError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ProblemError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        ProblemSpec::from_toml_str(&text, path)
+    }
+
+    /// Reads and checks a `ktune.toml` already read from `path`.
+    pub fn from_toml_str(text: &str, path: &Path) -> Result<ProblemSpec, ProblemError> {
+        let file = path.display().to_string();
+        // The space's reader checks the TOML syntax and every top-level key, with positions.
+        let space = SpaceSpec::from_toml_str(text, &file)?;
+        let sections: Sections = toml::from_str(text).map_err(|e| SpaceError::Syntax {
+            file: file.clone(),
+            format: "TOML",
+            message: e.to_string(),
+        })?;
+        let section_error = |section: &'static str, message: String| ProblemError::Section {
+            section,
+            file: file.clone(),
+            message,
+        };
+        let runner_json = serde_json::to_value(&sections.runner)
+            .map(|v| v.to_string())
+            .map_err(|e| section_error("runner", e.to_string()))?;
+        let runner = sections
+            .runner
+            .map(|table| -> Result<RunnerSpec, ProblemError> {
+                let kind = table
+                    .get("kind")
+                    .map(|k| k.as_str().map(str::to_string).ok_or(k))
+                    .transpose()
+                    .map_err(|k| {
+                        section_error("runner", format!("kind = {k} is not a runner's name"))
+                    })?
+                    .unwrap_or_else(|| "command".into());
+                match kind.as_str() {
+                    "command" => table
+                        .try_into()
+                        .map(|s| RunnerSpec::Command(Box::new(s)))
+                        .map_err(|e| section_error("runner", e.to_string())),
+                    "cuda" => table
+                        .try_into()
+                        .map(|s| RunnerSpec::Cuda(Box::new(s)))
+                        .map_err(|e| section_error("runner", e.to_string())),
+                    other => Err(section_error(
+                        "runner",
+                        format!(
+                            "kind = \"{other}\" is not a runner; available: {}",
+                            RunnerSpec::KINDS.join(", ")
+                        ),
+                    )),
+                }
+            })
+            .transpose()?;
+        let strategy = sections
+            .strategy
+            .map(|t| {
+                let options = serde_json::to_value(t)
+                    .ok()
+                    .and_then(|v| v.as_object().cloned())
+                    .unwrap_or_default();
+                StrategySpec::from_table(&options).map_err(|source| ProblemError::Strategy {
+                    file: file.clone(),
+                    source,
+                })
+            })
+            .transpose()?;
+        let budget: BudgetSpec = sections
+            .budget
+            .map(|b| b.try_into())
+            .transpose()
+            .map_err(|e| section_error("budget", e.to_string()))?
+            .unwrap_or_default();
+        budget
+            .budget()
+            .validate()
+            .map_err(|e| section_error("budget", e.to_string()))?;
+        let storage = sections
+            .storage
+            .map(|s| -> Result<StorageSpec, ProblemError> {
+                let s: StorageSection = s
+                    .try_into()
+                    .map_err(|e| section_error("storage", e.to_string()))?;
+                let location = Location::parse(&s.url).map_err(|source| ProblemError::Storage {
+                    file: file.clone(),
+                    source: Box::new(source),
+                })?;
+                Ok(StorageSpec {
+                    location,
+                    study: s.study,
+                })
+            })
+            .transpose()?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        Ok(ProblemSpec {
+            path: path.to_path_buf(),
+            dir,
+            space,
+            runner,
+            strategy,
+            budget,
+            storage,
+            runner_json,
+        })
+    }
+
+    /// The objective and its direction, when the file has a `[runner]`.
+    pub fn objective(&self) -> Option<Metric> {
+        self.runner.as_ref().map(RunnerSpec::objective)
+    }
+
+    /// What a results database for this problem is tied to: the space, the `[runner]`
+    /// section and the objective's name.
+    pub fn fingerprint(&self, space: &ktune_space::SearchSpace, objective: &str) -> Fingerprint {
+        Fingerprint::new(space, &self.runner_json, objective)
+    }
+
+    /// The study's name: the `[storage]` section's, else the file's stem.
+    pub fn study_name(&self) -> String {
+        self.storage
+            .as_ref()
+            .and_then(|s| s.study.clone())
+            .unwrap_or_else(|| {
+                self.path
+                    .file_stem()
+                    .map_or("default".into(), |s| s.to_string_lossy().into_owned())
+            })
+    }
+}
