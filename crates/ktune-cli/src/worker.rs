@@ -12,29 +12,6 @@ use rand::SeedableRng;
 use crate::tune::{Opened, TuneArgs, open_spec, strategy_and_budget};
 use ktune_problem::ProblemSpec;
 
-/// This machine's name.
-fn host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown-host".into())
-}
-
-/// The CPU model, for workers that name no device.
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into())
-}
-
 pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     if args.db.is_some() {
         bail!("give either --db (one process) or --storage (a shared study), not both");
@@ -60,22 +37,7 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     let study = args.study.clone().unwrap_or_else(|| problem.study_name());
     let fingerprint = problem.fingerprint(&space, &objective.name);
     let mut store = location.open_study(&study, &fingerprint)?;
-    let worker = Worker {
-        id: format!(
-            "{}:{}:{}",
-            host(),
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis())
-        ),
-        host: host(),
-        device: args
-            .device
-            .clone()
-            .or_else(|| runner.device())
-            .unwrap_or_else(cpu_model),
-    };
+    let worker = Worker::local(args.device.clone().or_else(|| runner.device()));
     store.join(&worker, args.allow_mixed_hardware)?;
     // The study's budget is the first worker's; later workers keep it.
     if let Some(m) = budget.max_evaluations {

@@ -13,7 +13,9 @@ use std::time::Duration;
 use ktune_space::Configuration;
 
 use crate::runner::evaluate_batch;
-use crate::{Asked, Claim, CoreError, Record, Recorded, Runner, Session, StopReason, Storage};
+use crate::{
+    Asked, Claim, CoreError, Outcome, Record, Recorded, Runner, Session, StopReason, Storage,
+};
 
 /// How a worker cooperates.
 #[derive(Clone, Debug)]
@@ -40,6 +42,132 @@ pub enum Kept {
     OverBudget,
 }
 
+/// What a worker does next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Turn {
+    /// Measure these configurations: this worker holds their claims.
+    Evaluate(Vec<Configuration>),
+    /// The rest of the budget is held by other workers: look again after
+    /// [`Cooperation::poll`], when their records have come or their claims expired.
+    Wait,
+    /// The study is over for this worker.
+    Stop(StopReason),
+}
+
+/// One worker's part in a shared study, one turn at a time, for a caller that measures by
+/// itself (the ask/tell `Study` of the Python bindings); [`cooperate`] is the loop over it
+/// with a [`Runner`]. It remembers the last record of the study it has seen.
+#[derive(Clone, Debug)]
+pub struct Participant {
+    /// How it cooperates.
+    pub how: Cooperation,
+    last: Option<u64>,
+}
+
+impl Participant {
+    /// A worker that has seen nothing of the study yet.
+    pub fn new(how: Cooperation) -> Participant {
+        Participant { how, last: None }
+    }
+
+    /// Tells `session` the records the other workers (and earlier runs) made since the last
+    /// look; returns how many were new to it.
+    pub fn sync(
+        &mut self,
+        session: &mut Session<'_>,
+        storage: &mut dyn Storage,
+    ) -> Result<usize, CoreError> {
+        let news = storage.records_since(session.space(), self.last)?;
+        if let Some(r) = news.last() {
+            self.last = Some(r.seq);
+        }
+        Ok(session.observe(news.into_iter().map(|r| r.record).collect()))
+    }
+
+    /// One turn: reads the others' records, takes over configurations whose worker died
+    /// (expired claims), otherwise asks `session` and claims what it proposes (a
+    /// configuration another worker holds is given back as held elsewhere, one beyond the
+    /// study's budget is given back). Invalid proposals are recorded at once.
+    pub fn turn(
+        &mut self,
+        session: &mut Session<'_>,
+        storage: &mut dyn Storage,
+        on_record: &mut dyn FnMut(&Record, Kept),
+    ) -> Result<Turn, CoreError> {
+        let budget = session.budget().max_evaluations;
+        self.sync(session, storage)?;
+        let how = &self.how;
+        let mut held: Vec<Configuration> = Vec::new();
+        while held.len() < how.batch.max(1) {
+            match storage.claim_expired(session.space(), &how.worker, how.lease, budget)? {
+                Some(c) if !session.history().contains(&c) => held.push(c),
+                Some(_) => {}
+                None => break,
+            }
+        }
+        if !held.is_empty() {
+            return Ok(Turn::Evaluate(held));
+        }
+        let asked = session.ask(how.batch)?;
+        // A constraint-unaware strategy's invalid proposals are records too.
+        for record in session.take_invalid() {
+            let kept = keep(storage.record(session.space(), &how.worker, &record, budget)?);
+            on_record(&record, kept);
+        }
+        let asked = match asked {
+            Asked::Stop(stop) => return Ok(Turn::Stop(stop)),
+            Asked::Evaluate(configs) => configs,
+        };
+        let mut waiting = false;
+        for c in asked {
+            match storage.claim(&c, &how.worker, how.lease, budget)? {
+                Claim::Granted => held.push(c),
+                Claim::Recorded | Claim::Held => {
+                    session.abandon(std::slice::from_ref(&c), true);
+                }
+                Claim::BudgetSpent => {
+                    session.abandon(std::slice::from_ref(&c), false);
+                    waiting = true;
+                }
+            }
+        }
+        Ok(if !held.is_empty() {
+            Turn::Evaluate(held)
+        } else if waiting {
+            Turn::Wait
+        } else {
+            // Everything proposed was held or recorded elsewhere: the next turn asks again.
+            Turn::Evaluate(Vec::new())
+        })
+    }
+
+    /// Records the outcomes of configurations this worker measured, in the storage (which
+    /// settles their claims) and then in `session`.
+    pub fn record(
+        &mut self,
+        session: &mut Session<'_>,
+        storage: &mut dyn Storage,
+        results: Vec<(Configuration, Outcome)>,
+        on_record: &mut dyn FnMut(&Record, Kept),
+    ) -> Result<(), CoreError> {
+        let budget = session.budget().max_evaluations;
+        let mut clock = session.clock();
+        let mut told = Vec::with_capacity(results.len());
+        for (config, outcome) in results {
+            clock += outcome.timings().total();
+            let record = Record {
+                config,
+                outcome,
+                clock,
+            };
+            let kept = keep(storage.record(session.space(), &self.how.worker, &record, budget)?);
+            on_record(&record, kept);
+            told.push((record.config, record.outcome));
+        }
+        session.tell(told)
+    }
+}
+
 /// Runs `session` as one worker of the study in `storage` until the study is over for it.
 /// `on_record` sees each of this worker's records with what the storage did with it.
 pub fn cooperate(
@@ -49,77 +177,25 @@ pub fn cooperate(
     how: &Cooperation,
     on_record: &mut dyn FnMut(&Record, Kept),
 ) -> Result<StopReason, CoreError> {
-    let budget = session.budget().max_evaluations;
-    let mut last: Option<u64> = None;
+    let mut me = Participant::new(how.clone());
     loop {
-        let news = storage.records_since(session.space(), last)?;
-        if let Some(r) = news.last() {
-            last = Some(r.seq);
-        }
-        session.observe(news.into_iter().map(|r| r.record).collect());
-
-        let mut held: Vec<Configuration> = Vec::new();
-        while held.len() < how.batch.max(1) {
-            match storage.claim_expired(session.space(), &how.worker, how.lease, budget)? {
-                Some(c) if !session.history().contains(&c) => held.push(c),
-                Some(_) => {}
-                None => break,
-            }
-        }
-        let mut waiting = false;
-        if held.is_empty() {
-            let asked = session.ask(how.batch)?;
-            // A constraint-unaware strategy's invalid proposals are records too.
-            for record in session.take_invalid() {
-                let kept = keep(storage.record(session.space(), &how.worker, &record, budget)?);
-                on_record(&record, kept);
-            }
-            let asked = match asked {
-                Asked::Stop(stop) => return Ok(stop),
-                Asked::Evaluate(configs) => configs,
-            };
-            for c in asked {
-                match storage.claim(&c, &how.worker, how.lease, budget)? {
-                    Claim::Granted => held.push(c),
-                    Claim::Recorded | Claim::Held => {
-                        session.abandon(std::slice::from_ref(&c), true);
-                    }
-                    Claim::BudgetSpent => {
-                        session.abandon(std::slice::from_ref(&c), false);
-                        waiting = true;
-                    }
-                }
-            }
-        }
-        if held.is_empty() {
-            if waiting {
-                // The rest of the budget is held by other workers: wait for their records,
-                // or for their claims to expire.
+        let held = match me.turn(session, storage, on_record)? {
+            Turn::Stop(stop) => return Ok(stop),
+            Turn::Wait => {
                 std::thread::sleep(how.poll);
+                continue;
             }
-            continue;
-        }
-
+            Turn::Evaluate(held) if held.is_empty() => continue,
+            Turn::Evaluate(held) => held,
+        };
         runner.set_incumbent(session.best_value());
         runner.set_time_left(session.time_left());
         let (outcomes, ended) = evaluate_batch(runner, session.space(), &held)?;
         let done = outcomes.len();
         // Claims on configurations not reached are released by their lease.
         session.abandon(&held[done..], false);
-        let mut clock = session.clock();
-        let mut told = Vec::with_capacity(done);
-        for (config, outcome) in held.into_iter().zip(outcomes) {
-            clock += outcome.timings().total();
-            let record = Record {
-                config,
-                outcome,
-                clock,
-            };
-            let kept = keep(storage.record(session.space(), &how.worker, &record, budget)?);
-            on_record(&record, kept);
-            told.push((record.config, record.outcome));
-        }
-        session.tell(told)?;
+        let results = held.into_iter().zip(outcomes).collect();
+        me.record(session, storage, results, on_record)?;
         match ended {
             None => {}
             Some(Ok(stop)) => return Ok(stop),

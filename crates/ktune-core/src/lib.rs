@@ -59,7 +59,7 @@ mod strategy;
 pub mod t4;
 mod tuner;
 
-pub use cooperate::{Cooperation, Kept, cooperate};
+pub use cooperate::{Cooperation, Kept, Participant, Turn, cooperate};
 pub use measurement::{Samples, Statistic, Summary, t_quantile_975};
 pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
 pub use rerank::{Finalist, Reranking, rerank};

@@ -26,6 +26,48 @@ pub struct Worker {
     pub device: String,
 }
 
+impl Worker {
+    /// This process on this machine, measuring on `device` (default: the CPU model). Its id
+    /// is `host:pid:start-milliseconds`, unique among the workers of a study.
+    pub fn local(device: Option<String>) -> Worker {
+        let host = host_name();
+        Worker {
+            id: format!(
+                "{host}:{}:{}",
+                std::process::id(),
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis())
+            ),
+            host,
+            device: device.unwrap_or_else(cpu_model),
+        }
+    }
+}
+
+/// This machine's name.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+/// The CPU model, for workers that name no device.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
 /// The answer to a [claim](Storage::claim).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Claim {

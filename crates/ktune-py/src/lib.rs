@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ktune_core::{
-    Asked, Budget, Direction, FailureKind, Outcome, Record, Rng, Session, SpaceRef, StopReason,
-    Timings,
+    Asked, Budget, Direction, FailureKind, Outcome, Rng, Session, SpaceRef, StopReason, Timings,
 };
 use ktune_space::{Configuration, Neighbourhood, Parameter, SearchSpace, Value};
-use ktune_store::{Fingerprint, Location, Store};
+use ktune_store::{Fingerprint, Location};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -339,9 +338,11 @@ fn core_error(e: ktune_core::CoreError) -> PyErr {
 }
 
 /// An ask/tell tuning study: a strategy proposes configurations (`ask`), you measure them
-/// and report (`tell`), or `optimize(fn)` does both. With `storage="sqlite:///path.db"`
-/// every result is committed to that file before the strategy hears of it, and a study
-/// opened again on it resumes where it stopped.
+/// and report (`tell`), or `optimize(fn)` does both. With `storage="sqlite:///path.db"` (or
+/// `"postgresql://..."`) every result is committed there before the strategy hears of it, a
+/// study opened again on it resumes where it stopped, and any number of processes (and
+/// `ktune tune --storage` workers of the same problem) share it: each configuration is
+/// claimed before it is handed out, so none is measured twice and the budget holds for all.
 #[pyclass(module = "ktune", unsendable, subclass)]
 struct Study {
     space: Arc<SearchSpace>,
@@ -350,6 +351,34 @@ struct Study {
     queue: Vec<Configuration>,
     objective: String,
     stopped: Option<StopReason>,
+    /// The study's storage, when it has one.
+    shared: Option<Shared>,
+}
+
+/// A study in a storage: the open storage and this process's part in it.
+struct Shared {
+    storage: Box<dyn ktune_core::Storage>,
+    me: ktune_core::Participant,
+}
+
+/// Where a study is stored and what its workers measure on.
+struct StorageChoice {
+    location: Location,
+    study: String,
+    fingerprint: Fingerprint,
+    device: Option<String>,
+    allow_mixed_hardware: bool,
+    lease: f64,
+}
+
+impl Drop for Study {
+    fn drop(&mut self) {
+        // Claims on configurations handed out and never told go back at once rather than
+        // when their lease expires.
+        if let Some(sh) = &mut self.shared {
+            let _ = sh.storage.release(&sh.me.how.worker);
+        }
+    }
 }
 
 #[pymethods]
@@ -358,7 +387,8 @@ impl Study {
     #[pyo3(signature = (
         tune_params, restrictions=None, *, strategy="bayes_opt", strategy_options=None,
         objective="time", direction="minimize", storage=None, study_name="default",
-        max_evals=None, time_limit=None, seed=0
+        max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
+        lease=600.0
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -373,6 +403,9 @@ impl Study {
         max_evals: Option<usize>,
         time_limit: Option<f64>,
         seed: u64,
+        device: Option<String>,
+        allow_mixed_hardware: bool,
+        lease: f64,
     ) -> PyResult<Self> {
         let space = if let Ok(space) = tune_params.cast::<SearchSpacePy>() {
             if restrictions.is_some() {
@@ -397,7 +430,7 @@ impl Study {
             ..Budget::default()
         };
         let storage = storage
-            .map(|url| -> PyResult<(Location, String, Fingerprint)> {
+            .map(|url| -> PyResult<StorageChoice> {
                 let location =
                     Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))?;
                 let fingerprint = Fingerprint::new(
@@ -408,7 +441,14 @@ impl Study {
                     ),
                     objective,
                 );
-                Ok((location, study_name.to_string(), fingerprint))
+                Ok(StorageChoice {
+                    location,
+                    study: study_name.to_string(),
+                    fingerprint,
+                    device,
+                    allow_mixed_hardware,
+                    lease,
+                })
             })
             .transpose()?;
         Study::build(space, strategy, budget, direction, objective, storage, seed)
@@ -422,7 +462,8 @@ impl Study {
     #[staticmethod]
     #[pyo3(signature = (
         path, *, strategy=None, strategy_options=None, storage=None, study_name=None,
-        max_evals=None, time_limit=None, seed=0
+        max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
+        lease=600.0
     ))]
     #[allow(clippy::too_many_arguments)]
     fn from_spec(
@@ -435,6 +476,9 @@ impl Study {
         max_evals: Option<usize>,
         time_limit: Option<f64>,
         seed: u64,
+        device: Option<String>,
+        allow_mixed_hardware: bool,
+        lease: f64,
     ) -> PyResult<Py<Study>> {
         let problem = ktune_problem::ProblemSpec::from_path(&path)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -466,12 +510,13 @@ impl Study {
             (None, Some(s)) => Some(s.location.clone()),
             (None, None) => None,
         };
-        let storage = location.map(|l| {
-            (
-                l,
-                study_name.unwrap_or_else(|| problem.study_name()),
-                problem.fingerprint(&space, &objective.name),
-            )
+        let storage = location.map(|location| StorageChoice {
+            location,
+            study: study_name.unwrap_or_else(|| problem.study_name()),
+            fingerprint: problem.fingerprint(&space, &objective.name),
+            device,
+            allow_mixed_hardware,
+            lease,
         });
         let study = Study::build(
             space,
@@ -488,7 +533,7 @@ impl Study {
     /// The next configuration to measure, as a dict, or `None` when the study is over (its
     /// budget spent, the space exhausted, or the strategy done).
     fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        match self.next()? {
+        match self.next(py)? {
             Some(c) => Ok(Some(config_dict(py, &self.space, &c)?)),
             None => Ok(None),
         }
@@ -501,12 +546,7 @@ impl Study {
         if n == 0 {
             return Ok(list);
         }
-        if self.queue.is_empty() && self.stopped.is_none() {
-            match self.session.ask(n).map_err(core_error)? {
-                Asked::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
-                Asked::Stop(reason) => self.stopped = Some(reason),
-            }
-        }
+        self.refill(py, n)?;
         while list.len() < n {
             let Some(c) = self.queue.pop() else { break };
             list.append(config_dict(py, &self.space, &c)?)?;
@@ -548,8 +588,7 @@ impl Study {
                 ));
             }
         };
-        self.queue.retain(|q| *q != c);
-        self.session.tell(vec![(c, outcome)]).map_err(core_error)
+        self.record(c, outcome)
     }
 
     /// Tunes `fn(config: dict) -> float` until the study's budget, `max_evals` more
@@ -576,7 +615,7 @@ impl Study {
                 self.abandon_queue();
                 return Err(e);
             }
-            let Some(c) = self.next()? else { break };
+            let Some(c) = self.next(py)? else { break };
             let arg = config_dict(py, &self.space, &c)?;
             let t = Instant::now();
             let result = func.call1((arg,));
@@ -621,7 +660,7 @@ impl Study {
                     )
                 }
             };
-            self.session.tell(vec![(c, outcome)]).map_err(core_error)?;
+            self.record(c, outcome)?;
             done += 1;
         }
         self.best(py)
@@ -699,64 +738,132 @@ impl Study {
         budget: Budget,
         direction: Direction,
         objective: &str,
-        storage: Option<(Location, String, Fingerprint)>,
+        storage: Option<StorageChoice>,
         seed: u64,
     ) -> PyResult<Study> {
+        let store_error = |e: ktune_core::CoreError| KtuneError::new_err(e.to_string());
         let mut session = Session::new(
             SpaceRef::Shared(space.clone()),
             strategy,
-            budget,
+            budget.clone(),
             direction,
             Rng::seed_from_u64(seed),
         )
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        if let Some((location, study_name, fingerprint)) = storage {
-            let path = match location {
-                Location::Sqlite(path) => path,
-                Location::Postgres(_) => {
-                    return Err(PyValueError::new_err(format!(
-                        "storage {}: a Study records to an SQLite file (sqlite:///path.db); shared PostgreSQL studies are run with `ktune tune --storage` for now",
-                        location.display()
-                    )));
+        let shared = match storage {
+            None => None,
+            Some(choice) => {
+                let lease = ktune_core::checked_seconds(choice.lease)
+                    .ok()
+                    .filter(|l| !l.is_zero())
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "lease must be a positive number of seconds, not {}",
+                            choice.lease
+                        ))
+                    })?;
+                let mut storage = choice
+                    .location
+                    .open_study(&choice.study, &choice.fingerprint)
+                    .map_err(|e| KtuneError::new_err(e.to_string()))?;
+                let worker = ktune_core::Worker::local(choice.device);
+                storage
+                    .join(&worker, choice.allow_mixed_hardware)
+                    .map_err(store_error)?;
+                storage
+                    .set_meta(ktune_store::DIRECTION_KEY, direction.name())
+                    .map_err(store_error)?;
+                if let Some(m) = budget.max_evaluations {
+                    storage
+                        .set_meta("max_evaluations", &m.to_string())
+                        .map_err(store_error)?;
                 }
-            };
-            let mut store = Store::open_study(&path, &study_name, &fingerprint)
-                .map_err(|e| KtuneError::new_err(e.to_string()))?;
-            store
-                .set_meta(ktune_store::DIRECTION_KEY, direction.name())
-                .map_err(|e| KtuneError::new_err(e.to_string()))?;
-            let earlier = store
-                .records(&space)
-                .map_err(|e| KtuneError::new_err(e.to_string()))?;
-            session.observe(earlier);
-            let space = space.clone();
-            session.on_record(move |r: &Record| {
-                store
-                    .record(&space, r)
-                    .map_err(|e| ktune_core::CoreError::Record(e.to_string()))
-            });
-        }
+                let mut me = ktune_core::Participant::new(ktune_core::Cooperation {
+                    worker: worker.id,
+                    lease,
+                    poll: std::time::Duration::from_millis(200),
+                    batch: 1,
+                });
+                // Resumed: what the study holds is known before the first ask.
+                me.sync(&mut session, storage.as_mut())
+                    .map_err(store_error)?;
+                Some(Shared { storage, me })
+            }
+        };
         Ok(Study {
             space,
             session,
             queue: Vec::new(),
             objective: objective.to_string(),
             stopped: None,
+            shared,
         })
     }
 
-    fn next(&mut self) -> PyResult<Option<Configuration>> {
-        if self.queue.is_empty() {
+    /// Fills the queue with up to `n` configurations to measure (claimed in the storage,
+    /// when there is one); false when the study is over.
+    fn refill(&mut self, py: Python<'_>, n: usize) -> PyResult<bool> {
+        while self.queue.is_empty() {
             if self.stopped.is_some() {
-                return Ok(None);
+                return Ok(false);
             }
-            match self.session.ask(1).map_err(core_error)? {
-                Asked::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
-                Asked::Stop(reason) => {
-                    self.stopped = Some(reason);
-                    return Ok(None);
+            let Some(sh) = &mut self.shared else {
+                match self.session.ask(n).map_err(core_error)? {
+                    Asked::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
+                    Asked::Stop(reason) => self.stopped = Some(reason),
+                }
+                continue;
+            };
+            sh.me.how.batch = n.max(1);
+            match sh
+                .me
+                .turn(&mut self.session, sh.storage.as_mut(), &mut |_, _| {})
+                .map_err(core_error)?
+            {
+                ktune_core::Turn::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
+                ktune_core::Turn::Stop(reason) => self.stopped = Some(reason),
+                ktune_core::Turn::Wait => {
+                    // Other processes hold the rest of the budget: their records, or the
+                    // expiry of their claims, free it. Ctrl-C interrupts the wait.
+                    py.check_signals()?;
+                    let poll = sh.me.how.poll;
+                    py.detach(|| std::thread::sleep(poll));
                 }
             }
+        }
+        Ok(true)
+    }
+
+    /// Records the outcome of a configuration this study handed out (in the storage first).
+    fn record(&mut self, config: Configuration, outcome: Outcome) -> PyResult<()> {
+        self.queue.retain(|q| *q != config);
+        match &mut self.shared {
+            None => self
+                .session
+                .tell(vec![(config, outcome)])
+                .map_err(core_error),
+            Some(sh) => {
+                let storage = sh.storage.as_mut();
+                // A handed-out configuration's claim lives until its lease runs out; a
+                // heartbeat on every tell keeps the others alive while they are measured.
+                storage
+                    .heartbeat(&sh.me.how.worker, sh.me.how.lease)
+                    .map_err(core_error)?;
+                sh.me
+                    .record(
+                        &mut self.session,
+                        storage,
+                        vec![(config, outcome)],
+                        &mut |_, _| {},
+                    )
+                    .map_err(core_error)
+            }
+        }
+    }
+
+    fn next(&mut self, py: Python<'_>) -> PyResult<Option<Configuration>> {
+        if !self.refill(py, 1)? {
+            return Ok(None);
         }
         Ok(self.queue.pop())
     }
@@ -764,6 +871,9 @@ impl Study {
     fn abandon_queue(&mut self) {
         let rest = std::mem::take(&mut self.queue);
         self.session.abandon(&rest, false);
+        if let Some(sh) = &mut self.shared {
+            let _ = sh.storage.release(&sh.me.how.worker);
+        }
     }
 }
 

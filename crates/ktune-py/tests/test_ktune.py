@@ -1,6 +1,7 @@
 """Tests of the ktune Python package: a real interpreter on the compiled extension."""
 
 import itertools
+import os
 import sqlite3
 
 import pytest
@@ -312,3 +313,83 @@ def test_a_bad_problem_file_names_the_section():
             ktune.Study.from_spec(spec)
         with pytest.raises(ValueError, match="cannot read"):
             ktune.Study.from_spec(os.path.join(d, "missing.toml"))
+
+
+WORKER = """
+import sys, time, ktune
+url, name, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+study = ktune.Study({"x": list(range(12)), "y": list(range(8))}, strategy="random",
+                    storage=url, study_name=name, max_evals=40, seed=seed)
+def f(c):
+    time.sleep(0.01)
+    return float((c["x"] - 5) ** 2 + c["y"])
+study.optimize(f)
+print(len(study))
+"""
+
+
+def shared_study_by_processes(url, name, processes=4):
+    import subprocess
+    import sys
+
+    workers = [
+        subprocess.Popen([sys.executable, "-c", WORKER, url, name, str(i)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for i in range(processes)
+    ]
+    for w in workers:
+        out, err = w.communicate(timeout=120)
+        assert w.returncode == 0, err
+    # Every process saw the whole study; together they measured exactly its budget, each
+    # configuration once.
+    study = ktune.Study({"x": list(range(12)), "y": list(range(8))}, strategy="random",
+                        storage=url, study_name=name, max_evals=40)
+    configs = [tuple(r["config"].values()) for r in study.results]
+    assert len(configs) == 40
+    assert len(set(configs)) == 40
+    assert study.ask() is None
+
+
+def test_processes_share_an_sqlite_study(tmp_path):
+    shared_study_by_processes(f"sqlite:///{tmp_path / 'shared.db'}", "four")
+
+
+def test_processes_share_a_postgresql_study():
+    import uuid
+
+    url = os.environ.get("KTUNE_PG_URL")
+    if not url:
+        pytest.skip("no PostgreSQL server: KTUNE_PG_URL is not set (scripts/test.sh starts one)")
+    shared_study_by_processes(url, f"py-{uuid.uuid4().hex[:12]}")
+
+
+def test_configurations_handed_out_and_dropped_go_back(tmp_path):
+    import gc
+
+    url = f"sqlite:///{tmp_path / 'claims.db'}"
+    space = {"x": list(range(10))}
+    a = ktune.Study(space, strategy="random", storage=url, max_evals=3)
+    held = [a.ask() for _ in range(3)]
+    assert all(held)
+    # While `a` holds all three claims, the budget is spent for others too...
+    del a
+    gc.collect()
+    # ...and once it is gone its claims are released: another study measures the budget.
+    b = ktune.Study(space, strategy="random", storage=url, max_evals=3, seed=1)
+    b.optimize(lambda c: float(c["x"]))
+    assert len(b) == 3
+
+
+def test_a_study_refuses_workers_on_other_hardware_unless_allowed(tmp_path):
+    url = f"sqlite:///{tmp_path / 'hw.db'}"
+    space = {"x": list(range(10))}
+    a = ktune.Study(space, strategy="random", storage=url, max_evals=2, device="GPU A")
+    a.optimize(lambda c: float(c["x"]))
+    with pytest.raises(ktune.KtuneError, match="GPU A"):
+        ktune.Study(space, strategy="random", storage=url, max_evals=4, device="GPU B")
+    b = ktune.Study(space, strategy="random", storage=url, max_evals=4, device="GPU B",
+                    allow_mixed_hardware=True)
+    b.optimize(lambda c: float(c["x"]))
+    assert len(b) == 4
+    with pytest.raises(ValueError, match="lease"):
+        ktune.Study(space, storage=url, lease=0)

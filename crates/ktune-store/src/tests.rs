@@ -911,3 +911,99 @@ fn a_study_exports_to_another_file_exactly() {
         records().len()
     );
 }
+
+/// Proposes the space's configurations in rank order, each once.
+#[derive(Default)]
+struct InOrder {
+    proposed: Vec<ktune_space::Configuration>,
+}
+
+impl ktune_core::Strategy for InOrder {
+    fn name(&self) -> &str {
+        "in_order"
+    }
+
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &ktune_core::History,
+        n: usize,
+        _: &mut ktune_core::Rng,
+    ) -> Vec<ktune_space::Configuration> {
+        let next: Vec<_> = (0..space.size())
+            .map(|r| space.configuration(r))
+            .filter(|c| !history.contains(c) && !self.proposed.contains(c))
+            .take(n)
+            .collect();
+        self.proposed.extend(next.iter().cloned());
+        next
+    }
+
+    fn tell(&mut self, _: &SearchSpace, _: &[ktune_core::Observation]) {}
+}
+
+#[test]
+fn participants_wait_for_claims_held_elsewhere_and_stop_at_the_budget() {
+    use ktune_core::{Budget, Cooperation, Direction, Participant, Session, Turn, Worker};
+    use rand::SeedableRng;
+    let (_dir, path) = db();
+    let space = space_with(&[1, 2, 3, 4], &[]);
+    let fp = fingerprint(&space);
+    let budget = Budget {
+        max_evaluations: Some(2),
+        ..Budget::default()
+    };
+    let mut parts = Vec::new();
+    for name in ["a", "b"] {
+        let mut storage = Store::open_study(&path, "s", &fp).unwrap();
+        let worker = Worker {
+            id: name.into(),
+            host: "h".into(),
+            device: "d".into(),
+        };
+        storage.join(&worker, false).unwrap();
+        let session = Session::new(
+            &space,
+            Box::new(InOrder::default()),
+            budget.clone(),
+            Direction::Minimize,
+            ktune_core::Rng::seed_from_u64(0),
+        )
+        .unwrap();
+        let me = Participant::new(Cooperation {
+            worker: name.into(),
+            lease: std::time::Duration::from_secs(60),
+            poll: std::time::Duration::from_millis(1),
+            batch: 2,
+        });
+        parts.push((storage, session, me));
+    }
+    let (mut a, mut b) = {
+        let mut it = parts.into_iter();
+        (it.next().unwrap(), it.next().unwrap())
+    };
+    let quiet = &mut |_: &Record, _: ktune_core::Kept| {};
+    let Turn::Evaluate(held) = a.2.turn(&mut a.1, &mut a.0, quiet).unwrap() else {
+        panic!("a gets work")
+    };
+    assert_eq!(held.len(), 2);
+    // b's proposals are a's (held elsewhere, given back, an empty turn); then a holds the
+    // whole budget: b waits rather than measuring a third configuration.
+    assert_eq!(
+        b.2.turn(&mut b.1, &mut b.0, quiet).unwrap(),
+        Turn::Evaluate(Vec::new())
+    );
+    assert_eq!(b.2.turn(&mut b.1, &mut b.0, quiet).unwrap(), Turn::Wait);
+    let results = held
+        .iter()
+        .map(|c| (c.clone(), Outcome::ok(vec![1.0], timings(0.1))))
+        .collect();
+    a.2.record(&mut a.1, &mut a.0, results, quiet).unwrap();
+    // Once a's records are in, b hears of them and the study is over for it too.
+    assert_eq!(
+        b.2.turn(&mut b.1, &mut b.0, quiet).unwrap(),
+        Turn::Stop(ktune_core::StopReason::Evaluations)
+    );
+    assert_eq!(b.1.records().len(), 2);
+    assert_eq!(a.0.records(&space).unwrap().len(), 2);
+}

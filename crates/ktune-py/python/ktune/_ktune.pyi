@@ -32,7 +32,12 @@ class SearchSpace:
         """Valid neighbours: ``"hamming"``, ``"adjacent"`` or ``"strictly_adjacent"``."""
 
 class Study:
-    """An ask/tell tuning study driven by one of ktune's strategies."""
+    """An ask/tell tuning study driven by one of ktune's strategies. With a ``storage``
+    (``sqlite:///path.db`` or ``postgresql://...``) it is shared: every process on the same
+    study claims what it measures, so none is measured twice and ``max_evals`` holds for all;
+    a claim not told within ``lease`` seconds goes to another process. ``device`` (default:
+    the CPU model) is what this process measures on; a study refuses other hardware unless
+    ``allow_mixed_hardware``."""
 
     def __init__(
         self,
@@ -48,6 +53,9 @@ class Study:
         max_evals: Optional[int] = None,
         time_limit: Optional[float] = None,
         seed: int = 0,
+        device: Optional[str] = None,
+        allow_mixed_hardware: bool = False,
+        lease: float = 600.0,
     ) -> None: ...
     def ask(self) -> Optional[Config]:
         """The next configuration to measure, or ``None`` when the study is over."""
@@ -87,6 +95,9 @@ class Study:
         max_evals: Optional[int] = None,
         time_limit: Optional[float] = None,
         seed: int = 0,
+        device: Optional[str] = None,
+        allow_mixed_hardware: bool = False,
+        lease: float = 600.0,
     ) -> "Study":
         """A study of the problem a ``ktune.toml`` describes (space, strategy, budget,
         storage, objective), as ``ktune tune`` reads it; keyword arguments override it."""
