@@ -1,10 +1,12 @@
 """Overhead of one ask/tell round trip from Python: ktune.Study (random, bayes_opt) beside
 Optuna 5.0's ask/tell with its default sampler, on one discrete space, in one process:
 
-    python bench/python_ask_tell.py [OBSERVATIONS=200] [--large]
+    python bench/python_ask_tell.py [OBSERVATIONS=200] [--large] [--storage DIR]
 
 `--large` adds three parameters of ten values (1.8 million combinations, 1.5 million valid:
-above bayes_opt's candidate limit, so each of its rounds scores a sample).
+above bayes_opt's candidate limit, so each of its rounds scores a sample). `--storage DIR`
+records every round trip in an SQLite file in DIR, for both tools (ktune: a shared study,
+each configuration claimed at ask and recorded at tell; Optuna: its RDB storage).
 
 Each tool runs OBSERVATIONS + 20 round trips on a cheap analytic objective; the figure is
 the median time of the 20 round trips after the first OBSERVATIONS (the strategy's own
@@ -27,6 +29,18 @@ PARAMS = {
 RESTRICTIONS = ["block_x * block_y <= 1024", "block_x * tile <= 1024"]
 if "--large" in sys.argv:
     PARAMS.update({f"p{i}": list(range(10)) for i in range(3)})
+STORAGE = sys.argv[sys.argv.index("--storage") + 1] if "--storage" in sys.argv else None
+
+
+def url(tool, strategy=""):
+    if STORAGE is None:
+        return None
+    import os
+
+    path = os.path.join(STORAGE, f"{tool}{strategy}.db")
+    if os.path.exists(path):
+        os.remove(path)
+    return f"sqlite:///{os.path.abspath(path)}"
 
 
 def f(c):
@@ -39,7 +53,7 @@ def f(c):
 
 
 def ktune_rounds(strategy, n):
-    study = ktune.Study(PARAMS, RESTRICTIONS, strategy=strategy, seed=1)
+    study = ktune.Study(PARAMS, RESTRICTIONS, strategy=strategy, seed=1, storage=url("ktune", strategy))
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -50,7 +64,7 @@ def ktune_rounds(strategy, n):
 
 
 def optuna_rounds(n):
-    study = optuna.create_study()  # the default sampler
+    study = optuna.create_study(storage=url("optuna"))  # the default sampler
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -80,5 +94,5 @@ def main(observations):
 
 
 if __name__ == "__main__":
-    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    numbers = [a for a in sys.argv[1:] if a.isdigit() and a != STORAGE]
     main(int(numbers[0]) if numbers else 200)
