@@ -214,6 +214,9 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     store.set_meta("strategy", &strategy_name)?;
     store.set_meta("seed", &args.seed.to_string())?;
     store.set_meta(DIRECTION_KEY, objective.direction.name())?;
+    if let Some(unit) = problem.runner.as_ref().and_then(|r| r.unit()) {
+        store.set_meta(ktune_store::UNIT_KEY, unit)?;
+    }
     // So that `ktune results --rerank` finds the program again.
     if let Ok(abs) = std::path::absolute(spec_path) {
         store.set_meta("spec", &abs.display().to_string())?;
@@ -1030,7 +1033,11 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
         ))?,
         "t4" => serde_json::to_string_pretty(&t4(&rows, &objective))?,
         _ => {
-            let mut text = table(&rows, &objective);
+            let header = match store.meta(ktune_store::UNIT_KEY)? {
+                Some(unit) => format!("{objective} ({unit})"),
+                None => objective.clone(),
+            };
+            let mut text = table(&rows, &header);
             if let Some(r) = store.meta(RERANK_KEY)?
                 && let Ok(r) = serde_json::from_str::<serde_json::Value>(&r)
             {

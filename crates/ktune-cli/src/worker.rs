@@ -59,6 +59,11 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     if store.meta("strategy")?.is_none() {
         store.set_meta("strategy", &strategy_name)?;
     }
+    if let Some(unit) = problem.runner.as_ref().and_then(|r| r.unit())
+        && store.meta(ktune_store::UNIT_KEY)?.is_none()
+    {
+        store.set_meta(ktune_store::UNIT_KEY, unit)?;
+    }
     if store.meta(crate::tune::DIRECTION_KEY)?.is_none() {
         store.set_meta(crate::tune::DIRECTION_KEY, objective.direction.name())?;
     }

@@ -774,3 +774,53 @@ fn the_time_limit_cuts_the_evaluation_in_flight() {
     let last = stdout.lines().last().unwrap_or_default();
     assert!(last.contains("the time limit was reached"), "{last}");
 }
+
+#[test]
+fn the_results_table_gives_the_objectives_unit_where_it_is_known() {
+    let header = |spec_text: &str| {
+        let dir = project(0, 3);
+        let spec = dir.path().join("ktune.toml");
+        let text = std::fs::read_to_string(&spec).unwrap();
+        std::fs::write(&spec, spec_text_with(&text, spec_text)).unwrap();
+        let out = ktune()
+            .arg("tune")
+            .arg(&spec)
+            .args(["--max-evals", "2", "--quiet"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let table = ktune()
+            .arg("results")
+            .arg(dir.path().join("ktune.db"))
+            .output()
+            .unwrap();
+        String::from_utf8(table.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    fn spec_text_with(text: &str, objective: &str) -> String {
+        let old = "objective = { name = \"time\", regex = 'time: (?P<value>[0-9.]+) ms' }";
+        assert!(text.contains(old));
+        text.replace(old, objective)
+    }
+    let given = header(
+        "objective = { name = \"time\", regex = 'time: (?P<value>[0-9.]+) ms', unit = \"ms\" }",
+    );
+    assert!(given.contains("time (ms)"), "{given}");
+    // A value parsed from the output has no unit unless the spec gives one.
+    let unknown = header("objective = { name = \"time\", regex = 'time: (?P<value>[0-9.]+) ms' }");
+    assert!(
+        unknown.contains("time") && !unknown.contains("time ("),
+        "{unknown}"
+    );
+    // The measured wall time is in seconds.
+    let wall = header("objective = { name = \"time\" }");
+    assert!(wall.contains("time (s)"), "{wall}");
+}

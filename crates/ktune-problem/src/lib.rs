@@ -108,6 +108,14 @@ impl RunnerSpec {
         }
     }
 
+    /// The unit of the objective's values, when known.
+    pub fn unit(&self) -> Option<&str> {
+        match self {
+            RunnerSpec::Command(c) => c.objective.unit(),
+            RunnerSpec::Cuda(c) => Some(c.objective.unit()),
+        }
+    }
+
     /// The objective the runner measures, with its direction (the runner's first metric).
     pub fn objective(&self) -> Metric {
         match self {

@@ -48,6 +48,20 @@ pub struct ObjectiveSpec {
     pub json_key: Option<String>,
     /// `"minimize"` or `"maximize"`; by default guessed from the name (rates are maximised).
     pub direction: Option<Direction>,
+    /// The value's unit (`"ms"`, `"GFLOP/s"`), shown beside it in results; the measured wall
+    /// time (no `regex`, no `json_key`) is in seconds.
+    pub unit: Option<String>,
+}
+
+impl ObjectiveSpec {
+    /// The unit of the objective's values, when known.
+    pub fn unit(&self) -> Option<&str> {
+        match (&self.unit, &self.regex, &self.json_key) {
+            (Some(u), _, _) => Some(u.as_str()),
+            (None, None, None) => Some("s"),
+            _ => None,
+        }
+    }
 }
 
 fn default_objective_name() -> String {
@@ -62,6 +76,7 @@ impl Default for ObjectiveSpec {
             regex: None,
             json_key: None,
             direction: None,
+            unit: None,
         }
     }
 }

@@ -41,6 +41,9 @@ pub use pg::PgStore;
 /// is stored by every program that records a study.
 pub const DIRECTION_KEY: &str = "direction";
 
+/// The study metadata key of the objective's unit (`ms`, `s`, `GFLOP/s`), where known.
+pub const UNIT_KEY: &str = "unit";
+
 /// Where a shared study lives: a `--storage` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Location {

@@ -151,6 +151,16 @@ impl CudaObjective {
         }
     }
 
+    /// The unit of its values.
+    pub fn unit(self) -> &'static str {
+        match self {
+            CudaObjective::Time => "ms",
+            CudaObjective::Energy => "J",
+            CudaObjective::Gflops => "GFLOP/s",
+            CudaObjective::GflopsPerWatt => "GFLOP/s/W",
+        }
+    }
+
     /// Whether it needs NVML's power readings.
     pub fn needs_power(self) -> bool {
         matches!(self, CudaObjective::Energy | CudaObjective::GflopsPerWatt)
