@@ -27,7 +27,7 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
     let started = Instant::now();
     let spec = SpaceSpec::from_path(&args.spec)?;
     let read = started.elapsed();
-    let space = spec.build_limited(args.max_enumeration)?;
+    let space = build_with_progress(&spec, args.max_enumeration)?;
     let rejection = space.constraint_rejection();
     let peak = peak_rss_bytes();
     let format = match spec.format {
@@ -189,4 +189,55 @@ fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Builds `spec`'s space; a build that takes more than a second shows its progress on
+/// stderr (a bar on a terminal, a line every ten seconds in a log).
+pub(crate) fn build_with_progress(
+    spec: &SpaceSpec,
+    max_checks: f64,
+) -> Result<ktune_space::SearchSpace, ktune_space::SpaceError> {
+    use std::io::IsTerminal;
+    use std::time::Duration;
+
+    let progress = ktune_space::BuildProgress::new();
+    std::thread::scope(|s| {
+        let build = s.spawn(|| spec.build_observed(max_checks, &progress));
+        let started = Instant::now();
+        let terminal = std::io::stderr().is_terminal();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        let mut last_line = started;
+        while !build.is_finished() {
+            std::thread::sleep(Duration::from_millis(50));
+            if started.elapsed() < Duration::from_secs(1) {
+                continue;
+            }
+            let percent = (progress.fraction() * 100.0) as u64;
+            if terminal {
+                let bar = bar.get_or_insert_with(|| {
+                    let pb = indicatif::ProgressBar::new(100);
+                    pb.set_style(
+                        indicatif::ProgressStyle::with_template(
+                            "building the search space {bar:30} {pos}% [{elapsed}]",
+                        )
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                    );
+                    pb
+                });
+                bar.set_position(percent);
+            } else if last_line.elapsed() >= Duration::from_secs(10) {
+                last_line = Instant::now();
+                eprintln!(
+                    "building the search space: {percent}% after {:.0} s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        build
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }

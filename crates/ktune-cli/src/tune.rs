@@ -102,7 +102,7 @@ pub(crate) fn read_spec(spec_path: &Path) -> Result<ProblemSpec> {
 /// Builds the problem's space and opens its runner.
 pub(crate) fn open_spec(problem: &ProblemSpec, verbose: bool, max_checks: f64) -> Result<Opened> {
     let spec_path = &problem.path;
-    let space = problem.space.build_limited(max_checks)?;
+    let space = crate::space::build_with_progress(&problem.space, max_checks)?;
     let Some(runner_spec) = &problem.runner else {
         bail!(
             "`{}` has no [runner] section: say how to compile and run a configuration",

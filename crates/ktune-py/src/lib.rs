@@ -104,13 +104,50 @@ fn parameters(tune_params: &Bound<'_, PyDict>) -> PyResult<Vec<Parameter>> {
     Ok(params)
 }
 
+/// Builds the space on a thread of its own, so that Ctrl-C (checked every 50 ms while the
+/// build runs) cancels a long enumeration instead of waiting for it.
 fn build_space(
     tune_params: &Bound<'_, PyDict>,
     restrictions: Option<Vec<String>>,
 ) -> PyResult<SearchSpace> {
+    let py = tune_params.py();
     let params = parameters(tune_params)?;
-    SearchSpace::new(params, &restrictions.unwrap_or_default())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    let restrictions = restrictions.unwrap_or_default();
+    let progress = ktune_space::BuildProgress::new();
+    let built = std::thread::scope(|s| -> PyResult<_> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (progress, restrictions) = (&progress, &restrictions);
+        s.spawn(move || {
+            let _ = tx.send(SearchSpace::new_observed(
+                params,
+                restrictions,
+                ktune_space::DEFAULT_MAX_CHECKS,
+                progress,
+            ));
+        });
+        // A Receiver is not Sync; the GIL is released around the wait, so it goes in a Mutex.
+        let rx = std::sync::Mutex::new(rx);
+        loop {
+            let waited = py.detach(|| {
+                rx.lock()
+                    .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected)?
+                    .recv_timeout(std::time::Duration::from_millis(50))
+            });
+            match waited {
+                Ok(result) => return Ok(result),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if let Err(e) = py.check_signals() {
+                        progress.cancel();
+                        return Err(e);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(KtuneError::new_err("the search-space build failed"));
+                }
+            }
+        }
+    })?;
+    built.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A configuration as a dict of parameter values.

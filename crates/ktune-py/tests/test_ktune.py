@@ -393,3 +393,36 @@ def test_a_study_refuses_workers_on_other_hardware_unless_allowed(tmp_path):
     assert len(b) == 4
     with pytest.raises(ValueError, match="lease"):
         ktune.Study(space, storage=url, lease=0)
+
+
+SLOW_SPACE = """
+import ktune
+params = {f"p{i}": list(range(10)) for i in range(8)}
+params["p8"] = list(range(7))
+print("building", flush=True)
+ktune.SearchSpace(params, [" + ".join(params) + " == 78"])
+print("built", flush=True)
+"""
+
+
+def test_ctrl_c_interrupts_a_long_search_space_build():
+    import signal
+    import subprocess
+    import sys
+
+    # About 7e8 constraint checks: many seconds even on a fast machine.
+    p = subprocess.Popen([sys.executable, "-c", SLOW_SPACE], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "building"
+    import time
+
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    # Uninterrupted, the build runs for minutes in the debug build the tests use (about 20 s
+    # in a release build): ending within the timeout means Ctrl-C stopped it.
+    try:
+        out, err = p.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise AssertionError("Ctrl-C did not interrupt the search-space build")
+    assert "KeyboardInterrupt" in err, err
+    assert "built" not in out

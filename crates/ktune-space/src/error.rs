@@ -212,6 +212,9 @@ pub enum SpaceError {
         /// The limit.
         limit: f64,
     },
+    /// The build was cancelled through its [`BuildProgress`](crate::BuildProgress).
+    #[error("the search-space build was interrupted")]
+    Interrupted,
     /// The space has more configurations than a `u64` can index.
     #[error("the search space has more than 2^64 configurations; split it or add constraints")]
     TooLarge,

@@ -19,5 +19,6 @@ pub use expr::Constraint;
 pub use param::{ParamKind, Parameter, Value};
 pub use space::sample::DistinctSampler;
 pub use space::{
-    Configuration, DEFAULT_MAX_CHECKS, Encoder, Encoding, GroupInfo, Neighbourhood, SearchSpace,
+    BuildProgress, Configuration, DEFAULT_MAX_CHECKS, Encoder, Encoding, GroupInfo, Neighbourhood,
+    SearchSpace,
 };

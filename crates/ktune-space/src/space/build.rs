@@ -15,6 +15,7 @@
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::expr::{Constraint, Scalar};
 
@@ -149,9 +150,78 @@ pub(crate) fn partition(
     groups
 }
 
+/// Why a group was not enumerated.
+pub(crate) enum Refused {
+    /// The enumeration would need this many constraint checks, more than allowed.
+    TooMuchWork(f64),
+    /// The build was cancelled.
+    Interrupted,
+}
+
+/// Watches a search-space build from another thread: how far it has come, and a way to
+/// stop it. Groups of linked parameters are enumerated one after another; a large group is
+/// split into subtrees (a few hundred), each counted when done.
+#[derive(Debug, Default)]
+pub struct BuildProgress {
+    groups: AtomicU64,
+    groups_done: AtomicU64,
+    subtrees: AtomicU64,
+    subtrees_done: AtomicU64,
+    cancelled: AtomicBool,
+}
+
+impl BuildProgress {
+    /// A build not started.
+    pub fn new() -> BuildProgress {
+        BuildProgress::default()
+    }
+
+    /// The share of the build done, from 0 to 1 (each group counts equally).
+    pub fn fraction(&self) -> f64 {
+        let groups = self.groups.load(Ordering::Relaxed);
+        if groups == 0 {
+            return 0.0;
+        }
+        let done = self.groups_done.load(Ordering::Relaxed) as f64;
+        let subtrees = self.subtrees.load(Ordering::Relaxed);
+        let inside = if subtrees == 0 {
+            0.0
+        } else {
+            self.subtrees_done.load(Ordering::Relaxed) as f64 / subtrees as f64
+        };
+        ((done + inside) / groups as f64).min(1.0)
+    }
+
+    /// Asks the build to stop: it ends soon with [`SpaceError::Interrupted`](crate::SpaceError).
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`cancel`](Self::cancel) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn start(&self, groups: usize) {
+        self.groups.store(groups as u64, Ordering::Relaxed);
+        self.groups_done.store(0, Ordering::Relaxed);
+    }
+
+    fn start_group(&self, subtrees: usize) {
+        self.subtrees_done.store(0, Ordering::Relaxed);
+        self.subtrees.store(subtrees as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn group_done(&self) {
+        self.subtrees.store(0, Ordering::Relaxed);
+        self.groups_done.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Enumerates one group. `params` ascending; `constraints` mention only these parameters.
-/// `Err(estimate)` when the enumeration would need more than `max_checks` constraint checks
-/// (Knuth's estimate of the backtracking tree), before any of it is done.
+/// Refused when the enumeration would need more than `max_checks` constraint checks
+/// (Knuth's estimate of the backtracking tree), before any of it is done, or when
+/// `progress` is cancelled.
 pub(crate) fn enumerate_group(
     params: &[usize],
     constraints: &[&Constraint],
@@ -159,7 +229,8 @@ pub(crate) fn enumerate_group(
     domain_sizes: &[u32],
     table_cells: usize,
     max_checks: f64,
-) -> Result<Group, f64> {
+    progress: &BuildProgress,
+) -> Result<Group, Refused> {
     let n_params = scalars.len();
     // Unary constraints filter domains up front.
     let mut assign = vec![Scalar::Int(0); n_params];
@@ -267,12 +338,12 @@ pub(crate) fn enumerate_group(
             .fold(0x5eed_u64, |h, &p| h.rotate_left(7) ^ p as u64);
         let estimate = problem.estimate_checks(256, seed);
         if estimate > max_checks {
-            return Err(estimate);
+            return Err(Refused::TooMuchWork(estimate));
         }
     }
     // Candidates are ascending and subtrees are concatenated in order, so the rows come out
     // sorted lexicographically in assignment order: store them in that order as they are.
-    let rows = problem.enumerate();
+    let rows = problem.enumerate(progress).ok_or(Refused::Interrupted)?;
     let radix = problem.order.iter().map(|&p| domain_sizes[p]).collect();
     Ok(Group::from_sorted(problem.order, radix, rows))
 }
@@ -324,10 +395,11 @@ impl Problem<'_> {
         total / probes.max(1) as f64
     }
 
-    fn enumerate(&self) -> Vec<u32> {
+    /// Every valid row, in order; `None` when `progress` was cancelled.
+    fn enumerate(&self, progress: &BuildProgress) -> Option<Vec<u32>> {
         let k = self.order.len();
         if self.candidates.iter().any(Vec::is_empty) {
-            return Vec::new();
+            return Some(Vec::new());
         }
         // Split into independent subtrees at the shallowest depth with enough prefixes to keep
         // every core busy; small groups run on the calling thread.
@@ -345,14 +417,18 @@ impl Problem<'_> {
         if split == 0 {
             let mut out = Vec::new();
             self.dfs(0, k, &mut assign, &mut idx, &mut out);
-            return out;
+            return Some(out);
         }
         let mut prefixes = Vec::new();
         self.dfs(0, split, &mut assign, &mut idx, &mut prefixes);
+        progress.start_group(prefixes.len() / split);
         let work = || -> Vec<Vec<u32>> {
             prefixes
                 .par_chunks_exact(split)
                 .map(|prefix| {
+                    if progress.is_cancelled() {
+                        return Vec::new();
+                    }
                     let mut assign = vec![Scalar::Int(0); self.n_params];
                     let mut idx = vec![0u32; k];
                     for (d, &v) in prefix.iter().enumerate() {
@@ -361,6 +437,7 @@ impl Problem<'_> {
                     }
                     let mut out = Vec::new();
                     self.dfs(split, k, &mut assign, &mut idx, &mut out);
+                    progress.subtrees_done.fetch_add(1, Ordering::Relaxed);
                     out
                 })
                 .collect()
@@ -375,7 +452,7 @@ impl Problem<'_> {
             Ok(pool) => pool.install(work),
             Err(_) => work(),
         };
-        parts.concat()
+        (!progress.is_cancelled()).then(|| parts.concat())
     }
 
     /// Extends the assignment at `depth` up to `stop`, appending each complete prefix

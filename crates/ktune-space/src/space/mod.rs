@@ -38,7 +38,7 @@ pub(crate) mod sample;
 
 use std::time::{Duration, Instant};
 
-pub use build::DEFAULT_MAX_CHECKS;
+pub use build::{BuildProgress, DEFAULT_MAX_CHECKS};
 pub use encode::{Encoder, Encoding};
 pub use neighbours::Neighbourhood;
 
@@ -85,6 +85,23 @@ impl SearchSpace {
         params: Vec<Parameter>,
         constraints: &[impl AsRef<str>],
     ) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::new_observed(
+            params,
+            constraints,
+            build::DEFAULT_MAX_CHECKS,
+            &BuildProgress::new(),
+        )
+    }
+
+    /// [`new`](Self::new) with a limit on the enumeration's work (see
+    /// [`with_constraints_limited`](Self::with_constraints_limited)), reporting to `progress`
+    /// and stopping with [`SpaceError::Interrupted`] when it is cancelled.
+    pub fn new_observed(
+        params: Vec<Parameter>,
+        constraints: &[impl AsRef<str>],
+        max_checks: f64,
+        progress: &BuildProgress,
+    ) -> Result<SearchSpace, SpaceError> {
         let mut interner = Interner::default();
         let symbols = symbols(&params);
         let mut compiled = Vec::with_capacity(constraints.len());
@@ -101,7 +118,14 @@ impl SearchSpace {
                 })?,
             );
         }
-        SearchSpace::with_constraints(params, compiled, interner)
+        SearchSpace::build(
+            params,
+            compiled,
+            interner,
+            build::TABLE_CELLS,
+            max_checks,
+            progress,
+        )
     }
 
     /// Builds the space of `params` under already compiled constraints (including
@@ -118,6 +142,7 @@ impl SearchSpace {
             interner,
             build::TABLE_CELLS,
             build::DEFAULT_MAX_CHECKS,
+            &BuildProgress::new(),
         )
     }
 
@@ -131,12 +156,31 @@ impl SearchSpace {
         interner: Interner,
         max_checks: f64,
     ) -> Result<SearchSpace, SpaceError> {
+        SearchSpace::with_constraints_observed(
+            params,
+            constraints,
+            interner,
+            max_checks,
+            &BuildProgress::new(),
+        )
+    }
+
+    /// [`with_constraints_limited`](Self::with_constraints_limited), reporting to `progress`
+    /// and stopping with [`SpaceError::Interrupted`] when it is cancelled.
+    pub fn with_constraints_observed(
+        params: Vec<Parameter>,
+        constraints: Vec<Constraint>,
+        interner: Interner,
+        max_checks: f64,
+        progress: &BuildProgress,
+    ) -> Result<SearchSpace, SpaceError> {
         SearchSpace::build(
             params,
             constraints,
             interner,
             build::TABLE_CELLS,
             max_checks,
+            progress,
         )
     }
 
@@ -148,6 +192,7 @@ impl SearchSpace {
         mut interner: Interner,
         table_cells: usize,
         max_checks: f64,
+        progress: &BuildProgress,
     ) -> Result<SearchSpace, SpaceError> {
         let started = Instant::now();
         check_unique_names(&params)?;
@@ -177,22 +222,36 @@ impl SearchSpace {
         }
 
         let partition = build::partition(params.len(), &constraints);
+        progress.start(partition.len());
         let mut groups = Vec::with_capacity(partition.len());
         let mut group_constraints = Vec::with_capacity(partition.len());
         for (members, cs) in &partition {
             let cs: Vec<&Constraint> = cs.iter().map(|&i| &constraints[i]).collect();
-            let group =
-                build::enumerate_group(members, &cs, &scalars, &sizes, table_cells, max_checks)
-                    .map_err(|estimate| {
-                        let own: Vec<Parameter> =
-                            members.iter().map(|&m| params[m].clone()).collect();
-                        SpaceError::TooMuchWork {
-                            params: own.iter().map(|p| p.name().to_string()).collect(),
-                            cartesian: cartesian_string(&own),
-                            estimate,
-                            limit: max_checks,
-                        }
-                    })?;
+            if progress.is_cancelled() {
+                return Err(SpaceError::Interrupted);
+            }
+            let group = build::enumerate_group(
+                members,
+                &cs,
+                &scalars,
+                &sizes,
+                table_cells,
+                max_checks,
+                progress,
+            )
+            .map_err(|refused| match refused {
+                build::Refused::Interrupted => SpaceError::Interrupted,
+                build::Refused::TooMuchWork(estimate) => {
+                    let own: Vec<Parameter> = members.iter().map(|&m| params[m].clone()).collect();
+                    SpaceError::TooMuchWork {
+                        params: own.iter().map(|p| p.name().to_string()).collect(),
+                        cartesian: cartesian_string(&own),
+                        estimate,
+                        limit: max_checks,
+                    }
+                }
+            })?;
+            progress.group_done();
             if group.len() == 0 {
                 let (culprit, rejected) = cs
                     .iter()

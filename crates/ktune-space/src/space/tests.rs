@@ -103,6 +103,7 @@ impl Problem {
             Interner::default(),
             0,
             f64::INFINITY,
+            &BuildProgress::new(),
         )
     }
 }
@@ -571,7 +572,7 @@ proptest! {
                     let symbols = constraint_symbols(&params);
                     (exprs.iter().map(|e| Constraint::compile(e, &symbols, &mut interner).unwrap()).collect::<Vec<_>>(), interner)
                 };
-                let plain = SearchSpace::build(params, compiled, interner, 0, f64::INFINITY).unwrap();
+                let plain = SearchSpace::build(params, compiled, interner, 0, f64::INFINITY, &BuildProgress::new()).unwrap();
                 prop_assert_eq!(plain.iter().collect::<Vec<_>>(), space.iter().collect::<Vec<_>>());
             }
         }
@@ -686,4 +687,58 @@ fn a_group_that_would_take_too_long_is_refused_before_it_starts() {
     );
     // With the limit raised it builds.
     assert!(build(exact + 1.0).unwrap().size() > 0);
+}
+
+fn linked(params: usize, values: i64) -> Vec<Parameter> {
+    (0..params)
+        .map(|i| Parameter::integer(format!("p{i}"), 0..values).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_build_reports_its_progress_to_the_end() {
+    let progress = BuildProgress::new();
+    assert_eq!(progress.fraction(), 0.0);
+    // Two groups: a large linked one (split into subtrees) and a free parameter.
+    let mut params = linked(4, 20);
+    params.push(Parameter::integer("free", [1, 2]).unwrap());
+    let space = SearchSpace::new_observed(
+        params,
+        &["p0 + p1 + p2 + p3 < 60"],
+        DEFAULT_MAX_CHECKS,
+        &progress,
+    )
+    .unwrap();
+    assert!(space.size() > 0);
+    assert_eq!(progress.fraction(), 1.0);
+}
+
+#[test]
+fn a_cancelled_build_stops_with_interrupted() {
+    // Cancelled before it starts.
+    let progress = BuildProgress::new();
+    progress.cancel();
+    let e = SearchSpace::new_observed(linked(3, 10), &["p0 < p1"], DEFAULT_MAX_CHECKS, &progress)
+        .unwrap_err();
+    assert!(matches!(e, SpaceError::Interrupted), "{e}");
+    // Cancelled from another thread in the middle of a group that needs about 10^9 checks
+    // (minutes on one core): it stops at the next subtree instead.
+    let progress = BuildProgress::new();
+    let e = std::thread::scope(|s| {
+        let build = s.spawn(|| {
+            SearchSpace::new_observed(
+                linked(9, 10),
+                &["p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 == 81"],
+                f64::INFINITY,
+                &progress,
+            )
+        });
+        while progress.fraction() == 0.0 && !build.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        progress.cancel();
+        build.join().unwrap()
+    })
+    .unwrap_err();
+    assert!(matches!(e, SpaceError::Interrupted), "{e}");
 }

@@ -189,15 +189,26 @@ impl SpaceSpec {
     /// [`build`](Self::build), refusing a group whose enumeration would need more than
     /// `max_checks` constraint checks ([`SpaceError::TooMuchWork`]).
     pub fn build_limited(&self, max_checks: f64) -> Result<SearchSpace, SpaceError> {
+        self.build_observed(max_checks, &crate::BuildProgress::new())
+    }
+
+    /// [`build_limited`](Self::build_limited), reporting to `progress` and stopping with
+    /// [`SpaceError::Interrupted`] when it is cancelled (from another thread).
+    pub fn build_observed(
+        &self,
+        max_checks: f64,
+        progress: &crate::BuildProgress,
+    ) -> Result<SearchSpace, SpaceError> {
         if let Some(configs) = &self.configurations {
             return SearchSpace::from_configurations(self.parameters.clone(), configs);
         }
         let (constraints, interner) = self.compile()?;
-        SearchSpace::with_constraints_limited(
+        SearchSpace::with_constraints_observed(
             self.parameters.clone(),
             constraints,
             interner,
             max_checks,
+            progress,
         )
     }
 
