@@ -104,8 +104,8 @@ fn parameters(tune_params: &Bound<'_, PyDict>) -> PyResult<Vec<Parameter>> {
     Ok(params)
 }
 
-/// Builds the space on a thread of its own, so that Ctrl-C (checked every 50 ms while the
-/// build runs) cancels a long enumeration instead of waiting for it.
+/// Builds the space; a large one on a thread of its own, so that Ctrl-C (checked every 50 ms
+/// while the build runs) cancels a long enumeration instead of waiting for it.
 fn build_space(
     tune_params: &Bound<'_, PyDict>,
     restrictions: Option<Vec<String>>,
@@ -113,6 +113,12 @@ fn build_space(
     let py = tune_params.py();
     let params = parameters(tune_params)?;
     let restrictions = restrictions.unwrap_or_default();
+    // Below a million combinations a build takes milliseconds: no thread for it.
+    let combinations: f64 = params.iter().map(|p| p.len() as f64).product();
+    if combinations <= 1e6 {
+        return SearchSpace::new(params, &restrictions)
+            .map_err(|e| PyValueError::new_err(e.to_string()));
+    }
     let progress = ktune_space::BuildProgress::new();
     let built = std::thread::scope(|s| -> PyResult<_> {
         let (tx, rx) = std::sync::mpsc::channel();
