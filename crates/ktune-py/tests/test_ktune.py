@@ -400,7 +400,7 @@ import ktune
 params = {f"p{i}": list(range(10)) for i in range(8)}
 params["p8"] = list(range(7))
 print("building", flush=True)
-ktune.SearchSpace(params, [" + ".join(params) + " == 78"])
+ktune.SearchSpace(params, ["(" + " + ".join(params) + ") % 1000 == 999"])
 print("built", flush=True)
 """
 

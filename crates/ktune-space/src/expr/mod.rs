@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 mod ast;
+pub(crate) mod bounds;
 mod compile;
 mod error;
 mod interp;
@@ -187,6 +188,8 @@ pub struct Constraint {
     source: Arc<str>,
     params: Arc<[usize]>,
     eval: EvalFn,
+    /// What interval arithmetic can say about it on partial assignments.
+    bounds: Option<Arc<bounds::Cond>>,
 }
 
 impl fmt::Debug for Constraint {
@@ -229,6 +232,7 @@ impl Constraint {
             source: source.into(),
             params: params.into(),
             eval,
+            bounds: bounds::Cond::of(&tree, symbols).map(Arc::new),
         })
     }
 
@@ -247,7 +251,13 @@ impl Constraint {
             source: description.into(),
             params: params.into(),
             eval: Arc::new(move |v| Ok(f(v))),
+            bounds: None,
         }
+    }
+
+    /// Its interval bounds, when it has a numeric core (see `bounds`).
+    pub(crate) fn bounds(&self) -> Option<&bounds::Cond> {
+        self.bounds.as_deref()
     }
 
     /// The source text (or the description given to [`from_fn`](Self::from_fn)).

@@ -17,6 +17,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::expr::bounds::{Cond, Interval};
 use crate::expr::{Constraint, Scalar};
 
 use super::group::Group;
@@ -106,6 +107,23 @@ struct Problem<'a> {
     /// Run-time values per global parameter and value index.
     scalars: &'a [Vec<Scalar>],
     n_params: usize,
+    /// Interval bounds of the constraints not yet complete at each depth that mention the
+    /// parameter assigned there: a subtree none of whose values could satisfy one is pruned.
+    partial: Vec<Vec<&'a Cond>>,
+    /// Per global parameter: its depth in `order` (`usize::MAX` outside the group).
+    depth: Vec<usize>,
+    /// Per global parameter: the range of its candidate values.
+    ranges: Vec<Interval>,
+}
+
+/// The value of a scalar as an interval of one point (unbounded for a string).
+fn point(v: Scalar) -> Interval {
+    match v {
+        Scalar::Int(i) => Interval::point(i as f64, (i as f64).abs() < 4.5e15),
+        Scalar::Real(x) => Interval::point(x, false),
+        Scalar::Bool(b) => Interval::point(f64::from(u8::from(b)), true),
+        _ => Interval::unbounded(),
+    }
 }
 
 /// Splits parameters into groups; returns the groups (each: parameters ascending, constraint
@@ -313,13 +331,48 @@ pub(crate) fn enumerate_group(
         .iter()
         .map(|&i| std::mem::take(&mut candidates[i]))
         .collect();
-    let problem = Problem {
+    let mut partial: Vec<Vec<&Cond>> = (0..params.len()).map(|_| Vec::new()).collect();
+    for c in &multi {
+        let Some(bounds) = c.bounds() else { continue };
+        let last = c.params().iter().map(|&p| depth_of(p)).max().unwrap_or(0);
+        for &p in c.params() {
+            if depth_of(p) < last {
+                partial[depth_of(p)].push(bounds);
+            }
+        }
+    }
+    let mut ranges = vec![Interval::unbounded(); n_params];
+    for (d, &p) in order.iter().enumerate() {
+        let mut values = ordered_candidates[d]
+            .iter()
+            .map(|&v| point(scalars[p][v as usize]));
+        if let Some(first) = values.next() {
+            ranges[p] = values.fold(first, |a, b| Interval {
+                lo: a.lo.min(b.lo),
+                hi: a.hi.max(b.hi),
+                integral: a.integral && b.integral,
+            });
+        }
+    }
+    let mut global_depth = vec![usize::MAX; n_params];
+    for (d, &p) in order.iter().enumerate() {
+        global_depth[p] = d;
+    }
+    let mut problem = Problem {
         order,
         candidates: ordered_candidates,
         checks,
         scalars,
         n_params,
+        partial,
+        depth: global_depth,
+        ranges,
     };
+    problem.keep_useful_bounds(
+        params
+            .iter()
+            .fold(0xb0_u64, |h, &p| h.rotate_left(5) ^ p as u64),
+    );
 
     // Estimate the work first (a few hundred random descents: negligible next to a build that
     // matters), so that a group that would run for hours is refused at once.
@@ -349,6 +402,72 @@ pub(crate) fn enumerate_group(
 }
 
 impl Problem<'_> {
+    /// Whether the assignment up to `depth` passes the checks there: the constraints it
+    /// completes, and the interval bounds of those it only begins.
+    #[inline]
+    fn passes(&self, depth: usize, idx: &[u32], assign: &[Scalar]) -> bool {
+        if !self.checks[depth].iter().all(|c| c.holds(idx, assign)) {
+            return false;
+        }
+        let partial = &self.partial[depth];
+        if partial.is_empty() {
+            return true;
+        }
+        let range = |p: usize| {
+            if self.depth[p] <= depth {
+                point(assign[p])
+            } else {
+                self.ranges[p]
+            }
+        };
+        partial.iter().all(|c| c.can_hold(&range))
+    }
+
+    /// Drops the interval checks that never prune on random assignments: a bound that
+    /// cannot cut anything only costs time at every node (`block_x * block_y <= 1024` over
+    /// domains whose products all fit, say). Checks that prune rarely go too; they would
+    /// save little.
+    fn keep_useful_bounds(&mut self, seed: u64) {
+        const PROBES: usize = 64;
+        if self.partial.iter().all(Vec::is_empty) {
+            return;
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut assign = vec![Scalar::Int(0); self.n_params];
+        let mut useful: Vec<Vec<bool>> = self
+            .partial
+            .iter()
+            .map(|checks| vec![false; checks.len()])
+            .collect();
+        for _ in 0..PROBES {
+            for (d, useful) in useful.iter_mut().enumerate() {
+                let candidates = &self.candidates[d];
+                if candidates.is_empty() {
+                    return;
+                }
+                let p = self.order[d];
+                let v = candidates[rng.random_range(0..candidates.len())];
+                assign[p] = self.scalars[p][v as usize];
+                let range = |q: usize| {
+                    if self.depth[q] <= d {
+                        point(assign[q])
+                    } else {
+                        self.ranges[q]
+                    }
+                };
+                for (j, c) in self.partial[d].iter().enumerate() {
+                    if !useful[j] && !c.can_hold(&range) {
+                        useful[j] = true;
+                    }
+                }
+            }
+        }
+        for (checks, useful) in self.partial.iter_mut().zip(useful) {
+            let mut keep = useful.into_iter();
+            checks.retain(|_| keep.next().unwrap_or(false));
+        }
+    }
+
     /// Knuth's estimate of the constraint checks a full enumeration makes ("Estimating the
     /// efficiency of backtrack programs", 1975): random descents through the backtracking
     /// tree, each weighting the checks at a depth by the product of the branching factors
@@ -378,7 +497,7 @@ impl Problem<'_> {
                     };
                     assign[p] = self.scalars[p][v as usize];
                     idx[d] = v;
-                    if self.checks[d].iter().all(|c| c.holds(&idx, &assign)) {
+                    if self.passes(d, &idx, &assign) {
                         passing.push(v);
                     }
                 }
@@ -467,11 +586,10 @@ impl Problem<'_> {
     ) {
         let p = self.order[depth];
         let values = &self.scalars[p];
-        let checks = &self.checks[depth];
         for &v in &self.candidates[depth] {
             assign[p] = values[v as usize];
             idx[depth] = v;
-            if !checks.iter().all(|c| c.holds(idx, assign)) {
+            if !self.passes(depth, idx, assign) {
                 continue;
             }
             if depth + 1 == stop {

@@ -507,7 +507,7 @@ fn expression(n: usize) -> impl Strategy<Value = String> {
     let term = prop_oneof![var.clone(), (-3i64..8).prop_map(|c| c.to_string())];
     let arith = (
         term.clone(),
-        prop::sample::select(vec!["+", "-", "*", "//", "%"]),
+        prop::sample::select(vec!["+", "-", "*", "/", "//", "%"]),
         term,
     )
         .prop_map(|(a, op, b)| format!("({a} {op} {b})"));
@@ -659,7 +659,9 @@ fn a_group_that_would_take_too_long_is_refused_before_it_starts() {
     let params: Vec<Parameter> = (0..6)
         .map(|i| Parameter::integer_range(format!("p{i}"), 1, 10, 1).unwrap())
         .collect();
-    let sum = "p0 + p1 + p2 + p3 + p4 + p5 <= 30";
+    // A remainder has no interval bounds: nothing is pruned before the last parameter, so
+    // the estimate is exactly the unpruned tree.
+    let sum = "(p0 + p1 + p2 + p3 + p4 + p5) % 7 != 3";
     let build = |limit: f64| {
         let mut interner = Interner::default();
         let symbols = constraint_symbols(&params);
@@ -728,7 +730,7 @@ fn a_cancelled_build_stops_with_interrupted() {
         let build = s.spawn(|| {
             SearchSpace::new_observed(
                 linked(9, 10),
-                &["p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 == 81"],
+                &["(p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8) % 1000 == 999"],
                 f64::INFINITY,
                 &progress,
             )
@@ -741,4 +743,73 @@ fn a_cancelled_build_stops_with_interrupted() {
     })
     .unwrap_err();
     assert!(matches!(e, SpaceError::Interrupted), "{e}");
+}
+
+#[test]
+fn interval_bounds_prune_partial_assignments() {
+    // Nine parameters of ten values whose sum must be 81: only all nines. Unpruned, the
+    // enumeration checks about 10^9 leaves; bounded, a branch whose sum can no longer reach
+    // 81 is cut where it starts, so the estimate stays under a limit of a million checks.
+    let params = linked(9, 10);
+    let names: Vec<String> = (0..9).map(|i| format!("p{i}")).collect();
+    let sum = format!("{} == 81", names.join(" + "));
+    let mut interner = Interner::default();
+    let symbols = constraint_symbols(&params);
+    let c = Constraint::compile(&sum, &symbols, &mut interner).unwrap();
+    let space =
+        SearchSpace::with_constraints_limited(params.clone(), vec![c], interner, 1e6).unwrap();
+    assert_eq!(space.size(), 1);
+    assert_eq!(space.configuration(0), vec![9; 9]);
+    // The same relation as a closure has no bounds: refused under the same limit.
+    let f = Constraint::from_fn("sum is 81", (0..9).collect(), |v| {
+        v.iter()
+            .map(|s| if let Scalar::Int(i) = s { *i } else { 0 })
+            .sum::<i64>()
+            == 81
+    });
+    assert!(matches!(
+        SearchSpace::with_constraints_limited(params, vec![f], Interner::default(), 1e6),
+        Err(SpaceError::TooMuchWork { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Interval pruning is sound with real and boolean parameters too: the space equals the
+    /// brute-force filter of the same constraints.
+    #[test]
+    fn bounds_never_remove_a_feasible_configuration(
+        xs in prop::collection::btree_set(-20i64..20, 1..5),
+        ys in prop::collection::btree_set(-20i64..20, 1..5),
+        k in -30i64..30,
+        ops in prop::collection::vec(prop::sample::select(vec!["+", "-", "*", "/"]), 2),
+        cmp in prop::sample::select(vec!["<", "<=", "==", "!=", ">", ">="]),
+    ) {
+        let params = vec![
+            Parameter::real("x", xs.iter().map(|&v| v as f64 / 4.0)).unwrap(),
+            Parameter::integer("y", ys.iter().copied()).unwrap(),
+            Parameter::boolean("b").unwrap(),
+        ];
+        let expr = format!("(x {} y) {} b {cmp} {k} / 3", ops[0], ops[1]);
+        let symbols = constraint_symbols(&params);
+        let mut interner = Interner::default();
+        let c = Constraint::compile(&expr, &symbols, &mut interner).unwrap();
+        let mut brute = BTreeSet::new();
+        for (i, &x) in xs.iter().enumerate() {
+            for (j, &y) in ys.iter().enumerate() {
+                for (l, b) in [false, true].into_iter().enumerate() {
+                    let v = [Scalar::Real(x as f64 / 4.0), Scalar::Int(y), Scalar::Bool(b)];
+                    if c.is_satisfied(&v) {
+                        brute.insert(vec![i as u32, j as u32, l as u32]);
+                    }
+                }
+            }
+        }
+        match SearchSpace::new(params, &[expr.as_str()]) {
+            Err(SpaceError::EmptySpace { .. }) => prop_assert!(brute.is_empty()),
+            Err(e) => prop_assert!(false, "{e}"),
+            Ok(space) => prop_assert_eq!(set(space.iter().collect()), brute, "{}", expr),
+        }
+    }
 }
