@@ -39,6 +39,13 @@ impl Interval {
         }
     }
 
+    /// The integer `i`: exact below 2^52, else widened (`i as f64` rounds there, and two
+    /// different integers may round to the same number).
+    pub(crate) fn integer(i: i64) -> Interval {
+        let x = i as f64;
+        Interval::settled(x, x, true)
+    }
+
     /// Every number.
     pub(crate) fn unbounded() -> Interval {
         Interval {
@@ -81,6 +88,7 @@ impl Interval {
 /// A numeric expression over parameter ranges.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Num {
+    Int(i64),
     Const(f64, bool),
     Param(usize),
     Neg(Box<Num>),
@@ -198,6 +206,7 @@ impl Cond {
 impl Num {
     fn range(&self, range: &dyn Fn(usize) -> Interval) -> Interval {
         match self {
+            Num::Int(i) => Interval::integer(*i),
             Num::Const(x, integral) => Interval::point(*x, *integral),
             Num::Param(p) => range(*p),
             Num::Any => Interval::unbounded(),
@@ -312,7 +321,7 @@ fn cond(e: &Expr, symbols: &[Symbol]) -> Cond {
 /// permutation, a condition).
 fn num(e: &Expr, symbols: &[Symbol]) -> Option<Num> {
     Some(match &e.kind {
-        ExprKind::Int(i) => Num::Const(*i as f64, (*i as f64).abs() < EXACT),
+        ExprKind::Int(i) => Num::Int(*i),
         ExprKind::Real(x) => Num::Const(*x, false),
         ExprKind::Name(n) => {
             let i = symbols.iter().position(|s| &s.name == n)?;

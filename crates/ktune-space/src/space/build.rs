@@ -119,7 +119,7 @@ struct Problem<'a> {
 /// The value of a scalar as an interval of one point (unbounded for a string).
 fn point(v: Scalar) -> Interval {
     match v {
-        Scalar::Int(i) => Interval::point(i as f64, (i as f64).abs() < 4.5e15),
+        Scalar::Int(i) => Interval::integer(i),
         Scalar::Real(x) => Interval::point(x, false),
         Scalar::Bool(b) => Interval::point(f64::from(u8::from(b)), true),
         _ => Interval::unbounded(),
@@ -347,11 +347,20 @@ pub(crate) fn enumerate_group(
             .iter()
             .map(|&v| point(scalars[p][v as usize]));
         if let Some(first) = values.next() {
-            ranges[p] = values.fold(first, |a, b| Interval {
-                lo: a.lo.min(b.lo),
-                hi: a.hi.max(b.hi),
-                integral: a.integral && b.integral,
+            ranges[p] = values.fold(first, |a, b| {
+                // A NaN value is outside every interval: the range cannot describe it.
+                if a.lo.is_nan() || b.lo.is_nan() {
+                    return Interval::unbounded();
+                }
+                Interval {
+                    lo: a.lo.min(b.lo),
+                    hi: a.hi.max(b.hi),
+                    integral: a.integral && b.integral,
+                }
             });
+            if ranges[p].lo.is_nan() {
+                ranges[p] = Interval::unbounded();
+            }
         }
     }
     let mut global_depth = vec![usize::MAX; n_params];
