@@ -1059,9 +1059,30 @@ impl Store {
         let path = self.path.clone();
         let open_error = |source| open_error(&path, source);
         // Write-ahead logging is a property of the file; it cannot change inside a transaction.
-        self.conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-            .map_err(open_error)?;
+        // Switching needs the file to itself, and SQLite answers "locked" at once (without its
+        // busy handler) while another process creating the same new file holds it: retry for
+        // as long as any other wait.
+        let deadline =
+            std::time::Instant::now() + std::time::Duration::from_millis(BUSY_TIMEOUT_MS);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            {
+                Ok(_) => break,
+                Err(e)
+                    if matches!(
+                        e.sqlite_error_code(),
+                        Some(
+                            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                        )
+                    ) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(open_error(e)),
+            }
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

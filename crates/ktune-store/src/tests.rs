@@ -1007,3 +1007,30 @@ fn participants_wait_for_claims_held_elsewhere_and_stop_at_the_budget() {
     assert_eq!(b.1.records().len(), 2);
     assert_eq!(a.0.records(&space).unwrap().len(), 2);
 }
+
+#[test]
+fn processes_creating_the_same_new_file_at_once_all_open_it() {
+    // Workers started together race to create the file; switching it to write-ahead logging
+    // answered "database is locked" to all but one before the retry.
+    let space = space();
+    let fp = fingerprint(&space);
+    for round in 0..20 {
+        let (_dir, path) = db();
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        Store::open_study(&path, "s", &fp).map(|_| ())
+                    })
+                })
+                .collect();
+            for h in handles {
+                if let Err(e) = h.join().unwrap() {
+                    panic!("round {round}: {e}");
+                }
+            }
+        });
+    }
+}
