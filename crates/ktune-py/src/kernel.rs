@@ -60,7 +60,8 @@ impl CudaKernel {
     #[pyo3(signature = (
         space, kernel_name, source, source_name, problem_size, arguments, *, answers=None,
         atol=1e-6, constants=None, block_size_names=None, grid_div_x=None, grid_div_y=None,
-        grid_div_z=None, shared_memory=None, compiler_options=None, device=0, iterations=7
+        grid_div_z=None, shared_memory=None, compiler_options=None, device=0, iterations=7,
+        template_args=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -81,6 +82,7 @@ impl CudaKernel {
         compiler_options: Option<Vec<String>>,
         device: usize,
         iterations: usize,
+        template_args: Option<Vec<String>>,
     ) -> PyResult<Self> {
         if problem_size.is_empty() || problem_size.len() > 3 {
             return Err(PyValueError::new_err(format!(
@@ -182,7 +184,7 @@ impl CudaKernel {
             kind: None,
             source: PathBuf::from(&source_name),
             kernel: kernel_name,
-            template_args: Vec::new(),
+            template_args: template_args.unwrap_or_default(),
             problem_size,
             block_size_names,
             grid_div_x,

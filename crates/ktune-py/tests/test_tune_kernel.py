@@ -76,7 +76,16 @@ def test_other_languages_and_custom_verification_are_refused():
     refused("functions are not supported", restrictions=[lambda p: p["block_size_x"] > 64])
     refused("function as problem_size", problem_size=lambda p: (SIZE, 1))
     refused("function as grid_div_x", grid_div_x=lambda p: 1)
-    refused("templated kernels", kernel_name="vector_add<float>")
+    refused("unbalanced brackets", kernel_name="vector_add<float<>")
+    refused("empty name or template argument", kernel_name="vector_add<float,>")
+
+
+def test_templated_kernel_names_become_template_arguments():
+    params = {"block_size_x": [64, 128], "tile": [1, 2]}
+    assert kt._template("vector_add", params) == ("vector_add", None)
+    assert kt._template("matmul<float, tile>", params) == ("matmul", ["float", "{tile}"])
+    assert kt._template(" k<Vec<float, 4>, (tile * 2), block_size_x> ", params) == (
+        "k", ["Vec<float, 4>", "(tile * 2)", "{block_size_x}"])
 
 
 def test_arguments_must_be_numpy_values_of_kernel_types():
@@ -128,6 +137,9 @@ def test_without_a_gpu_a_correct_call_says_what_is_missing(tmp_path):
     cache = tmp_path / "vector_add"
     with pytest.raises(KtuneError, match="no CUDA driver found"):
         call(cache=str(cache))
+    # A templated name passes every check too.
+    with pytest.raises(KtuneError, match="no CUDA driver found"):
+        call(kernel_name="vector_add<float, block_size_x>")
     # Nothing was measured, so no cache file was begun.
     assert not os.path.exists(str(cache) + ".json")
 

@@ -150,6 +150,37 @@ def _kernel_source(kernel_source, kernel_name):
     return kernel_source, f"{kernel_name}.cu"
 
 
+def _template(kernel_name, tune_params):
+    """A templated kernel's name and its template arguments: `"matmul<float, tile>"` is
+    `matmul` with `float` and the value of the parameter `tile`."""
+    if not isinstance(kernel_name, str) or not kernel_name.strip():
+        _fail(f"kernel_name must be the kernel's name, not {kernel_name!r}")
+    name = kernel_name.strip()
+    if "<" not in name:
+        return name, None
+    if not name.endswith(">"):
+        _fail(f"kernel_name {kernel_name!r}: a templated name ends with '>'")
+    base, inner = name[: name.index("<")].strip(), name[name.index("<") + 1 : -1]
+    args, depth, current = [], 0, ""
+    for ch in inner:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            args.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if depth != 0:
+        _fail(f"kernel_name {kernel_name!r}: unbalanced brackets in the template arguments")
+    args.append(current.strip())
+    if not base or any(not a for a in args):
+        _fail(f"kernel_name {kernel_name!r}: an empty name or template argument")
+    # A parameter's name stands for its value (it is a preprocessor define too).
+    return base, [("{" + a + "}") if a in tune_params else a for a in args]
+
+
 def _problem_size(problem_size):
     if callable(problem_size):
         _fail("a function as problem_size is not supported; give ints or parameter expressions (strings)")
@@ -645,7 +676,8 @@ def tune_kernel(
     Not supported, and refused by name: ``texmem_args``, ``defines``, ``observers``,
     ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``objectives``, ``compiler``,
     ``log``, a custom ``verify`` function, functions as restrictions, problem size or grid
-    divisors, and languages other than CUDA. Unlike Kernel Tuner, a configuration whose output
+    divisors, and languages other than CUDA. A templated kernel is named with its arguments
+    (``"matmul<float, tile_size_x>"``); a parameter's name there stands for its value. Unlike Kernel Tuner, a configuration whose output
     differs from ``answer`` is recorded as failed and tuning goes on.
     """
     started = time.perf_counter()
@@ -653,8 +685,7 @@ def tune_kernel(
     np = _numpy()
     if not isinstance(tune_params, dict) or not tune_params:
         _fail("tune_params must be a non-empty dict of parameter names and their values")
-    if "<" in kernel_name:
-        _fail(f"kernel_name {kernel_name!r}: templated kernels are not supported by tune_kernel yet")
+    kernel_name, template_args = _template(kernel_name, tune_params)
     source, source_name = _kernel_source(kernel_source, kernel_name)
     sizes = _problem_size(problem_size)
     if not isinstance(arguments, (list, tuple)):
@@ -692,6 +723,7 @@ def tune_kernel(
         compiler_options=list(compiler_options) if compiler_options else None,
         device=int(device),
         iterations=iterations,
+        template_args=template_args,
     )
     # Made before the GPU is opened, so that a wrong strategy is reported at once.
     study, time_limit = _study(space, strategy, strategy_options, objective, objective_higher_is_better, seed)

@@ -147,6 +147,7 @@ class CudaKernel:
         compiler_options: Optional[List[str]] = None,
         device: int = 0,
         iterations: int = 7,
+        template_args: Optional[List[str]] = None,
     ) -> None: ...
     def open(self) -> None:
         """Loads the CUDA driver and NVRTC, opens the device, uploads the arguments."""
