@@ -11,6 +11,14 @@
 #define WIDTH 4096
 #endif
 
+// Defaults for a tuner that does not tune these two (examples/python/matmul.py).
+#ifndef use_ldg
+#define use_ldg 0
+#endif
+#ifndef padding
+#define padding 0
+#endif
+
 #if use_ldg
 #define LOAD(p) __ldg(p)
 #else

@@ -3,8 +3,10 @@
 Tuner (`import kernel_tuner`, `kernel_tuner.tune_kernel(...)`), and the only change is the
 import, `import ktune as kernel_tuner`.
 
-The space holds configurations that fail only when compiled or launched (too much shared
-memory, more than 1024 threads per block): they are recorded as failures, and tuning goes on.
+The kernel is `examples/cuda-matmul/matmul.cu` (the one `ktune tune` tunes there, for
+4096 x 4096), built here for 512 x 512 through `compiler_options`. The space holds
+configurations that fail only when compiled or launched (too much shared memory, more than
+1024 threads per block): they are recorded as failures, and tuning goes on.
 
 Run it on a machine with an NVIDIA GPU: `python examples/python/matmul.py`. Without one it
 says so and exits.
@@ -18,7 +20,7 @@ import numpy
 import ktune as kernel_tuner
 
 here = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(here, "matmul.cu")) as f:
+with open(os.path.join(here, "..", "cuda-matmul", "matmul.cu")) as f:
     kernel_string = f.read()
 
 problem_size = (512, 512)
@@ -48,10 +50,11 @@ if __name__ == "__main__":
         print("skipped: no CUDA driver on this machine (libcuda.so); tune_kernel needs an NVIDIA GPU")
         sys.exit(0)
     results, env = kernel_tuner.tune_kernel(
-        "matmul_kernel", kernel_string,
+        "matmul", kernel_string,
         problem_size, args, tune_params,
         grid_div_y=grid_div_y, grid_div_x=grid_div_x,
         restrictions=restrict, verbose=True,
-        answer=[A @ B, None, None], atol=5e-3, metrics=metrics)
+        answer=[A @ B, None, None], atol=5e-3, metrics=metrics,
+        compiler_options=["-DWIDTH=512"])
     failed = sum("__error__" in r for r in results)
     print(f"{len(results)} configurations measured on {env['device_name']}, {failed} failed")

@@ -359,9 +359,10 @@ def test_the_matmul_scripts_arguments_pass_every_check_before_the_gpu():
     # Everything up to opening the device is accepted: the only complaint is the missing GPU.
     with pytest.raises(KtuneError, match="no CUDA driver found"):
         m.kernel_tuner.tune_kernel(
-            "matmul_kernel", m.kernel_string, m.problem_size, m.args, m.tune_params,
+            "matmul", m.kernel_string, m.problem_size, m.args, m.tune_params,
             grid_div_y=m.grid_div_y, grid_div_x=m.grid_div_x, restrictions=m.restrict,
-            answer=[m.A @ m.B, None, None], atol=5e-3, metrics=m.metrics, quiet=True)
+            answer=[m.A @ m.B, None, None], atol=5e-3, metrics=m.metrics, quiet=True,
+            compiler_options=["-DWIDTH=512"])
 
 
 @gpu
