@@ -32,7 +32,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ktune_core::{Budget, Direction, Metric};
+use ktune_core::{Budget, Metric};
 use ktune_runners::{CommandSpec, CudaSpec};
 use ktune_space::SpaceError;
 use ktune_space::spec::SpaceSpec;
@@ -119,20 +119,10 @@ impl RunnerSpec {
     /// The objective the runner measures, with its direction (the runner's first metric).
     pub fn objective(&self) -> Metric {
         match self {
-            RunnerSpec::Command(c) => Metric::new(
-                c.objective.name.clone(),
-                c.objective
-                    .direction
-                    .unwrap_or_else(|| Direction::guess(&c.objective.name)),
-            ),
-            RunnerSpec::Cuda(c) => {
-                let direction = if c.objective.needs_flops() {
-                    Direction::Maximize
-                } else {
-                    Direction::Minimize
-                };
-                Metric::new(c.objective.name(), direction)
+            RunnerSpec::Command(c) => {
+                Metric::new(c.objective.name.clone(), c.objective.direction())
             }
+            RunnerSpec::Cuda(c) => Metric::new(c.objective.name(), c.objective.direction()),
         }
     }
 }
@@ -236,16 +226,6 @@ pub struct StorageSpec {
     pub study: Option<String>,
 }
 
-/// The sections other than the search space, each typed; unknown top-level keys are refused
-/// by the space's reader (`ktune_space::spec`), which knows them all.
-#[derive(Deserialize)]
-struct Sections {
-    runner: Option<toml::Value>,
-    strategy: Option<toml::Table>,
-    budget: Option<toml::Value>,
-    storage: Option<toml::Value>,
-}
-
 /// A `ktune.toml`, read once and checked.
 #[derive(Clone, Debug)]
 pub struct ProblemSpec {
@@ -282,23 +262,19 @@ impl ProblemSpec {
     /// Reads and checks a `ktune.toml` already read from `path`.
     pub fn from_toml_str(text: &str, path: &Path) -> Result<ProblemSpec, ProblemError> {
         let file = path.display().to_string();
-        // The space's reader checks the TOML syntax and every top-level key, with positions.
-        let space = SpaceSpec::from_toml_str(text, &file)?;
-        let sections: Sections = toml::from_str(text).map_err(|e| SpaceError::Syntax {
-            file: file.clone(),
-            format: "TOML",
-            message: e.to_string(),
-        })?;
+        // The space's reader checks the TOML syntax and every top-level key, with positions,
+        // and hands back the parsed table for the other sections.
+        let (space, mut table) = SpaceSpec::from_toml_document(text, &file)?;
         let section_error = |section: &'static str, message: String| ProblemError::Section {
             section,
             file: file.clone(),
             message,
         };
-        let runner_json = serde_json::to_value(&sections.runner)
+        let runner_section = table.remove("runner");
+        let runner_json = serde_json::to_value(&runner_section)
             .map(|v| v.to_string())
             .map_err(|e| section_error("runner", e.to_string()))?;
-        let runner = sections
-            .runner
+        let runner = runner_section
             .map(|table| -> Result<RunnerSpec, ProblemError> {
                 let kind = table
                     .get("kind")
@@ -327,9 +303,15 @@ impl ProblemSpec {
                 }
             })
             .transpose()?;
-        let strategy = sections
-            .strategy
+        let strategy = table
+            .remove("strategy")
             .map(|t| {
+                if !t.is_table() {
+                    return Err(section_error(
+                        "strategy",
+                        format!("expected a table with `name` and the options, found {t}"),
+                    ));
+                }
                 let options = serde_json::to_value(t)
                     .ok()
                     .and_then(|v| v.as_object().cloned())
@@ -340,8 +322,8 @@ impl ProblemSpec {
                 })
             })
             .transpose()?;
-        let budget: BudgetSpec = sections
-            .budget
+        let budget: BudgetSpec = table
+            .remove("budget")
             .map(|b| b.try_into())
             .transpose()
             .map_err(|e| section_error("budget", e.to_string()))?
@@ -350,8 +332,8 @@ impl ProblemSpec {
             .budget()
             .validate()
             .map_err(|e| section_error("budget", e.to_string()))?;
-        let storage = sections
-            .storage
+        let storage = table
+            .remove("storage")
             .map(|s| -> Result<StorageSpec, ProblemError> {
                 let s: StorageSection = s
                     .try_into()

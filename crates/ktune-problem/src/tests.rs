@@ -1,4 +1,5 @@
 use super::*;
+use ktune_core::Direction;
 
 const SPACE: &str = r#"
 constraints = ["x * y <= 64"]

@@ -54,6 +54,12 @@ pub struct ObjectiveSpec {
 }
 
 impl ObjectiveSpec {
+    /// The direction given, else the one guessed from the name (rates are maximised).
+    pub fn direction(&self) -> Direction {
+        self.direction
+            .unwrap_or_else(|| Direction::guess(&self.name))
+    }
+
     /// The unit of the objective's values, when known.
     pub fn unit(&self) -> Option<&str> {
         match (&self.unit, &self.regex, &self.json_key) {
@@ -455,10 +461,7 @@ impl CommandRunner {
             (None, Some(k)) => Parser::JsonKey(k.clone()),
             (None, None) => Parser::WallTime,
         };
-        let direction = spec
-            .objective
-            .direction
-            .unwrap_or_else(|| Direction::guess(&spec.objective.name));
+        let direction = spec.objective.direction();
         let build_root = match &spec.build_root {
             Some(b) if b.is_absolute() => b.clone(),
             Some(b) => spec_dir.join(b),

@@ -269,13 +269,7 @@ impl Problem {
         };
         let mut metrics = Vec::new();
         let objective = spec.objective;
-        metrics.push(Metric::new(
-            objective.name(),
-            match objective {
-                CudaObjective::Time | CudaObjective::Energy => Direction::Minimize,
-                CudaObjective::Gflops | CudaObjective::GflopsPerWatt => Direction::Maximize,
-            },
-        ));
+        metrics.push(Metric::new(objective.name(), objective.direction()));
         if objective != CudaObjective::Time {
             metrics.push(Metric::new("time", Direction::Minimize));
         }

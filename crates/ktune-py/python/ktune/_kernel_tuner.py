@@ -377,12 +377,14 @@ class _Cache:
     def _read(self):
         with open(self.path) as f:
             text = f.read().strip()
-        closed = text.endswith("}\n}") or text.endswith("}}}") or text.endswith("{}\n}") or text.endswith("{}}")
-        candidate = text if closed else text.rstrip(",") + "}\n}"
         try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError as e:
-            _fail(f"cache file {self.path!r} is not a Kernel Tuner cache file: {e}")
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            # Left open by a run that was cut off: entries end with commas, braces missing.
+            try:
+                data = json.loads(text.rstrip(",") + "}\n}")
+            except json.JSONDecodeError as e:
+                _fail(f"cache file {self.path!r} is not a Kernel Tuner cache file: {e}")
         for key in ("kernel_name", "tune_params_keys"):
             if key not in data:
                 _fail(f"cache file {self.path!r} has no {key!r}: it is not a Kernel Tuner cache file")

@@ -151,6 +151,15 @@ impl CudaObjective {
         }
     }
 
+    /// Whether it is minimised (time, energy) or maximised (throughput).
+    pub fn direction(self) -> ktune_core::Direction {
+        if self.needs_flops() {
+            ktune_core::Direction::Maximize
+        } else {
+            ktune_core::Direction::Minimize
+        }
+    }
+
     /// The unit of its values.
     pub fn unit(self) -> &'static str {
         match self {

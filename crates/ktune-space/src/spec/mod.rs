@@ -158,6 +158,16 @@ impl SpaceSpec {
         native::parse(text, file)
     }
 
+    /// Reads a native `ktune.toml` and returns its top-level table with it, for the sections
+    /// other than the search space (`ktune_problem` reads them from it: the text is parsed
+    /// once).
+    pub fn from_toml_document(
+        text: &str,
+        file: &str,
+    ) -> Result<(SpaceSpec, toml::Table), SpaceError> {
+        native::parse_document(text, file)
+    }
+
     /// Reads a T1 JSON problem file.
     pub fn from_t1_str(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
         t1::parse(text, file)

@@ -106,6 +106,15 @@ struct TomlRange {
 }
 
 pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
+    parse_document(text, file).map(|(spec, _)| spec)
+}
+
+/// The search space of a `ktune.toml`, and the file's top-level table (whose other sections
+/// the caller reads from it rather than parsing the text again).
+pub(super) fn parse_document(
+    text: &str,
+    file: &str,
+) -> Result<(SpaceSpec, toml::Table), SpaceError> {
     let syntax = |e: toml::de::Error| SpaceError::Syntax {
         file: file.to_string(),
         format: "TOML",
@@ -257,14 +266,15 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
             }
         })
         .collect();
-    Ok(SpaceSpec {
+    let space = SpaceSpec {
         name: spec.name,
         format: SpecFormat::Toml,
         parameters,
         constraints,
         configurations: None,
         warnings,
-    })
+    };
+    Ok((space, table))
 }
 
 fn toml_value(v: &toml::Value) -> Option<Value> {
