@@ -7,10 +7,11 @@
 //! dependency notes); these trees are flat arrays, a prediction is a few hundred comparisons.
 //! The training sets are small (one row per evaluation), so exact greedy splits are cheap.
 //!
-//! Settings follow BaCO's classifier: every tree sees all rows (no bootstrap), a random 75% of
-//! the features is considered at each split, feasible rows weigh 0.8 and failed ones 0.2 (the
-//! forest leans towards "runs", so it excludes only regions it has seen fail), trees grow until
-//! their leaves are pure.
+//! Settings follow BaCO's classifier (scikit-learn's, with BaCO's settings): every tree sees all
+//! rows (no bootstrap), a random 75% of the features is considered at each split (features
+//! constant among a node's rows do not count, as in scikit-learn), feasible rows weigh 0.8 and
+//! failed ones 0.2 (the forest leans towards "runs", so it excludes only regions it has seen
+//! fail), trees grow until their leaves are pure.
 
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
@@ -209,12 +210,19 @@ impl Grower<'_> {
         let dims = self.x[0].len();
         let mut features: Vec<usize> = (0..dims).collect();
         features.shuffle(&mut self.rng);
+        // As scikit-learn's splitter: features constant among this node's rows do not count
+        // towards `per_split` (they cannot split), so a node considers `per_split` features
+        // that can, where it has that many.
+        let x = self.x;
+        features.retain(|&f| {
+            let order = &sorted[f];
+            x[order[0]][f] != x[order[order.len() - 1]][f]
+        });
         features.truncate(self.per_split);
         let Some((feature, threshold)) = self.best_split(&sorted, &features) else {
             return at;
         };
         // Stable partitions keep each list sorted.
-        let x = self.x;
         let (left, right): (Vec<Vec<usize>>, Vec<Vec<usize>>) = sorted
             .into_iter()
             .map(|list| {
@@ -316,6 +324,28 @@ mod tests {
         assert!(probs(&f) == probs(&same));
         let other = FeasibilityForest::fit(&x, &y, &ForestOptions::default(), 8).unwrap();
         assert!(probs(&f) != probs(&other));
+    }
+
+    #[test]
+    fn constant_features_do_not_take_the_place_of_informative_ones() {
+        // One informative feature among eight constant ones (a space's fixed parameters): with
+        // 75% of 9 features drawn per split, a draw that counted the constant ones would miss
+        // the informative one in a quarter of the trees, which then predict the mean share
+        // everywhere; scikit-learn (and so BaCO) skips them, and every tree splits.
+        let x: Vec<Vec<f64>> = (0..40)
+            .map(|i| {
+                let mut row = vec![0.5; 9];
+                row[4] = i as f64 / 39.0;
+                row
+            })
+            .collect();
+        let y: Vec<bool> = x.iter().map(|r| r[4] < 0.8).collect();
+        let f = FeasibilityForest::fit(&x, &y, &ForestOptions::default(), 3).unwrap();
+        let mut far = vec![0.5; 9];
+        far[4] = 1.0;
+        assert_eq!(f.probability(&far), 0.0);
+        far[4] = 0.0;
+        assert_eq!(f.probability(&far), 1.0);
     }
 
     #[test]
