@@ -38,6 +38,10 @@ use crate::surrogate::{Point, Surrogate};
 const CHUNK: usize = 1024;
 /// Below this many candidates, everything runs on the calling thread.
 const PARALLEL_MIN: usize = 4 * CHUNK;
+/// How far `s²` may drift from the scale the measurement variances were converted with
+/// before they are converted again (a factor either way): at most a factor of 2 in how
+/// much a measurement variance counts, against a refactorisation per observation.
+const NOISE_RESCALE: f64 = 2.0;
 
 /// Incremental exact GP over a fixed candidate set.
 ///
@@ -101,6 +105,15 @@ pub struct CandidateGp {
     ln_pivots: Vec<f64>,
     y_mean: f64,
     y_std: f64,
+    /// Known measurement variance of each observation, in the units of the observed values
+    /// (see [`Surrogate::set_noise`]).
+    extra: Vec<f64>,
+    /// The squared scale `s_ref²` that turns `extra` into the normalised units of the
+    /// factor (`extra[i] / s_ref²` on its diagonal); 0 until a variance is set. The exact
+    /// scale is the current `s²`, which moves with every observation: rescaling would
+    /// refactorise (`O(n²·m)`), so `s_ref` is kept while `s²/s_ref²` stays within
+    /// [`NOISE_RESCALE`] of 1.
+    extra_scale: f64,
     jitter_events: usize,
     /// Scratch for `l`.
     l: Vec<f64>,
@@ -175,6 +188,8 @@ impl CandidateGp {
             ln_pivots: Vec::new(),
             y_mean: 0.0,
             y_std: 1.0,
+            extra: Vec::new(),
+            extra_scale: 0.0,
             jitter_events: 0,
             l: Vec::new(),
         })
@@ -190,6 +205,12 @@ impl CandidateGp {
     /// Errors (the model is left unchanged): index out of range, candidate already
     /// observed, non-finite `y`, or a pivot that stays non-positive with the largest jitter.
     pub fn observe(&mut self, index: usize, y: f64) -> Result<(), ModelError> {
+        self.observe_noisy(index, y, 0.0)
+    }
+
+    /// [`observe`](CandidateGp::observe) with the observation's known measurement variance
+    /// (units of `y`; counted once [`set_noise`](Surrogate::set_noise) has set a scale).
+    fn observe_noisy(&mut self, index: usize, y: f64, variance: f64) -> Result<(), ModelError> {
         if index >= self.m {
             return Err(ModelError::IndexOutOfRange { index, len: self.m });
         }
@@ -211,7 +232,12 @@ impl CandidateGp {
         self.l.clear();
         self.l.extend(self.rows.iter().map(|row| row[index]));
         let l = &self.l;
-        let diag = self.prep.eval(x_new, x_new) + noise;
+        let known = if self.extra_scale > 0.0 {
+            variance / self.extra_scale
+        } else {
+            0.0
+        };
+        let diag = self.prep.eval(x_new, x_new) + noise + known;
         let pivot = diag - l.iter().map(|v| v * v).sum::<f64>();
         let threshold = PIVOT_THRESHOLD * diag;
         let mut jittered = false;
@@ -277,6 +303,7 @@ impl CandidateGp {
         self.observed[index] = true;
         self.obs.push(index);
         self.ys.push(y);
+        self.extra.push(variance);
         (self.y_mean, self.y_std) = normalisation(&self.ys);
         if jittered {
             self.jitter_events += 1;
@@ -316,6 +343,7 @@ impl CandidateGp {
                     .for_each(|(x, r)| undo(x, r));
             }
             self.ys.pop();
+            self.extra.pop();
             self.observed[j] = false;
             self.log_diag -= lp;
         }
@@ -477,12 +505,8 @@ impl CandidateGp {
     ///
     /// On error the model is left unchanged.
     pub fn rebuild(&mut self, kernel: Kernel) -> Result<(), ModelError> {
-        let mut fresh = CandidateGp::new(kernel, Arc::clone(&self.cands), self.dims)?;
-        for (&j, &y) in self.obs.iter().zip(&self.ys) {
-            fresh.observe(j, y)?;
-        }
-        *self = fresh;
-        Ok(())
+        let ys = self.ys.clone();
+        self.replay(kernel, &ys, self.extra_scale)
     }
 
     /// Recomputes everything with new observed values, one per observation in the order
@@ -500,11 +524,73 @@ impl CandidateGp {
                 ),
             });
         }
-        let mut fresh = CandidateGp::new(self.kernel.clone(), Arc::clone(&self.cands), self.dims)?;
-        for (&j, &y) in self.obs.iter().zip(ys) {
-            fresh.observe(j, y)?;
+        self.replay(self.kernel.clone(), ys, self.extra_scale)
+    }
+
+    /// A fresh factor with `kernel`, values `ys` and the variances converted with `scale`,
+    /// replacing this one where it succeeds.
+    fn replay(&mut self, kernel: Kernel, ys: &[f64], scale: f64) -> Result<(), ModelError> {
+        let mut fresh = CandidateGp::new(kernel, Arc::clone(&self.cands), self.dims)?;
+        fresh.extra_scale = scale;
+        for ((&j, &y), &v) in self.obs.iter().zip(ys).zip(&self.extra) {
+            fresh.observe_noisy(j, y, v)?;
         }
         *self = fresh;
+        Ok(())
+    }
+
+    /// Sets each observation's known measurement variance (see
+    /// [`Surrogate::set_noise`]). Only the observations from the first changed one on are
+    /// refactorised (`O(n·m)` each: after one new observation, one), unless the spread of
+    /// the values has moved more than [`NOISE_RESCALE`] from the scale the variances were
+    /// converted with, when all are.
+    ///
+    /// Errors (the model is left unchanged): a length mismatch, or a negative or non-finite
+    /// variance.
+    pub fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
+        if variances.len() != self.obs.len() {
+            return Err(ModelError::LengthMismatch {
+                what: format!(
+                    "{} variances for {} observations",
+                    variances.len(),
+                    self.obs.len()
+                ),
+            });
+        }
+        crate::observations::check_variances(variances)?;
+        let s2 = self.y_std * self.y_std;
+        let rescale = self.extra_scale <= 0.0
+            || !(1.0 / NOISE_RESCALE..=NOISE_RESCALE).contains(&(s2 / self.extra_scale));
+        if rescale {
+            if variances.iter().all(|&v| v == 0.0) && self.extra.iter().all(|&v| v == 0.0) {
+                return Ok(());
+            }
+            let saved = std::mem::replace(&mut self.extra, variances.to_vec());
+            let ys = self.ys.clone();
+            let result = self.replay(self.kernel.clone(), &ys, s2);
+            if result.is_err() {
+                self.extra = saved;
+            }
+            return result;
+        }
+        let Some(first) = (0..variances.len()).find(|&i| variances[i] != self.extra[i]) else {
+            return Ok(());
+        };
+        let tail: Vec<(usize, f64, f64)> = (first..self.obs.len())
+            .map(|i| (self.obs[i], self.ys[i], self.extra[i]))
+            .collect();
+        self.truncate(first);
+        for (k, &(j, y, _)) in tail.iter().enumerate() {
+            if let Err(e) = self.observe_noisy(j, y, variances[first + k]) {
+                // Only a smaller variance can make a pivot fail (a larger one makes the
+                // factor safer); the old ones succeeded before.
+                self.truncate(first);
+                for &(j, y, old) in &tail {
+                    self.observe_noisy(j, y, old)?;
+                }
+                return Err(e);
+            }
+        }
         Ok(())
     }
 }
@@ -531,6 +617,10 @@ impl Surrogate for CandidateGp {
 
     fn truncate(&mut self, len: usize) {
         CandidateGp::truncate(self, len);
+    }
+
+    fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
+        CandidateGp::set_noise(self, variances)
     }
 
     fn predict(&self, points: &[Point<'_>]) -> Result<Vec<(f64, f64)>, ModelError> {
@@ -638,6 +728,73 @@ mod tests {
             );
             assert!((a - b).abs() < 1e-9 * b.abs().max(1.0), "{a} {b}");
         }
+    }
+
+    #[test]
+    fn measurement_variances_as_the_dense_gp() {
+        // 12 candidates on a line; an outlier at candidate 6, beside a precise candidate 5.
+        let cands: Vec<f64> = (0..12).map(|i| i as f64 / 11.0).collect();
+        let pts: Vec<Vec<f64>> = cands.iter().map(|&c| vec![c]).collect();
+        let mut kernel = Kernel::new(KernelKind::Matern52, 0.3);
+        kernel.hyper.noise = 1e-6;
+        let order = [0, 3, 5, 6, 9, 11];
+        let ys = [2.0, 2.6, 3.0, 8.0, 3.4, 3.1];
+        let mut gp = CandidateGp::new(kernel.clone(), cands.clone(), 1).unwrap();
+        for (&j, &y) in order.iter().zip(&ys) {
+            gp.observe(j, y).unwrap();
+        }
+        let plain = gp.mean(6);
+        let before = (gp.means(), gp.variances());
+        gp.set_noise(&[0.0; 6]).unwrap();
+        assert_eq!(
+            (gp.means(), gp.variances()),
+            before,
+            "zero variances change nothing"
+        );
+        let var = [0.0, 0.0, 0.0, 25.0, 0.0, 0.0];
+        gp.set_noise(&var).unwrap();
+        let xs: Vec<Vec<f64>> = order.iter().map(|&j| pts[j].clone()).collect();
+        let dense = DenseGp::fit_noisy(&kernel, &xs, &ys, &var).unwrap();
+        for (j, (m, v)) in dense.predict(&pts).into_iter().enumerate() {
+            assert!((gp.mean(j) - m).abs() < 1e-9 * m.abs().max(1.0), "{j}");
+            assert!((gp.variance(j) - v).abs() < 1e-9, "{j}");
+        }
+        // The imprecise outlier no longer pulls the posterior to itself.
+        assert!(plain > 7.9 && gp.mean(6) < 5.0, "{plain} {}", gp.mean(6));
+
+        // A new observation with its variance: only it is refactorised, with the scale the
+        // others were converted with, and the result is that of converting all with it.
+        gp.observe(8, 3.3).unwrap();
+        let var7 = [0.0, 0.0, 0.0, 25.0, 0.0, 0.0, 0.5];
+        gp.set_noise(&var7).unwrap();
+        let scale = gp.extra_scale;
+        let mut fresh = CandidateGp::new(kernel.clone(), cands.clone(), 1).unwrap();
+        fresh.extra_scale = scale;
+        for ((&j, &y), &v) in order
+            .iter()
+            .chain(&[8])
+            .zip(ys.iter().chain(&[3.3]))
+            .zip(&var7)
+        {
+            fresh.observe_noisy(j, y, v).unwrap();
+        }
+        for j in 0..12 {
+            assert!((gp.mean(j) - fresh.mean(j)).abs() < 1e-9, "{j}");
+            assert!((gp.variance(j) - fresh.variance(j)).abs() < 1e-9, "{j}");
+        }
+        // Forgetting observations forgets their variances; bad input changes nothing.
+        gp.truncate(3);
+        assert_eq!(gp.extra, vec![0.0; 3]);
+        let kept = (gp.means(), gp.variances());
+        assert!(gp.set_noise(&[1.0; 4]).is_err());
+        assert!(gp.set_noise(&[0.0, -1.0, 0.0]).is_err());
+        assert!(gp.set_noise(&[0.0, f64::NAN, 0.0]).is_err());
+        assert_eq!((gp.means(), gp.variances()), kept);
+        // A rebuild keeps the variances.
+        gp.set_noise(&[0.0, 4.0, 0.0]).unwrap();
+        let noisy = (gp.means(), gp.variances());
+        gp.rebuild(kernel).unwrap();
+        assert_eq!((gp.means(), gp.variances()), noisy);
     }
 
     #[test]

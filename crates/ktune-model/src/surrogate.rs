@@ -67,9 +67,7 @@ pub trait Surrogate: Send + Sync {
     /// (after the caller's transformation); it is added to the noise term of that
     /// observation, so values measured less precisely pull the posterior less. Observations
     /// made later have none until this is called again. Models without a per-observation
-    /// noise term ignore it (the default; [`CandidateGp`] does).
-    ///
-    /// [`CandidateGp`]: crate::CandidateGp
+    /// noise term ignore it (the default).
     fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
         let _ = variances;
         Ok(())

@@ -71,3 +71,73 @@ pub(crate) fn shared_space(stem: &str) -> std::path::PathBuf {
         .join("../../../shared/data/spaces")
         .join(format!("{stem}.json.gz"))
 }
+
+/// The Bowl, but every value comes with samples whose spread grows with the value, so each
+/// observation carries a measurement variance.
+pub(crate) struct NoisyBowl(pub(crate) Bowl);
+
+impl Runner for NoisyBowl {
+    fn name(&self) -> &str {
+        "noisy-bowl"
+    }
+    fn metrics(&self) -> &[Metric] {
+        self.0.metrics()
+    }
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        Ok(self
+            .0
+            .evaluate(space, configs)?
+            .into_iter()
+            .map(|o| match o.objective() {
+                Some(v) => o.with_samples(ktune_core::Samples::new(
+                    vec![0.8 * v, v, 1.2 * v],
+                    ktune_core::Statistic::Mean,
+                )),
+                None => o,
+            })
+            .collect())
+    }
+}
+
+/// Asserts that `spec` hears measurement variances: on the same values with and without
+/// them (the Bowl and the NoisyBowl), the searches differ after the initial sample, and the
+/// noisy one is deterministic per seed and still reaches the bowl's bottom region.
+pub(crate) fn variances_change_the_search(spec: &str) {
+    use ktune_core::{Budget, Direction, Rng, Tuner};
+    use rand::SeedableRng;
+    let space = sparse_space();
+    let tune = |noisy: bool| {
+        let (_, mut s) = crate::create_spec(spec).unwrap();
+        let metrics = vec![Metric::new("f", Direction::Minimize)];
+        let mut plain = Bowl(metrics.clone());
+        let mut wrapped = NoisyBowl(Bowl(metrics));
+        let runner: &mut dyn Runner = if noisy { &mut wrapped } else { &mut plain };
+        let budget = Budget {
+            max_evaluations: Some(40),
+            ..Budget::default()
+        };
+        Tuner::new(&space, runner, budget)
+            .run(s.as_mut(), &mut Rng::seed_from_u64(5))
+            .unwrap()
+    };
+    let (quiet, noisy) = (tune(false), tune(true));
+    let configs = |r: &ktune_core::TuningRun| -> Vec<Configuration> {
+        r.records.iter().map(|r| r.config.clone()).collect()
+    };
+    // Same values, but the model weighs them by their precision: another search.
+    assert_eq!(
+        quiet.objective_values()[..10],
+        noisy.objective_values()[..10],
+        "{spec}"
+    );
+    assert_ne!(configs(&quiet), configs(&noisy), "{spec}");
+    assert_eq!(configs(&noisy), configs(&tune(true)), "{spec}");
+    let best = noisy.best().unwrap().outcome.objective().unwrap();
+    // The bowl's median is in the hundreds and its bottom 2; a model that trusts each value
+    // less (the values are exact here) may take a little longer to reach it.
+    assert!(best <= 12.0, "{spec}: {best}");
+}

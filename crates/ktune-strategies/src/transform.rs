@@ -61,6 +61,17 @@ impl Targets {
         self.raw.iter().map(|&v| self.to_model(v)).collect()
     }
 
+    /// Measurement variances of the observed values (one per value, in order) on the
+    /// model's scale: on the log scale a variance is divided by the value's square (the
+    /// delta method: d ln|v| = dv / |v|).
+    pub fn model_variances(&self, variances: &[f64]) -> Vec<f64> {
+        variances
+            .iter()
+            .zip(&self.raw)
+            .map(|(&var, &raw)| if self.log { var / (raw * raw) } else { var })
+            .collect()
+    }
+
     /// A value on the model's scale.
     pub fn to_model(&self, v: f64) -> f64 {
         if !self.log {

@@ -326,16 +326,9 @@ impl State {
                 .unwrap_or(0.0),
         );
         if self.variances.iter().any(|&v| v > 0.0) {
-            // In the model's units: the log transform divides a variance by the value's
-            // square (the delta method: d ln|v| = dv / |v|).
-            let log = self.targets.is_log();
-            let scaled: Vec<f64> = self
-                .variances
-                .iter()
-                .zip(self.targets.raw())
-                .map(|(&var, &raw)| if log { var / (raw * raw) } else { var })
-                .collect();
-            let _ = self.gp.set_noise(&scaled);
+            let _ = self
+                .gp
+                .set_noise(&self.targets.model_variances(&self.variances));
         }
         let at = self.best.partition_point(|(b, _)| *b <= v);
         self.best.insert(at, (v, config.clone()));

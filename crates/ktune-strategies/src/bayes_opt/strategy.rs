@@ -42,6 +42,9 @@ struct State {
     valid: Vec<f64>,
     /// The values the model holds and their scale (log while the signs agree).
     targets: Targets,
+    /// Per value the model holds, its measurement variance (0 when measured once); the
+    /// model hears of them once one is known.
+    variances: Vec<f64>,
     /// Evaluations since the best last improved (counted after the initial sample).
     since_improvement: usize,
     best: f64,
@@ -225,6 +228,7 @@ impl BayesianOptimization {
             visited: FxHashSet::default(),
             valid: Vec::new(),
             targets: Targets::new(self.opts.transform == Transform::Log),
+            variances: Vec::new(),
             since_improvement: 0,
             best: f64::INFINITY,
             pending: Vec::new(),
@@ -248,7 +252,7 @@ impl BayesianOptimization {
             if let Some(r) = space.rank(&o.config) {
                 state.mark_visited(r);
                 if let Some(v) = o.value {
-                    state.fit(r, &o.config, v);
+                    state.fit(r, &o.config, v, o.variance);
                 }
             }
         }
@@ -280,7 +284,7 @@ impl State {
             .collect()
     }
 
-    fn fit(&mut self, rank: u64, config: &[u32], value: f64) {
+    fn fit(&mut self, rank: u64, config: &[u32], value: f64, variance: Option<f64>) {
         if value < self.best {
             self.since_improvement = 0;
         }
@@ -318,9 +322,21 @@ impl State {
         };
         if !told {
             self.targets.pop();
-        } else if refit {
+            return;
+        }
+        if refit {
             // The same points with finite values: cannot fail where observing did not.
             let _ = self.model.replace_values(&self.targets.fitted());
+        }
+        self.variances.push(
+            variance
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .unwrap_or(0.0),
+        );
+        if self.variances.iter().any(|&v| v > 0.0) {
+            let _ = self
+                .model
+                .set_noise(&self.targets.model_variances(&self.variances));
         }
     }
 
@@ -708,7 +724,7 @@ impl Strategy for BayesianOptimization {
                 {
                     st.mark_visited(r);
                     if let Some(v) = o.value {
-                        st.fit(r, &o.config, v);
+                        st.fit(r, &o.config, v, o.variance);
                         if !st.initial_done {
                             st.initial_valid += 1;
                         }
@@ -723,7 +739,7 @@ impl Strategy for BayesianOptimization {
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
-                st.fit(r, &config, v);
+                st.fit(r, &config, v, o.variance);
                 if af.is_none() && !st.initial_done {
                     st.initial_valid += 1;
                 }

@@ -559,3 +559,11 @@ fn a_batch_ask_gives_distinct_new_configurations() {
     }
     assert!(model_rounds >= 3, "{model_rounds}");
 }
+
+#[test]
+fn measurement_variances_reach_the_model() {
+    // Both kinds of candidate handling: every configuration (the incremental candidate GP)
+    // and a sample per round (the exact GP).
+    crate::testkit::variances_change_the_search("bayes_opt");
+    crate::testkit::variances_change_the_search("bayes_opt:candidate_limit=10");
+}
