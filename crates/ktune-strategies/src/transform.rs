@@ -7,6 +7,8 @@
 pub struct Targets {
     log: bool,
     raw: Vec<f64>,
+    /// Each value's measurement variance, as observed (0 when measured once).
+    variances: Vec<f64>,
 }
 
 /// What adding a value did.
@@ -25,6 +27,7 @@ impl Targets {
         Targets {
             log,
             raw: Vec::new(),
+            variances: Vec::new(),
         }
     }
 
@@ -43,6 +46,7 @@ impl Targets {
         let breaks =
             self.log && (value == 0.0 || self.raw.first().is_some_and(|&v0| !same_sign(v0, value)));
         self.raw.push(value);
+        self.variances.push(0.0);
         if breaks {
             self.log = false;
             Added::Refit
@@ -54,6 +58,7 @@ impl Targets {
     /// Removes the last value added (when the model could not take it).
     pub fn pop(&mut self) {
         self.raw.pop();
+        self.variances.pop();
     }
 
     /// Every value as the model should fit it, in order.
@@ -61,15 +66,24 @@ impl Targets {
         self.raw.iter().map(|&v| self.to_model(v)).collect()
     }
 
-    /// Measurement variances of the observed values (one per value, in order) on the
-    /// model's scale: on the log scale a variance is divided by the value's square (the
-    /// delta method: d ln|v| = dv / |v|).
-    pub fn model_variances(&self, variances: &[f64]) -> Vec<f64> {
-        variances
-            .iter()
-            .zip(&self.raw)
-            .map(|(&var, &raw)| if self.log { var / (raw * raw) } else { var })
-            .collect()
+    /// Sets the measurement variance of the last value added (none, or not positive and
+    /// finite: measured once) and returns every value's variance on the model's scale once
+    /// any is known, for [`Surrogate::set_noise`](ktune_model::Surrogate::set_noise). On the
+    /// log scale a variance is divided by the value's square (the delta method:
+    /// d ln|v| = dv / |v|).
+    pub fn set_last_variance(&mut self, variance: Option<f64>) -> Option<Vec<f64>> {
+        if let Some(last) = self.variances.last_mut() {
+            *last = variance
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .unwrap_or(0.0);
+        }
+        self.variances.iter().any(|&v| v > 0.0).then(|| {
+            self.variances
+                .iter()
+                .zip(&self.raw)
+                .map(|(&var, &raw)| if self.log { var / (raw * raw) } else { var })
+                .collect()
+        })
     }
 
     /// A value on the model's scale.
@@ -108,5 +122,19 @@ mod tests {
         assert_eq!(t.add(3.0), Added::Fit(3.0));
         t.pop();
         assert!(t.raw().is_empty());
+    }
+
+    #[test]
+    fn variances_on_the_models_scale() {
+        let mut t = Targets::new(true);
+        t.add(2.0);
+        assert_eq!(t.set_last_variance(None), None, "nothing known yet");
+        t.add(4.0);
+        assert_eq!(t.set_last_variance(Some(f64::NAN)), None);
+        t.add(10.0);
+        assert_eq!(t.set_last_variance(Some(1.0)), Some(vec![0.0, 0.0, 0.01]));
+        t.pop();
+        t.add(-1.0);
+        assert_eq!(t.set_last_variance(Some(3.0)), Some(vec![0.0, 0.0, 3.0]));
     }
 }

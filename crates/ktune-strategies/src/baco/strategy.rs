@@ -45,9 +45,6 @@ struct State {
     sampled: usize,
     /// Model-guided proposals since the hyperparameters were last fitted.
     since_fit: usize,
-    /// Per value the model holds, its measurement variance (0 when measured once); the
-    /// model hears of them only once one is known.
-    variances: Vec<f64>,
     /// Proposals not yet told (being evaluated, here or by other workers).
     pending: Vec<Configuration>,
 }
@@ -132,7 +129,6 @@ impl Baco {
             sampler: DistinctSampler::new(space.size()),
             sampled: 0,
             since_fit: usize::MAX,
-            variances: Vec::new(),
             pending: Vec::new(),
         }
     }
@@ -320,15 +316,8 @@ impl State {
                 let _ = self.gp.replace_values(&self.targets.fitted());
             }
         }
-        self.variances.push(
-            variance
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .unwrap_or(0.0),
-        );
-        if self.variances.iter().any(|&v| v > 0.0) {
-            let _ = self
-                .gp
-                .set_noise(&self.targets.model_variances(&self.variances));
+        if let Some(variances) = self.targets.set_last_variance(variance) {
+            let _ = self.gp.set_noise(&variances);
         }
         let at = self.best.partition_point(|(b, _)| *b <= v);
         self.best.insert(at, (v, config.clone()));

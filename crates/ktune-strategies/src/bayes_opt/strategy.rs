@@ -42,9 +42,6 @@ struct State {
     valid: Vec<f64>,
     /// The values the model holds and their scale (log while the signs agree).
     targets: Targets,
-    /// Per value the model holds, its measurement variance (0 when measured once); the
-    /// model hears of them once one is known.
-    variances: Vec<f64>,
     /// Evaluations since the best last improved (counted after the initial sample).
     since_improvement: usize,
     best: f64,
@@ -228,7 +225,6 @@ impl BayesianOptimization {
             visited: FxHashSet::default(),
             valid: Vec::new(),
             targets: Targets::new(self.opts.transform == Transform::Log),
-            variances: Vec::new(),
             since_improvement: 0,
             best: f64::INFINITY,
             pending: Vec::new(),
@@ -328,15 +324,8 @@ impl State {
             // The same points with finite values: cannot fail where observing did not.
             let _ = self.model.replace_values(&self.targets.fitted());
         }
-        self.variances.push(
-            variance
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .unwrap_or(0.0),
-        );
-        if self.variances.iter().any(|&v| v > 0.0) {
-            let _ = self
-                .model
-                .set_noise(&self.targets.model_variances(&self.variances));
+        if let Some(variances) = self.targets.set_last_variance(variance) {
+            let _ = self.model.set_noise(&variances);
         }
     }
 
