@@ -3,7 +3,8 @@
 # with the old fixed repetitions (`repeat = 1`: one run per configuration; the program itself
 # reports the best of 3 timings) and with the adaptive defaults, one after the other per seed;
 # every run ends with an interleaved re-measurement of its best 5 (10 rounds), whose winner
-# is the run's final best.
+# is the run's final best. VARIANTS picks the procedures (default "fixed adaptive"); `min2` is
+# the adaptive procedure with `[runner.measure] min = 2`.
 #
 #   cargo build --release -p ktune-cli && bash bench/measure_cpu.sh <out dir>
 set -u -o pipefail
@@ -11,11 +12,13 @@ out=${1:?usage: measure_cpu.sh <out dir>}
 mkdir -p "$out"
 ktune=${KTUNE:-target/release/ktune}
 for seed in 1 2 3; do
-    for variant in fixed adaptive; do
+    for variant in ${VARIANTS:-fixed adaptive}; do
         spec=examples/matmul-cpu/measure-$variant.toml
         case $variant in
             fixed) cp examples/matmul-cpu/ktune.toml "$spec" ;;
             adaptive) grep -v '^repeat = ' examples/matmul-cpu/ktune.toml > "$spec" ;;
+            min2) { grep -v '^repeat = ' examples/matmul-cpu/ktune.toml
+                    printf '\n[runner.measure]\nmin = 2\n'; } > "$spec" ;;
         esac
         tag=$variant-$seed
         rm -f "$out/$tag.db"

@@ -132,12 +132,13 @@ impl<'a> Session<'a> {
     /// objective in `direction`, with all randomness from `rng`.
     pub fn new(
         space: impl Into<SpaceRef<'a>>,
-        strategy: Box<dyn Strategy + 'a>,
+        mut strategy: Box<dyn Strategy + 'a>,
         budget: Budget,
         direction: Direction,
         rng: Rng,
     ) -> Result<Session<'a>, CoreError> {
         budget.validate()?;
+        strategy.set_budget(budget.max_evaluations);
         Ok(Session {
             space: space.into(),
             strategy,
@@ -475,6 +476,7 @@ mod tests {
     struct Counter {
         next: u32,
         told: Vec<Observation>,
+        budget: Option<Option<usize>>,
     }
 
     impl Strategy for Counter {
@@ -500,6 +502,9 @@ mod tests {
         }
         fn tell(&mut self, _: &SearchSpace, o: &[Observation]) {
             self.told.extend_from_slice(o);
+        }
+        fn set_budget(&mut self, evaluations: Option<usize>) {
+            self.budget = Some(evaluations);
         }
     }
 
@@ -539,6 +544,17 @@ mod tests {
             max_evaluations: Some(6),
             ..Budget::default()
         };
+        let s = Session::new(
+            &space,
+            Box::new(&mut strategy),
+            budget.clone(),
+            Direction::Minimize,
+            Rng::seed_from_u64(0),
+        )
+        .unwrap();
+        drop(s);
+        // The strategy was told the evaluation budget before anything was asked.
+        assert_eq!(strategy.budget, Some(Some(6)));
         let mut s = Session::new(
             &space,
             Box::new(&mut strategy),

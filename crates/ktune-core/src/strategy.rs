@@ -115,6 +115,11 @@ pub trait Strategy {
     /// study, repeats of evaluated configurations). A proposal may never be told (another
     /// worker took it, or the run ended); a strategy must not wait for it forever.
     fn tell(&mut self, space: &SearchSpace, observations: &[Observation]);
+
+    /// The study's budget in evaluations, told before the first `ask` (`None`: the run is
+    /// bounded only by time, a target or the space). A strategy whose schedule spans the
+    /// run (annealing cools over it, as in Kernel Tuner) uses it; most ignore it.
+    fn set_budget(&mut self, _evaluations: Option<usize>) {}
 }
 
 /// A borrowed strategy is a strategy (so a [`Session`](crate::Session) can drive one it does
@@ -134,6 +139,9 @@ impl<S: Strategy + ?Sized> Strategy for &mut S {
     }
     fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
         (**self).tell(space, observations)
+    }
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        (**self).set_budget(evaluations)
     }
 }
 

@@ -2,8 +2,10 @@
 //!
 //! Starting from the best of `start_samples` random valid configurations, each step picks a
 //! uniformly random valid neighbour of the current configuration (Hamming by default, or the
-//! adjacent / strictly-adjacent neighbourhoods of the constraint-aware paper, section IV-A)
-//! and moves there by the Metropolis criterion: always when it is not worse, with probability
+//! adjacent / strictly-adjacent neighbourhoods of the constraint-aware paper, section IV-A),
+//! or, for a share `compound` of the steps (0.25), makes Kernel Tuner's compound move (a
+//! Hamming step for each parameter with chance 0.2, then a strictly-adjacent step), which can
+//! change several parameters at once, and moves there by the Metropolis criterion: always when it is not worse, with probability
 //! `exp(-Δ / T)` when it is, where `Δ = (new - current) / |current|` is the *relative*
 //! difference, so acceptance does not depend on the objective's units or sign. A failed
 //! neighbour is never accepted (a failed current configuration is always left). After
@@ -17,8 +19,16 @@
 //! `alpha = 0.9975`, `maxiter = 1`, restart after 100 stuck steps); the older defaults
 //! `T = 1.0`, `T_min = 0.001`, `alpha = 0.995` accept a move 50% worse with probability 0.61
 //! at first and still 0.22 after 220 evaluations, and score like random search on the 12
-//! shared spaces (0.07 against 0.35, 50 seeds). Unlike Kernel Tuner, the schedule is not stretched over a known budget (a strategy
-//! is not told the budget).
+//! shared spaces (0.07 against 0.35, 50 seeds).
+//!
+//! When the run has an evaluation budget and `stretch` is on (the default), the schedule
+//! spans it, as Kernel Tuner's does: after `c` distinct evaluations of the study the
+//! temperature is `T · (T_min / T)^(c / budget)`, so it reaches `T_min` as the budget ends
+//! whatever the budget, and `alpha` and `maxiter` do not apply. Kernel Tuner computes the same
+//! curve with the exponent `ln(T_min) / ln(alpha) · c / budget`, which with its defaults
+//! reaches `T_min` after 75% of the budget, where its run ends; ktune cools over the whole
+//! budget. Without a budget (a time limit only), or with `stretch = false`, the temperature
+//! falls by `alpha` every `maxiter` new evaluations.
 //!
 //! ## References
 //! - S. Kirkpatrick, C. D. Gelatt, M. P. Vecchi, "Optimization by Simulated Annealing",
@@ -38,6 +48,9 @@ use crate::mls::{
     check_start_samples, ok, parse_neighbourhood,
 };
 
+/// The chance per parameter of a Hamming step within a compound move (Kernel Tuner's 0.2).
+pub const COMPOUND_HAMMING_CHANCE: f64 = 0.2;
+
 /// The annealing schedule and neighbourhood.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AnnealingSchedule {
@@ -52,8 +65,17 @@ pub struct AnnealingSchedule {
     pub maxiter: u64,
     /// Free steps over already evaluated neighbours in a row before a random restart.
     pub max_stuck: u64,
-    /// The neighbourhood moves are drawn from.
+    /// The neighbourhood single moves are drawn from.
     pub neighbourhood: Neighbourhood,
+    /// The share of moves that are compound, as Kernel Tuner's constraint-aware move: for
+    /// each parameter in turn, with chance [`COMPOUND_HAMMING_CHANCE`], a step to a random
+    /// valid Hamming neighbour, then one step to a random valid (strictly) adjacent
+    /// neighbour. Such a
+    /// move may change several parameters at once, and so crosses between basins that
+    /// single-parameter steps reach only uphill.
+    pub compound: f64,
+    /// Cool from `t_start` to `t_min` over the run's evaluation budget when it has one.
+    pub stretch: bool,
 }
 
 impl Default for AnnealingSchedule {
@@ -66,6 +88,8 @@ impl Default for AnnealingSchedule {
             maxiter: o.maxiter,
             max_stuck: o.max_stuck,
             neighbourhood: Neighbourhood::Hamming,
+            compound: o.compound,
+            stretch: o.stretch,
         }
     }
 }
@@ -89,6 +113,10 @@ pub struct SimulatedAnnealing {
     t: f64,
     /// New evaluations at this temperature.
     iterations: u64,
+    /// The run's evaluation budget, when it has one.
+    budget: Option<usize>,
+    /// Whether the temperature follows the budget (set at each ask).
+    stretched: bool,
 }
 
 impl SimulatedAnnealing {
@@ -106,7 +134,43 @@ impl SimulatedAnnealing {
             pending: None,
             t: schedule.t_start,
             iterations: 0,
+            budget: None,
+            stretched: false,
         }
+    }
+
+    /// Follows the budget-stretched schedule after `evaluated` distinct evaluations of the
+    /// study, while the budget lasts.
+    fn stretch_to(&mut self, evaluated: usize) {
+        let budget = self.budget.filter(|_| self.schedule.stretch);
+        self.stretched = budget.is_some_and(|b| evaluated < b);
+        if let Some(b) = budget.filter(|_| self.stretched) {
+            let ratio = self.schedule.t_min / self.schedule.t_start;
+            self.t = self.schedule.t_start * ratio.powf(evaluated as f64 / b as f64);
+        }
+    }
+
+    /// A compound move from `from` into `self.buf`: Hamming steps, each parameter with
+    /// chance [`COMPOUND_HAMMING_CHANCE`], then a strictly-adjacent step; a step with no valid
+    /// neighbour to take stays (so the move may return `from`, a free step). Kernel Tuner
+    /// takes an adjacent step, which differs from a strictly-adjacent one only where a
+    /// parameter value occurs in no valid configuration; strictly-adjacent ones are drawn
+    /// without scanning the space.
+    fn compound_move(&mut self, space: &SearchSpace, from: Configuration, rng: &mut Rng) {
+        // Drawn without listing neighbourhoods: the intermediate configurations are seldom
+        // visited twice, so caching their lists would not pay.
+        let mut at = from;
+        for _ in 0..space.dims() {
+            if rng.random::<f64>() < COMPOUND_HAMMING_CHANCE
+                && let Some(c) = space.random_neighbour(&at, Neighbourhood::Hamming, rng)
+            {
+                at = c;
+            }
+        }
+        if let Some(c) = space.random_neighbour(&at, Neighbourhood::StrictlyAdjacent, rng) {
+            at = c;
+        }
+        self.buf = at;
     }
 
     fn move_to(&mut self, p: Point) {
@@ -159,6 +223,7 @@ impl Strategy for SimulatedAnnealing {
         rng: &mut Rng,
     ) -> Vec<Configuration> {
         // One proposal per ask: annealing is sequential.
+        self.stretch_to(history.len());
         let mut free = 0u64;
         loop {
             if self.current.is_none() {
@@ -174,18 +239,26 @@ impl Strategy for SimulatedAnnealing {
             let Some(cur) = &self.current else {
                 continue;
             };
-            let neighbours = self.neighbours.get_or_insert_with(|| {
-                self.cache
-                    .get(space, &cur.config, self.schedule.neighbourhood)
-            });
+            let kind = self.schedule.neighbourhood;
+            let neighbours = self
+                .neighbours
+                .get_or_insert_with(|| self.cache.get(space, &cur.config, kind));
             if neighbours.is_empty() || free >= self.schedule.max_stuck {
                 self.restart();
                 continue;
             }
-            let rank = neighbours[rng.random_range(0..neighbours.len())];
+            if self.schedule.compound > 0.0 && rng.random::<f64>() < self.schedule.compound {
+                let start = cur.config.clone();
+                self.compound_move(space, start, rng);
+            } else {
+                let rank = neighbours[rng.random_range(0..neighbours.len())];
+                self.buf.resize(space.dims(), 0);
+                space.write_configuration(rank, &mut self.buf);
+            }
             let u: f64 = rng.random();
-            self.buf.resize(space.dims(), 0);
-            space.write_configuration(rank, &mut self.buf);
+            let Some(cur) = &self.current else {
+                continue;
+            };
             match history.get(&self.buf) {
                 None => {
                     self.pending = Some((self.buf.clone(), u));
@@ -218,7 +291,7 @@ impl Strategy for SimulatedAnnealing {
                     });
                 }
                 self.iterations += 1;
-                if self.iterations >= self.schedule.maxiter {
+                if !self.stretched && self.iterations >= self.schedule.maxiter {
                     self.iterations = 0;
                     self.t *= self.schedule.alpha;
                     if self.t < self.schedule.t_min {
@@ -229,6 +302,10 @@ impl Strategy for SimulatedAnnealing {
                 }
             }
         }
+    }
+
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        self.budget = evaluations;
     }
 }
 
@@ -246,6 +323,8 @@ struct SaOptions {
     #[serde(alias = "neighbor")]
     neighbour: String,
     start_samples: usize,
+    compound: f64,
+    stretch: bool,
 }
 
 impl Default for SaOptions {
@@ -258,6 +337,8 @@ impl Default for SaOptions {
             max_stuck: 100,
             neighbour: "Hamming".into(),
             start_samples: START_SAMPLES,
+            compound: 0.25,
+            stretch: true,
         }
     }
 }
@@ -273,6 +354,7 @@ fn create(options: &crate::Options) -> Result<Box<dyn Strategy + Send>, crate::S
     crate::check_range(NAME, "maxiter", o.maxiter, 1, u64::from(u32::MAX))?;
     crate::check_range(NAME, "max_stuck", o.max_stuck, 1, u64::from(u32::MAX))?;
     let neighbourhood = parse_neighbourhood(NAME, "neighbour", &o.neighbour)?;
+    crate::check_range(NAME, "compound", o.compound, 0.0, 1.0)?;
     check_start_samples(NAME, o.start_samples)?;
     Ok(Box::new(SimulatedAnnealing::new(
         AnnealingSchedule {
@@ -282,6 +364,8 @@ fn create(options: &crate::Options) -> Result<Box<dyn Strategy + Send>, crate::S
             maxiter: o.maxiter,
             max_stuck: o.max_stuck,
             neighbourhood,
+            compound: o.compound,
+            stretch: o.stretch,
         },
         o.start_samples,
     )))
@@ -323,6 +407,16 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "Neighbourhood moves are drawn from: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\".",
         },
         START_SAMPLES_DOC,
+        crate::OptionDoc {
+            name: "compound",
+            default: "0.25",
+            doc: "Share of moves that are compound, as Kernel Tuner's (1.0): each parameter with chance 0.2 a step to a random valid Hamming neighbour, then a step to a random adjacent one.",
+        },
+        crate::OptionDoc {
+            name: "stretch",
+            default: "true",
+            doc: "With an evaluation budget, cool from T to T_min over the budget (Kernel Tuner's schedule; alpha and maxiter then do not apply); false: alpha every maxiter evaluations.",
+        },
     ],
     create,
 };
@@ -340,6 +434,7 @@ mod tests {
                 t_min,
                 alpha,
                 neighbourhood,
+                compound: 0.0,
                 ..AnnealingSchedule::default()
             },
             1,
@@ -423,6 +518,8 @@ mod tests {
                 maxiter: 2,
                 max_stuck: 100,
                 neighbourhood: Neighbourhood::StrictlyAdjacent,
+                compound: 0.0,
+                stretch: false,
             },
             1,
         );
@@ -446,6 +543,97 @@ mod tests {
         step(&mut s, &space, &mut history, f, &mut rng);
         let at = &s.current.as_ref().unwrap().config;
         assert!(at[0].abs_diff(restart[0]) <= 1);
+    }
+
+    #[test]
+    fn with_a_budget_it_cools_from_t_to_t_min_over_the_budget() {
+        let space = line(1000);
+        let f = |c: &[u32]| Some(f64::from(c[0]));
+        let mut s = SimulatedAnnealing::default();
+        s.set_budget(Some(100));
+        let mut history = History::new();
+        let mut rng = Rng::seed_from_u64(4);
+        let mut temperatures = Vec::new();
+        for _ in 0..100 {
+            step(&mut s, &space, &mut history, f, &mut rng);
+            temperatures.push(s.t);
+        }
+        // The temperature of each step is set from the evaluations before it: T at 0, the
+        // geometric mean of T and T_min half-way, T_min's neighbourhood at the end.
+        let expected = |c: f64| 0.1 * (1e-3f64).powf(c / 100.0);
+        for (c, t) in [
+            (0, temperatures[0]),
+            (50, temperatures[50]),
+            (99, temperatures[99]),
+        ] {
+            assert!((t / expected(c as f64) - 1.0).abs() < 1e-9, "{c}: {t}");
+        }
+        // Without a budget, or with stretch = false, it cools by alpha per evaluation after
+        // its start.
+        for (stretch, budget) in [(true, None), (false, Some(100))] {
+            let schedule = AnnealingSchedule {
+                stretch,
+                ..AnnealingSchedule::default()
+            };
+            let mut s = SimulatedAnnealing::new(schedule, 1);
+            s.set_budget(budget);
+            let mut history = History::new();
+            for _ in 0..51 {
+                step(&mut s, &space, &mut history, f, &mut rng);
+            }
+            let t = 0.1 * 0.9975f64.powi(50);
+            assert!(
+                (s.t / t - 1.0).abs() < 1e-9,
+                "{stretch} {budget:?}: {}",
+                s.t
+            );
+        }
+    }
+
+    #[test]
+    fn compound_moves_change_several_parameters_and_single_moves_one() {
+        let space = SearchSpace::new(
+            (0..6)
+                .map(|i| ktune_space::Parameter::integer_range(format!("p{i}"), 0, 9, 1).unwrap())
+                .collect(),
+            &[] as &[&str],
+        )
+        .unwrap();
+        let from: Configuration = vec![5; 6];
+        let changed = |compound: f64| {
+            let mut s = SimulatedAnnealing::new(
+                AnnealingSchedule {
+                    compound,
+                    ..AnnealingSchedule::default()
+                },
+                1,
+            );
+            let mut rng = Rng::seed_from_u64(5);
+            let mut counts = [0usize; 7];
+            for _ in 0..2000 {
+                s.compound_move(&space, from.clone(), &mut rng);
+                let moved = s.buf.iter().zip(&from).filter(|(a, b)| a != b).count();
+                counts[moved] += 1;
+            }
+            counts
+        };
+        let counts = changed(1.0);
+        // The strictly-adjacent step moves about 2/3 of the parameters by one index, and the
+        // Hamming steps add more.
+        assert!(counts[0] < 20, "{counts:?}");
+        assert!(counts[3..].iter().sum::<usize>() > 1000, "{counts:?}");
+        // Single moves, proposed through ask, differ from the start in exactly one parameter.
+        let mut s = sa(0.1, 1e-4, 0.9975, Neighbourhood::Hamming);
+        let mut history = History::new();
+        let mut rng = Rng::seed_from_u64(6);
+        let f = |c: &[u32]| Some(c.iter().map(|&x| f64::from(x)).sum::<f64>() + 1.0);
+        observe(&mut history, &from, f(&from));
+        s.move_to(Point {
+            config: from.clone(),
+            value: f(&from),
+        });
+        let v = s.ask(&space, &history, 1, &mut rng);
+        assert_eq!(v[0].iter().zip(&from).filter(|(a, b)| a != b).count(), 1);
     }
 
     #[test]
@@ -482,6 +670,7 @@ mod tests {
         conforms("simulated_annealing");
         conforms("sa:neighbour=adjacent:T=0.1:T_min=0.0001:alpha=0.9975");
         conforms("sa:neighbour=strictly-adjacent:maxiter=3:max_stuck=5");
+        conforms("sa:compound=1:start_samples=1:stretch=false");
         let space = constrained(30);
         let f = |c: &[u32]| {
             Some((f64::from(c[0]) - 17.0).powi(2) + (f64::from(c[1]) - 5.0).powi(2) + 1.0)
@@ -522,6 +711,8 @@ mod tests {
             ("sa:max_stuck=0", "`max_stuck`"),
             ("sa:start_samples=0", "`start_samples`"),
             ("sa:neighbour=index-distance", "`neighbour`"),
+            ("sa:compound=1.5", "`compound`"),
+            ("sa:compound=-0.1", "`compound`"),
         ] {
             let e = ok(spec).unwrap_err();
             assert!(e.contains(option), "{spec}: {e}");

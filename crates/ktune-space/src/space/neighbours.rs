@@ -56,6 +56,9 @@ impl Neighbourhood {
 /// off in rank order (it takes around 14 free parameters to get there).
 pub const MAX_NEIGHBOURS: usize = 1 << 22;
 
+/// Draws of a random Hamming neighbour rejected before the neighbours are listed instead.
+pub const RANDOM_NEIGHBOUR_TRIES: usize = 64;
+
 impl SearchSpace {
     /// The valid neighbours of `config` (which need not be valid itself; it is never part of
     /// the result). Indices outside a domain are clamped into it first.
@@ -153,6 +156,101 @@ impl SearchSpace {
             return hamming[rng.random_range(0..hamming.len())].clone();
         }
         self.repair_nearest(&config, rng)
+    }
+
+    /// A uniformly random valid neighbour of the valid configuration `config`, drawn without
+    /// listing the neighbourhood where that is cheap (`None`: it has none). Hamming: a
+    /// (parameter, other value) pair drawn uniformly is kept when the result is valid, which
+    /// is uniform over the valid Hamming neighbours; after [`RANDOM_NEIGHBOUR_TRIES`] rejections
+    /// (a sparse space) the neighbours are listed. Strictly adjacent: each index moved by -1,
+    /// 0 or +1 (within its domain) uniformly, kept when the result is valid and not `config`,
+    /// listed after as many rejections. Adjacent: one row from each group's box, redrawn
+    /// while the result is `config` itself. Index distance: listed.
+    pub fn random_neighbour<R: Rng + ?Sized>(
+        &self,
+        config: &[u32],
+        kind: Neighbourhood,
+        rng: &mut R,
+    ) -> Option<Configuration> {
+        let pick = |list: Vec<Configuration>, rng: &mut R| {
+            (!list.is_empty()).then(|| list[rng.random_range(0..list.len())].clone())
+        };
+        let config = self.clamp(config);
+        if !self.contains(&config) {
+            return pick(self.neighbours(&config, kind), rng);
+        }
+        match kind {
+            Neighbourhood::Hamming => {
+                let pairs: usize = self.params.iter().map(|p| p.len() - 1).sum();
+                if pairs == 0 {
+                    return None;
+                }
+                let mut c = config.clone();
+                for _ in 0..RANDOM_NEIGHBOUR_TRIES {
+                    let mut k = rng.random_range(0..pairs);
+                    let p = self
+                        .params
+                        .iter()
+                        .position(|p| {
+                            let n = p.len() - 1;
+                            if k < n {
+                                true
+                            } else {
+                                k -= n;
+                                false
+                            }
+                        })
+                        .expect("k < pairs");
+                    // The k-th value other than the current one.
+                    let v = k as u32 + u32::from(k as u32 >= config[p]);
+                    c[p] = v;
+                    if self.contains(&c) {
+                        return Some(c);
+                    }
+                    c[p] = config[p];
+                }
+                pick(self.hamming(&config), rng)
+            }
+            Neighbourhood::StrictlyAdjacent => {
+                let mut c = config.clone();
+                for _ in 0..RANDOM_NEIGHBOUR_TRIES {
+                    for (i, p) in self.params.iter().enumerate() {
+                        let lo = config[i].saturating_sub(1);
+                        let hi = (config[i] + 1).min(p.len() as u32 - 1);
+                        c[i] = rng.random_range(lo..=hi);
+                    }
+                    if c != config && self.contains(&c) {
+                        return Some(c);
+                    }
+                }
+                pick(self.neighbours(&config, kind), rng)
+            }
+            Neighbourhood::Adjacent => {
+                let sets: Vec<Vec<Vec<u32>>> = self
+                    .groups
+                    .iter()
+                    .map(|g| box_set(g, &config, true))
+                    .collect();
+                if sets.iter().all(|s| s.len() <= 1) {
+                    return None;
+                }
+                // At least one factor has two rows, so `config` is drawn with chance at most
+                // 1/2 and the loop ends quickly.
+                loop {
+                    let mut out = config.clone();
+                    for (g, s) in self.groups.iter().zip(&sets) {
+                        let row = &s[rng.random_range(0..s.len())];
+                        for (&p, &v) in g.params.iter().zip(row) {
+                            out[p] = v;
+                        }
+                    }
+                    if out != config {
+                        return Some(out);
+                    }
+                }
+            }
+            Neighbourhood::IndexDistance => pick(self.neighbours(&config, kind), rng),
+        }
     }
 
     /// Indices clamped into their domains; missing entries become 0.

@@ -234,6 +234,13 @@ proptest! {
                 };
                 prop_assert_eq!(set(got), expected, "{:?} of {:?}", kind, c);
             }
+            for kind in Neighbourhood::ALL {
+                let all = space.neighbours(&c, kind);
+                match space.random_neighbour(&c, kind, &mut rng) {
+                    Some(n) => prop_assert!(all.contains(&n), "{:?} of {:?}: {:?}", kind, c, n),
+                    None => prop_assert!(all.is_empty(), "{:?} of {:?}", kind, c),
+                }
+            }
             let nearest = space.repair_nearest(&c, &mut rng);
             prop_assert!(space.contains(&nearest));
             let best = feasible.iter().map(|f| index_distance(f, &c)).min().unwrap();
@@ -350,6 +357,37 @@ fn uniform_sampling_passes_a_chi_square_test() {
         .map(|&o| (o as f64 - expected).powi(2) / expected)
         .sum();
     assert!(chi2 < 58.3, "chi-square {chi2} for first draws {first:?}");
+}
+
+#[test]
+fn random_neighbours_are_uniform_over_the_valid_ones() {
+    // A constrained space in which some Hamming and strictly-adjacent draws are rejected.
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("a", [1, 2, 3, 4, 5]).unwrap(),
+            Parameter::integer("b", [1, 2, 3, 4]).unwrap(),
+            Parameter::integer("c", [1, 2]).unwrap(),
+        ],
+        &["a * b <= 10", "a + c != 4"],
+    )
+    .unwrap();
+    let mut rng = seeded(9);
+    let from = vec![1, 1, 0]; // a = 2, b = 2, c = 1
+    assert!(space.contains(&from));
+    for kind in [Neighbourhood::Hamming, Neighbourhood::StrictlyAdjacent] {
+        let all = space.neighbours(&from, kind);
+        assert!(all.len() >= 4, "{kind:?}: {all:?}");
+        let mut counts = vec![0usize; all.len()];
+        let draws = 2000 * all.len();
+        for _ in 0..draws {
+            let n = space.random_neighbour(&from, kind, &mut rng).unwrap();
+            counts[all.iter().position(|a| *a == n).unwrap()] += 1;
+        }
+        // Every neighbour within 15% of its expected share (2000 draws each: sd about 2%).
+        for (n, &k) in all.iter().zip(&counts) {
+            assert!((1700..=2300).contains(&k), "{kind:?} {n:?}: {k} of {draws}");
+        }
+    }
 }
 
 #[test]
