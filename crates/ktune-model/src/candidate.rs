@@ -548,16 +548,7 @@ impl CandidateGp {
     /// Errors (the model is left unchanged): a length mismatch, or a negative or non-finite
     /// variance.
     pub fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
-        if variances.len() != self.obs.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!(
-                    "{} variances for {} observations",
-                    variances.len(),
-                    self.obs.len()
-                ),
-            });
-        }
-        crate::observations::check_variances(variances)?;
+        crate::observations::check_variances(variances, self.obs.len())?;
         let s2 = self.y_std * self.y_std;
         let rescale = self.extra_scale <= 0.0
             || !(1.0 / NOISE_RESCALE..=NOISE_RESCALE).contains(&(s2 / self.extra_scale));

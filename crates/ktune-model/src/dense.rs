@@ -57,12 +57,9 @@ impl DenseGp {
         y: &[f64],
         extra: &[f64],
     ) -> Result<DenseGp, ModelError> {
-        if !extra.is_empty() && extra.len() != y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!("{} noise variances for {} values", extra.len(), y.len()),
-            });
+        if !extra.is_empty() {
+            crate::observations::check_variances(extra, y.len())?;
         }
-        crate::observations::check_variances(extra)?;
         if x.len() != y.len() {
             return Err(ModelError::LengthMismatch {
                 what: format!("{} points but {} values", x.len(), y.len()),

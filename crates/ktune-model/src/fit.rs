@@ -399,12 +399,9 @@ pub fn fit_hyperparameters_noisy(
     options: &FitOptions,
     seed: u64,
 ) -> Result<Fitted, ModelError> {
-    if !extra.is_empty() && extra.len() != y.len() {
-        return Err(ModelError::LengthMismatch {
-            what: format!("{} noise variances for {} values", extra.len(), y.len()),
-        });
+    if !extra.is_empty() {
+        crate::observations::check_variances(extra, y.len())?;
     }
-    crate::observations::check_variances(extra)?;
     if x.len() != y.len() {
         return Err(ModelError::LengthMismatch {
             what: format!("{} points but {} values", x.len(), y.len()),

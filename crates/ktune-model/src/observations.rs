@@ -65,16 +65,7 @@ impl Observations {
     /// Sets the measurement variances, one per observation (all zero: none); unchanged on
     /// error.
     pub(crate) fn set_noise(&mut self, variances: &[f64]) -> Result<(), ModelError> {
-        if variances.len() != self.y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!(
-                    "{} variances for {} observations",
-                    variances.len(),
-                    self.y.len()
-                ),
-            });
-        }
-        check_variances(variances)?;
+        check_variances(variances, self.y.len())?;
         self.noise = if variances.iter().all(|&v| v == 0.0) {
             Vec::new()
         } else {
@@ -84,8 +75,16 @@ impl Observations {
     }
 }
 
-/// Measurement variances must be finite and not negative.
-pub(crate) fn check_variances(variances: &[f64]) -> Result<(), ModelError> {
+/// Measurement variances come one per observation, finite and not negative.
+pub(crate) fn check_variances(variances: &[f64], observations: usize) -> Result<(), ModelError> {
+    if variances.len() != observations {
+        return Err(ModelError::LengthMismatch {
+            what: format!(
+                "{} measurement variances for {observations} observations",
+                variances.len()
+            ),
+        });
+    }
     match variances.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
         Some(&v) => Err(ModelError::NonFinite {
             what: "measurement variance".into(),

@@ -5,7 +5,8 @@
 //! adjacent / strictly-adjacent neighbourhoods of the constraint-aware paper, section IV-A),
 //! or, for a share `compound` of the steps (0.25), makes Kernel Tuner's compound move (a
 //! Hamming step for each parameter with chance 0.2, then a strictly-adjacent step), which can
-//! change several parameters at once, and moves there by the Metropolis criterion: always when it is not worse, with probability
+//! change several parameters at once, and moves there by the Metropolis criterion: always
+//! when it is not worse, with probability
 //! `exp(-Δ / T)` when it is, where `Δ = (new - current) / |current|` is the *relative*
 //! difference, so acceptance does not depend on the objective's units or sign. A failed
 //! neighbour is never accepted (a failed current configuration is always left). After
@@ -70,9 +71,8 @@ pub struct AnnealingSchedule {
     /// The share of moves that are compound, as Kernel Tuner's constraint-aware move: for
     /// each parameter in turn, with chance [`COMPOUND_HAMMING_CHANCE`], a step to a random
     /// valid Hamming neighbour, then one step to a random valid (strictly) adjacent
-    /// neighbour. Such a
-    /// move may change several parameters at once, and so crosses between basins that
-    /// single-parameter steps reach only uphill.
+    /// neighbour. Such a move may change several parameters at once, and so crosses between
+    /// basins that single-parameter steps reach only uphill.
     pub compound: f64,
     /// Cool from `t_start` to `t_min` over the run's evaluation budget when it has one.
     pub stretch: bool,
@@ -142,35 +142,14 @@ impl SimulatedAnnealing {
     /// Follows the budget-stretched schedule after `evaluated` distinct evaluations of the
     /// study, while the budget lasts.
     fn stretch_to(&mut self, evaluated: usize) {
-        let budget = self.budget.filter(|_| self.schedule.stretch);
-        self.stretched = budget.is_some_and(|b| evaluated < b);
-        if let Some(b) = budget.filter(|_| self.stretched) {
+        let budget = self
+            .budget
+            .filter(|&b| self.schedule.stretch && evaluated < b);
+        self.stretched = budget.is_some();
+        if let Some(b) = budget {
             let ratio = self.schedule.t_min / self.schedule.t_start;
             self.t = self.schedule.t_start * ratio.powf(evaluated as f64 / b as f64);
         }
-    }
-
-    /// A compound move from `from` into `self.buf`: Hamming steps, each parameter with
-    /// chance [`COMPOUND_HAMMING_CHANCE`], then a strictly-adjacent step; a step with no valid
-    /// neighbour to take stays (so the move may return `from`, a free step). Kernel Tuner
-    /// takes an adjacent step, which differs from a strictly-adjacent one only where a
-    /// parameter value occurs in no valid configuration; strictly-adjacent ones are drawn
-    /// without scanning the space.
-    fn compound_move(&mut self, space: &SearchSpace, from: Configuration, rng: &mut Rng) {
-        // Drawn without listing neighbourhoods: the intermediate configurations are seldom
-        // visited twice, so caching their lists would not pay.
-        let mut at = from;
-        for _ in 0..space.dims() {
-            if rng.random::<f64>() < COMPOUND_HAMMING_CHANCE
-                && let Some(c) = space.random_neighbour(&at, Neighbourhood::Hamming, rng)
-            {
-                at = c;
-            }
-        }
-        if let Some(c) = space.random_neighbour(&at, Neighbourhood::StrictlyAdjacent, rng) {
-            at = c;
-        }
-        self.buf = at;
     }
 
     fn move_to(&mut self, p: Point) {
@@ -184,6 +163,28 @@ impl SimulatedAnnealing {
         self.neighbours = None;
         self.pending = None;
     }
+}
+
+/// A compound move from `from`: Hamming steps, each parameter with chance
+/// [`COMPOUND_HAMMING_CHANCE`], then a strictly-adjacent step; a step with no valid neighbour
+/// to take stays (so the move may return `from`, a free step). Kernel Tuner takes an adjacent
+/// step, which differs from a strictly-adjacent one only where a parameter value occurs in no
+/// valid configuration; strictly-adjacent ones are drawn without scanning the space.
+fn compound_move(space: &SearchSpace, from: &[u32], rng: &mut Rng) -> Configuration {
+    // Drawn without listing neighbourhoods: the intermediate configurations are seldom
+    // visited twice, so caching their lists would not pay.
+    let mut at = from.to_vec();
+    for _ in 0..space.dims() {
+        if rng.random::<f64>() < COMPOUND_HAMMING_CHANCE
+            && let Some(c) = space.random_neighbour(&at, Neighbourhood::Hamming, rng)
+        {
+            at = c;
+        }
+    }
+    if let Some(c) = space.random_neighbour(&at, Neighbourhood::StrictlyAdjacent, rng) {
+        at = c;
+    }
+    at
 }
 
 impl Default for SimulatedAnnealing {
@@ -248,17 +249,13 @@ impl Strategy for SimulatedAnnealing {
                 continue;
             }
             if self.schedule.compound > 0.0 && rng.random::<f64>() < self.schedule.compound {
-                let start = cur.config.clone();
-                self.compound_move(space, start, rng);
+                self.buf = compound_move(space, &cur.config, rng);
             } else {
                 let rank = neighbours[rng.random_range(0..neighbours.len())];
                 self.buf.resize(space.dims(), 0);
                 space.write_configuration(rank, &mut self.buf);
             }
             let u: f64 = rng.random();
-            let Some(cur) = &self.current else {
-                continue;
-            };
             match history.get(&self.buf) {
                 None => {
                     self.pending = Some((self.buf.clone(), u));
@@ -600,24 +597,12 @@ mod tests {
         )
         .unwrap();
         let from: Configuration = vec![5; 6];
-        let changed = |compound: f64| {
-            let mut s = SimulatedAnnealing::new(
-                AnnealingSchedule {
-                    compound,
-                    ..AnnealingSchedule::default()
-                },
-                1,
-            );
-            let mut rng = Rng::seed_from_u64(5);
-            let mut counts = [0usize; 7];
-            for _ in 0..2000 {
-                s.compound_move(&space, from.clone(), &mut rng);
-                let moved = s.buf.iter().zip(&from).filter(|(a, b)| a != b).count();
-                counts[moved] += 1;
-            }
-            counts
-        };
-        let counts = changed(1.0);
+        let mut rng = Rng::seed_from_u64(5);
+        let mut counts = [0usize; 7];
+        for _ in 0..2000 {
+            let to = compound_move(&space, &from, &mut rng);
+            counts[to.iter().zip(&from).filter(|(a, b)| a != b).count()] += 1;
+        }
         // The strictly-adjacent step moves about 2/3 of the parameters by one index, and the
         // Hamming steps add more.
         assert!(counts[0] < 20, "{counts:?}");

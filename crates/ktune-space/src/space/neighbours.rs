@@ -164,8 +164,7 @@ impl SearchSpace {
     /// is uniform over the valid Hamming neighbours; after [`RANDOM_NEIGHBOUR_TRIES`] rejections
     /// (a sparse space) the neighbours are listed. Strictly adjacent: each index moved by -1,
     /// 0 or +1 (within its domain) uniformly, kept when the result is valid and not `config`,
-    /// listed after as many rejections. Adjacent: one row from each group's box, redrawn
-    /// while the result is `config` itself. Index distance: listed.
+    /// listed after as many rejections. Adjacent and index distance: listed.
     pub fn random_neighbour<R: Rng + ?Sized>(
         &self,
         config: &[u32],
@@ -225,31 +224,9 @@ impl SearchSpace {
                 }
                 pick(self.neighbours(&config, kind), rng)
             }
-            Neighbourhood::Adjacent => {
-                let sets: Vec<Vec<Vec<u32>>> = self
-                    .groups
-                    .iter()
-                    .map(|g| box_set(g, &config, true))
-                    .collect();
-                if sets.iter().all(|s| s.len() <= 1) {
-                    return None;
-                }
-                // At least one factor has two rows, so `config` is drawn with chance at most
-                // 1/2 and the loop ends quickly.
-                loop {
-                    let mut out = config.clone();
-                    for (g, s) in self.groups.iter().zip(&sets) {
-                        let row = &s[rng.random_range(0..s.len())];
-                        for (&p, &v) in g.params.iter().zip(row) {
-                            out[p] = v;
-                        }
-                    }
-                    if out != config {
-                        return Some(out);
-                    }
-                }
+            Neighbourhood::Adjacent | Neighbourhood::IndexDistance => {
+                pick(self.neighbours(&config, kind), rng)
             }
-            Neighbourhood::IndexDistance => pick(self.neighbours(&config, kind), rng),
         }
     }
 
