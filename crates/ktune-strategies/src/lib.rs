@@ -17,7 +17,9 @@
 //! ```
 #![deny(missing_docs)]
 
+mod auto;
 mod baco;
+pub mod bandit;
 mod bayes_opt;
 mod brute_force;
 mod differential_evolution;
@@ -33,6 +35,7 @@ mod simulated_annealing;
 pub mod surrogate;
 pub mod transform;
 
+pub use auto::{Auto, AutoOptions};
 pub use baco::{Baco, BacoOptions};
 pub use bayes_opt::{
     BayesianOptimization, BoOptions, Exploration, ExplorationScale, Method, Transform,
@@ -72,6 +75,7 @@ pub const REGISTRY: &[Entry] = &[
     genetic_algorithm::ENTRY,
     bayes_opt::ENTRY,
     baco::ENTRY,
+    auto::ENTRY,
 ];
 
 /// The registry entry called `name` (or one of its aliases).

@@ -532,6 +532,9 @@ pub struct MultiStartLocalSearch {
     climber: HillClimber,
     starts: Starts,
     start_samples: usize,
+    /// Move the climb to the study's best configuration whenever it is better than the
+    /// climb's (found by another strategy of a portfolio, or another worker).
+    follow_best: bool,
 }
 
 impl MultiStartLocalSearch {
@@ -554,7 +557,15 @@ impl MultiStartLocalSearch {
             climber: HillClimber::new(neighbourhood, order, first_improvement),
             starts: Starts::default(),
             start_samples: start_samples.max(1),
+            follow_best: false,
         }
+    }
+
+    /// Whether the climb jumps to the study's best configuration whenever that is better
+    /// than the climb's own (the local refinement of a portfolio).
+    pub fn following_best(mut self, follow: bool) -> MultiStartLocalSearch {
+        self.follow_best = follow;
+        self
     }
 }
 
@@ -576,6 +587,12 @@ impl Strategy for MultiStartLocalSearch {
         n: usize,
         rng: &mut Rng,
     ) -> Vec<Configuration> {
+        if self.follow_best
+            && let Some(best) = history.best()
+            && better(best.value, self.climber.current().and_then(|c| c.value))
+        {
+            self.climber.start_at(best.config.clone());
+        }
         // Ends: a climb only moves to better configurations, and a restart samples
         // unevaluated configurations.
         loop {
@@ -608,6 +625,7 @@ struct MlsOptions {
     restart: bool,
     order: String,
     start_samples: usize,
+    follow_best: bool,
 }
 
 impl Default for MlsOptions {
@@ -617,6 +635,7 @@ impl Default for MlsOptions {
             restart: true,
             order: "random".into(),
             start_samples: START_SAMPLES,
+            follow_best: false,
         }
     }
 }
@@ -627,12 +646,15 @@ fn create(options: &crate::Options) -> Result<Box<dyn Strategy + Send>, crate::S
     let neighbourhood = parse_neighbourhood(NAME, "neighbour", &o.neighbour)?;
     let order = Order::parse(NAME, "order", &o.order)?;
     check_start_samples(NAME, o.start_samples)?;
-    Ok(Box::new(MultiStartLocalSearch::new(
-        neighbourhood,
-        order == Order::Random,
-        o.restart,
-        o.start_samples,
-    )))
+    Ok(Box::new(
+        MultiStartLocalSearch::new(
+            neighbourhood,
+            order == Order::Random,
+            o.restart,
+            o.start_samples,
+        )
+        .following_best(o.follow_best),
+    ))
 }
 
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
@@ -656,6 +678,11 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "Order in which neighbours are tried: \"random\" (a new permutation at every configuration) or \"sequential\" (parameter by parameter).",
         },
         START_SAMPLES_DOC,
+        crate::OptionDoc {
+            name: "follow_best",
+            default: "false",
+            doc: "Move the climb to the study's best configuration whenever it is better than the climb's own (found by another strategy of a portfolio, or by another worker).",
+        },
     ],
     create,
 };

@@ -111,6 +111,11 @@ pub struct BoOptions {
     pub explore_after: usize,
     /// How proposals beyond one round are made (batches, parallel workers).
     pub batch: Batch,
+    /// Learn hidden constraints from failed configurations with BaCO's random forest and
+    /// weight the acquisition by the probability that a configuration runs.
+    pub feasibility: bool,
+    /// The largest minimum-feasibility limit ε_f, drawn each round from `{0, t/10, ..., t}`.
+    pub feasibility_threshold: f64,
     /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
     /// in a spec, split off before the rest is parsed.
     #[serde(skip)]
@@ -137,6 +142,8 @@ impl Default for BoOptions {
             exploration_scale: ExplorationScale::Spread,
             explore_after: 10,
             batch: Batch::Believer,
+            feasibility: false,
+            feasibility_threshold: 0.1,
             surrogate: SurrogateOptions::default(),
         }
     }
@@ -217,6 +224,16 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         name: "batch",
         default: "\"believer\"",
         doc: "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far).",
+    },
+    OptionDoc {
+        name: "feasibility",
+        default: "false",
+        doc: "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures).",
+    },
+    OptionDoc {
+        name: "feasibility_threshold",
+        default: "0.1",
+        doc: "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.",
     },
     OptionDoc {
         name: "candidate_limit",

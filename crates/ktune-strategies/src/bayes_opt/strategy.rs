@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::{self, Acquisition, Combination, Portfolio, contextual_variance};
-use ktune_model::{CandidateGp, ExactGp, Kernel, KernelKind, Point, Surrogate};
+use ktune_model::{
+    CandidateGp, ExactGp, FeasibilityForest, ForestOptions, Kernel, KernelKind, Point, Surrogate,
+};
 use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourhood, SearchSpace};
+use rand::RngExt;
 use rustc_hash::FxHashSet;
 
 use super::NAME;
@@ -59,6 +62,12 @@ struct State {
     var_s: f64,
     sampler: DistinctSampler,
     notice_given: bool,
+    /// Every evaluated configuration, encoded, and whether it ran: the feasibility forest's
+    /// data (kept only with `feasibility`).
+    rows: Vec<Vec<f64>>,
+    ran: Vec<bool>,
+    /// The forest of this round and its ε_f (none until something has failed).
+    forest: Option<(FeasibilityForest, f64)>,
 }
 
 /// The configurations each round scores.
@@ -125,6 +134,13 @@ impl BayesianOptimization {
             10.0,
         )?;
         check_range(NAME, "candidate_limit", opts.candidate_limit, 1, u64::MAX)?;
+        check_range(
+            NAME,
+            "feasibility_threshold",
+            opts.feasibility_threshold,
+            0.0,
+            1.0,
+        )?;
         check_range(NAME, "sample_size", opts.sample_size, 1, 100_000_000)?;
         if opts.acquisition_order.is_empty() {
             return Err(invalid(
@@ -242,11 +258,15 @@ impl BayesianOptimization {
             var_s: 0.0,
             sampler: DistinctSampler::new(space.size()),
             notice_given: false,
+            rows: Vec::new(),
+            ran: Vec::new(),
+            forest: None,
         };
         // Anything evaluated before (a resumed run) is known already.
         for o in history.observations() {
             if let Some(r) = space.rank(&o.config) {
                 state.mark_visited(r);
+                state.record(self.opts.feasibility, &o.config, o.value.is_some());
                 if let Some(v) = o.value {
                     state.fit(r, &o.config, v, o.variance);
                 }
@@ -271,6 +291,33 @@ impl State {
     fn mark_visited(&mut self, rank: u64) {
         self.visited.insert(rank);
         self.sampler.exclude(rank);
+    }
+
+    /// Keeps an evaluated configuration as data for the feasibility forest.
+    fn record(&mut self, feasibility: bool, config: &[u32], ran: bool) {
+        if feasibility {
+            let x = self.encode(config);
+            self.rows.push(x);
+            self.ran.push(ran);
+        }
+    }
+
+    /// Regrows the feasibility forest on every evaluation so far (BaCO refits it before each
+    /// proposal) and draws this round's ε_f; no forest while nothing has failed.
+    fn refresh_forest(&mut self, threshold: f64, rng: &mut Rng) {
+        self.forest = None;
+        if self.ran.iter().all(|&ok| ok) {
+            return;
+        }
+        let seed: u64 = rng.random();
+        // ε_f ∈ {0, t/10, ..., t}: with probability 1/11 nothing is cut off, so a region the
+        // forest wrongly condemns is still reachable.
+        let limit = threshold * f64::from(rng.random_range(0..=10u32)) / 10.0;
+        if let Ok(f) =
+            FeasibilityForest::fit(&self.rows, &self.ran, &ForestOptions::default(), seed)
+        {
+            self.forest = Some((f, limit));
+        }
     }
 
     fn encode(&self, config: &[u32]) -> Vec<f64> {
@@ -430,6 +477,9 @@ impl BayesianOptimization {
             );
             st.notice_given = true;
         }
+        if self.opts.feasibility {
+            st.refresh_forest(self.opts.feasibility_threshold, rng);
+        }
         let (ranks, (means, vars, weights)) = self.scored(st, space, rng);
         if ranks.is_empty() {
             return Vec::new();
@@ -441,6 +491,7 @@ impl BayesianOptimization {
         if self.opts.explore_after > 0 && st.since_improvement >= self.opts.explore_after {
             st.since_improvement = 0;
             let j = (0..vars.len())
+                .filter(|&j| weights[j] > 0.0)
                 .max_by(|&a, &b| vars[a].total_cmp(&vars[b]).then(b.cmp(&a)))
                 .unwrap_or(0);
             return vec![(space.configuration(ranks[j]), None, false)];
@@ -485,6 +536,9 @@ impl BayesianOptimization {
             st.fantasise(space, c, self.opts.batch);
         }
         let functions = st.portfolio.functions().to_vec();
+        if self.opts.feasibility {
+            st.refresh_forest(self.opts.feasibility_threshold, rng);
+        }
         let mut out = Vec::new();
         for k in 0..count {
             let (ranks, (means, vars, weights)) = self.scored(st, space, rng);
@@ -525,7 +579,9 @@ impl BayesianOptimization {
                         Point::keyed(&points[i * d..(i + 1) * d], r)
                     })
                     .collect();
-                (ranks, predictions(st.model.as_ref(), &keyed))
+                let mut predicted = predictions(st.model.as_ref(), &keyed);
+                feasible_weights(st, keyed.iter().map(|p| p.x), &mut predicted.2);
+                (ranks, predicted)
             }
             Candidates::Sampled { observed } => {
                 let mut sample = st.sampler.clone();
@@ -555,7 +611,9 @@ impl BayesianOptimization {
                     .map(|&r| st.encode(&space.configuration(r)))
                     .collect();
                 let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
-                (ranks, predictions(st.model.as_ref(), &points))
+                let mut predicted = predictions(st.model.as_ref(), &points);
+                feasible_weights(st, xs.iter().map(Vec::as_slice), &mut predicted.2);
+                (ranks, predicted)
             }
         }
     }
@@ -712,6 +770,7 @@ impl Strategy for BayesianOptimization {
                     && !st.visited.contains(&r)
                 {
                     st.mark_visited(r);
+                    st.record(self.opts.feasibility, &o.config, o.value.is_some());
                     if let Some(v) = o.value {
                         st.fit(r, &o.config, v, o.variance);
                         if !st.initial_done {
@@ -725,6 +784,7 @@ impl Strategy for BayesianOptimization {
                 st.since_improvement += 1;
             }
             let (config, af) = st.pending.swap_remove(i);
+            st.record(self.opts.feasibility, &config, o.value.is_some());
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
@@ -742,6 +802,18 @@ impl Strategy for BayesianOptimization {
             st.portfolio.round_done(|| median(valid));
         }
         self.state = Some(st);
+    }
+}
+
+/// Multiplies the acquisition weights by the forest's probability that each point runs, and
+/// sets the weight of points below this round's ε_f to 0 (never proposed).
+fn feasible_weights<'a>(st: &State, xs: impl Iterator<Item = &'a [f64]>, weights: &mut [f64]) {
+    let Some((forest, limit)) = &st.forest else {
+        return;
+    };
+    for (x, w) in xs.zip(weights.iter_mut()) {
+        let p = forest.probability(x);
+        *w = if p < *limit { 0.0 } else { *w * p };
     }
 }
 
@@ -772,7 +844,8 @@ fn maximiser(
     let mut arg = usize::MAX;
     let mut arg_score = f64::INFINITY;
     for (j, ((&mu, &var), &w)) in means.iter().zip(vars).zip(weights).enumerate() {
-        if skip(j) {
+        // A weight of 0: the feasibility forest rules the candidate out this round.
+        if skip(j) || w <= 0.0 {
             continue;
         }
         // LCB's λ multiplies the posterior σ, which is in the fitted units already.

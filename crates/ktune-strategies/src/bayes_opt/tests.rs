@@ -567,3 +567,74 @@ fn measurement_variances_reach_the_model() {
     crate::testkit::variances_change_the_search("bayes_opt");
     crate::testkit::variances_change_the_search("bayes_opt:candidate_limit=10");
 }
+
+/// Faster towards (14, 10), and everything beyond it fails: the optimum sits at the limit of
+/// a hidden resource constraint, as a kernel's fastest configurations do at the register or
+/// shared-memory limit.
+struct AtTheLimit(Vec<Metric>);
+
+impl Runner for AtTheLimit {
+    fn name(&self) -> &str {
+        "at-the-limit"
+    }
+    fn metrics(&self) -> &[Metric] {
+        &self.0
+    }
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        Ok(configs
+            .iter()
+            .map(|c| {
+                let v = space.values(c);
+                let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+                if x > 14.0 || y > 10.0 {
+                    Outcome::failed(FailureKind::Runtime, "out of resources", Timings::default())
+                } else {
+                    Outcome::ok(vec![(14.0 - x) + (10.0 - y) + 1.0], Timings::default())
+                }
+            })
+            .collect())
+    }
+}
+
+/// The feasibility forest keeps the search out of the failing region next to the optimum:
+/// without it the GP, which never sees a failure, keeps predicting that the corner beyond the
+/// optimum is faster still.
+#[test]
+fn the_feasibility_forest_avoids_the_failing_region() {
+    let failed = |spec: &str| -> usize {
+        (0..5)
+            .map(|seed| {
+                let r = tune(
+                    &mut AtTheLimit(vec![Metric::new("f", Direction::Minimize)]),
+                    spec,
+                    seed,
+                    100,
+                );
+                // After the initial sample (20 valid among about 45 here).
+                r.records[50..]
+                    .iter()
+                    .filter(|rec| rec.outcome.failure().is_some())
+                    .count()
+            })
+            .sum()
+    };
+    let plain = failed("bayes_opt");
+    let forest = failed("bayes_opt:feasibility=true");
+    assert!(
+        forest * 2 < plain,
+        "failed evaluations 51-100 in 5 runs: {forest} with the forest, {plain} without"
+    );
+}
+
+#[test]
+fn the_feasibility_threshold_is_checked() {
+    let e = crate::create_spec("bayes_opt:feasibility=true:feasibility_threshold=1.5")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("feasibility_threshold"), "{e}");
+}

@@ -1,0 +1,319 @@
+//! `auto`, the default strategy: Bayesian optimisation that learns from failures, and a local
+//! search that refines the best configuration found, sharing one budget through OpenTuner's
+//! AUC bandit ([`crate::bandit`]).
+//!
+//! Why a portfolio: measured on the 12 shared spaces (BENCHMARKS.md, issues 5, 12, 13 and 20)
+//! no single strategy is best everywhere. The GP strategies win where the landscape is smooth
+//! on a log scale (the dedispersion spaces: `bayes_opt` 0.95-0.97 where local searches score
+//! 0.1-0.8), the local searches where the fast configurations form narrow pockets that a
+//! smooth GP does not predict (convolution_A4000/A6000: MLS and annealing 0.6-0.76, `bayes_opt`
+//! 0.27-0.29), and only BaCO's feasibility forest keeps the search out of failing regions
+//! next to the optimum. So `auto` runs two strategies on one history:
+//!
+//! - **model**: `bayes_opt` with the feasibility forest (`feasibility = true`) and a small
+//!   uniform initial sample (`initial_samples`), so the model starts early.
+//! - **local**: multi-start local search that jumps to the study's best configuration
+//!   whenever another strategy found a better one (`mls` with `follow_best = true`), so the
+//!   neighbourhood of every new best is climbed to a local optimum.
+//!
+//! Each proposal comes from the strategy the bandit chooses: the one whose recent proposals
+//! most often became the new best. Every strategy is told every observation, so the model
+//! fits the climb's evaluations and the climb starts from the model's finds.
+//!
+//! Its options are chosen with `ktune bench tune-strategy auto` (cross-validated over the
+//! shared spaces; BENCHMARKS.md, issue 18).
+
+use ktune_core::{History, Observation, Rng, Strategy};
+use ktune_space::{Configuration, Neighbourhood, SearchSpace};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use crate::bandit::AucBandit;
+use crate::bayes_opt::{BayesianOptimization, BoOptions};
+use crate::mls::MultiStartLocalSearch;
+use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
+
+const NAME: &str = "auto";
+
+/// The model's index among the members (the local search, when present, is 1).
+const MODEL: usize = 0;
+
+/// The options of `auto`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AutoOptions {
+    /// Valid configurations the model samples uniformly before it proposes.
+    pub initial_samples: usize,
+    /// Learn failing regions with the feasibility forest.
+    pub feasibility: bool,
+    /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
+    pub explore_after: usize,
+    /// Include the local search.
+    pub local: bool,
+    /// Random configurations the local search samples to start a climb when the study's
+    /// best is a local optimum already.
+    pub local_start_samples: usize,
+    /// The bandit's exploration weight.
+    pub c: f64,
+    /// The bandit's window, in results.
+    pub window: usize,
+}
+
+impl Default for AutoOptions {
+    fn default() -> Self {
+        AutoOptions {
+            initial_samples: 10,
+            feasibility: true,
+            explore_after: 10,
+            local: true,
+            local_start_samples: 20,
+            c: 0.05,
+            window: 500,
+        }
+    }
+}
+
+const OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "initial_samples",
+        default: "10",
+        doc: "Valid configurations the model samples uniformly before it proposes.",
+    },
+    OptionDoc {
+        name: "feasibility",
+        default: "true",
+        doc: "The model learns failing regions with BaCO's random forest (bayes_opt's `feasibility`).",
+    },
+    OptionDoc {
+        name: "explore_after",
+        default: "10",
+        doc: "Evaluations without a new best before the model proposes where it knows least (bayes_opt's option; 0: never).",
+    },
+    OptionDoc {
+        name: "local",
+        default: "true",
+        doc: "Include the local search that climbs from the study's best configuration (mls with follow_best); false: the model alone.",
+    },
+    OptionDoc {
+        name: "local_start_samples",
+        default: "20",
+        doc: "Random configurations the local search samples to start a climb when the study's best is already a local optimum.",
+    },
+    OptionDoc {
+        name: "c",
+        default: "0.05",
+        doc: "The bandit's exploration weight (OpenTuner's C).",
+    },
+    OptionDoc {
+        name: "window",
+        default: "500",
+        doc: "The bandit remembers this many results.",
+    },
+];
+
+/// Strategies sharing one budget through an AUC bandit.
+pub struct Auto {
+    members: Vec<Box<dyn Strategy + Send>>,
+    bandit: AucBandit,
+    /// Members that had nothing more to propose.
+    exhausted: Vec<bool>,
+    /// Proposals awaiting their results, and the member that made each.
+    pending: FxHashMap<Configuration, usize>,
+    /// The best value told so far (minimisation form).
+    best: Option<f64>,
+    /// Evaluations before the local search may propose.
+    warm_up: usize,
+}
+
+impl Auto {
+    /// `auto` with the given options (checked).
+    pub fn new(o: &AutoOptions) -> Result<Auto, StrategyError> {
+        check_range(NAME, "initial_samples", o.initial_samples, 1, 100_000)?;
+        check_range(
+            NAME,
+            "local_start_samples",
+            o.local_start_samples,
+            1,
+            100_000,
+        )?;
+        check_range(NAME, "c", o.c, 0.0, 100.0)?;
+        check_range(NAME, "window", o.window, 1, 1_000_000)?;
+        let model = BayesianOptimization::new(BoOptions {
+            initial_samples: o.initial_samples,
+            initial_sampling: "random".into(),
+            feasibility: o.feasibility,
+            explore_after: o.explore_after,
+            ..BoOptions::default()
+        })?;
+        let mut members: Vec<Box<dyn Strategy + Send>> = vec![Box::new(model)];
+        if o.local {
+            members.push(Box::new(
+                MultiStartLocalSearch::new(
+                    Neighbourhood::Hamming,
+                    true,
+                    true,
+                    o.local_start_samples,
+                )
+                .following_best(true),
+            ));
+        }
+        Ok(Auto {
+            bandit: AucBandit::new(members.len(), o.c, o.window),
+            exhausted: vec![false; members.len()],
+            members,
+            pending: FxHashMap::default(),
+            best: None,
+            warm_up: o.initial_samples,
+        })
+    }
+}
+
+impl Strategy for Auto {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        let mut out: Vec<Configuration> = Vec::new();
+        // One member proposes the whole batch; one that has nothing left is passed over.
+        while out.len() < n.max(1) {
+            // The model's initial sample comes first: a climb from the best of a few random
+            // configurations improves often in small steps, which the bandit would credit
+            // while the sample would have found far better starts (measured: on spaces whose
+            // score window is 12-46 evaluations, climbing from the start scored below random).
+            let warm = history.len() + out.len() >= self.warm_up;
+            let allowed: Vec<bool> = self
+                .exhausted
+                .iter()
+                .enumerate()
+                .map(|(arm, e)| !e && (arm == MODEL || warm))
+                .collect();
+            let Some(arm) = self.bandit.choose(&allowed, rng) else {
+                break;
+            };
+            let proposed = self.members[arm].ask(space, history, n.max(1) - out.len(), rng);
+            let fresh: Vec<Configuration> = proposed
+                .into_iter()
+                .filter(|c| !out.contains(c) && !self.pending.contains_key(c))
+                .collect();
+            if fresh.is_empty() {
+                self.exhausted[arm] = true;
+                continue;
+            }
+            for c in fresh {
+                self.pending.insert(c.clone(), arm);
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        for o in observations {
+            let improved = o.value.is_some_and(|v| self.best.is_none_or(|b| v < b));
+            if improved {
+                self.best = o.value;
+            }
+            if let Some(arm) = self.pending.remove(&o.config) {
+                self.bandit.record(arm, improved);
+            }
+        }
+        for m in &mut self.members {
+            m.tell(space, observations);
+        }
+        // What one member has told another may give the exhausted one something to do
+        // (the local search climbs from a new best).
+        self.exhausted.iter_mut().for_each(|e| *e = false);
+    }
+
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        for m in &mut self.members {
+            m.set_budget(evaluations);
+        }
+    }
+}
+
+fn create(options: &Options) -> Result<Box<dyn Strategy + Send>, StrategyError> {
+    let o: AutoOptions = parse(NAME, options)?;
+    Ok(Box::new(Auto::new(&o)?))
+}
+
+pub(crate) const ENTRY: Entry = Entry {
+    name: NAME,
+    aliases: &["default", "portfolio"],
+    about: "The default: Bayesian optimisation with BaCO's feasibility forest and a local search that climbs from the best configuration found, sharing the budget through OpenTuner's AUC bandit (each proposal from the strategy whose recent proposals most often found a new best).",
+    options: OPTIONS,
+    create,
+};
+
+#[cfg(test)]
+mod tests {
+    use ktune_core::{Budget, Direction, Metric, Tuner};
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::testkit::{Bowl, sparse_space};
+
+    fn tuned(o: &AutoOptions, budget: usize, seed: u64) -> (Auto, ktune_core::TuningRun) {
+        let space = sparse_space();
+        let mut auto = Auto::new(o).unwrap();
+        let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
+        let run = Tuner::new(
+            &space,
+            &mut runner,
+            Budget {
+                max_evaluations: Some(budget),
+                ..Budget::default()
+            },
+        )
+        .run(&mut auto, &mut Rng::seed_from_u64(seed))
+        .unwrap();
+        (auto, run)
+    }
+
+    /// The local search waits for the model's initial sample, then both propose and the
+    /// bandit has results of both.
+    #[test]
+    fn the_local_search_starts_after_the_initial_sample() {
+        let o = AutoOptions::default();
+        let (auto, _) = tuned(&o, o.initial_samples, 1);
+        assert_eq!(auto.bandit.exploitation(1), 0.0);
+        assert!(auto.bandit.exploitation(MODEL) > 0.0);
+        let (auto, run) = tuned(&o, 60, 1);
+        assert_eq!(run.records.len(), 60);
+        let uses: Vec<usize> = (0..2).map(|arm| auto.bandit.uses(arm)).collect();
+        assert!(uses[0] >= o.initial_samples && uses[1] > 0, "{uses:?}");
+        let best = run.best().and_then(|b| b.outcome.objective()).unwrap();
+        assert!(best <= 2.0, "best {best} after 60 evaluations");
+    }
+
+    #[test]
+    fn without_the_local_search_it_is_the_model_alone() {
+        let o = AutoOptions {
+            local: false,
+            ..AutoOptions::default()
+        };
+        let (auto, run) = tuned(&o, 40, 2);
+        assert_eq!(auto.members.len(), 1);
+        assert_eq!(auto.bandit.uses(MODEL), run.records.len());
+    }
+
+    #[test]
+    fn options_are_checked() {
+        for bad in [
+            "auto:window=0",
+            "auto:c=-1",
+            "auto:initial_samples=0",
+            "auto:local=maybe",
+        ] {
+            assert!(crate::create_spec(bad).is_err(), "{bad}");
+        }
+        assert_eq!(crate::create_spec("default").unwrap().1.name(), "auto");
+    }
+}
