@@ -32,6 +32,10 @@ enum BenchCommand {
     /// Score existing trace files (JSON Lines, from ktune or any other tool) against
     /// brute-forced spaces: `ktune bench score traces.jsonl ... spaces/*.json.gz`.
     Score(ScoreArgs),
+    /// Tune a strategy's options by simulated runs, cross-validated: `ktune bench
+    /// tune-strategy auto --spaces spaces/*.json.gz` tunes on half the spaces and reports the
+    /// score on the other half, before and after.
+    TuneStrategy(crate::tune_strategy::TuneStrategyArgs),
 }
 
 #[derive(clap::Args)]
@@ -103,12 +107,13 @@ struct ScoreArgs {
 pub fn run(args: &BenchArgs) -> Result<()> {
     match &args.command {
         Some(BenchCommand::Score(s)) => score(s),
+        Some(BenchCommand::TuneStrategy(t)) => crate::tune_strategy::run(t),
         None => bench(&args.run),
     }
 }
 
 /// Opens each space and its statistics, in parallel.
-fn open_spaces(
+pub(crate) fn open_spaces(
     paths: &[PathBuf],
     objective: &str,
     maximize: bool,

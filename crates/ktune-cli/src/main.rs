@@ -6,6 +6,7 @@ mod output;
 mod bench;
 mod space;
 mod tune;
+mod tune_strategy;
 mod worker;
 
 use std::process::ExitCode;

@@ -232,3 +232,101 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
     run("1", false);
     assert_eq!(traces().lines().count(), 2);
 }
+
+/// Tuning the tuner: two folds, each tuned on one space and scored on the other, with the
+/// options searched, the settings tried and a tuned setting at least as good as the defaults
+/// on the spaces it was tuned on.
+#[test]
+fn tune_strategy_cross_validates_over_two_folds() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "tune-strategy",
+            "simulated_annealing:T=0.1",
+            "--seeds",
+            "2",
+            "--evaluations",
+            "3",
+            "--budget",
+            "40",
+            "--option",
+            "start_samples=1,20",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg("--spaces")
+        .arg(space("dedispersion_A100"))
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let report = std::fs::read_to_string(out.path().join("tune-strategy.md")).unwrap();
+    assert_eq!(
+        report,
+        String::from_utf8(result.stdout)
+            .unwrap()
+            .trim_end_matches('\n')
+            .to_string()
+            + "\n"
+    );
+    // Sorted by name and dealt out: fold 1 holds convolution_A100 back, fold 2 the other.
+    assert!(
+        report.contains("| 1 | convolution_A100 | `simulated_annealing"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| 2 | dedispersion_A100 | `simulated_annealing"),
+        "{report}"
+    );
+    assert!(report.contains("- `start_samples`: 1, 20"), "{report}");
+    // T is fixed, so it is not searched; the fixed value stays in the tuned options.
+    assert!(!report.contains("- `T`:"), "{report}");
+    assert!(report.contains("T=0.1"), "{report}");
+    assert_eq!(report.matches("#### Fold").count(), 2, "{report}");
+    for line in report
+        .lines()
+        .filter(|l| l.contains("| `simulated_annealing"))
+    {
+        let cells: Vec<f64> = line
+            .split('|')
+            .filter_map(|c| c.trim().parse().ok())
+            .collect();
+        // fold number, then defaults and tuned on the tuning spaces, then held out.
+        assert_eq!(cells.len(), 5, "{line}");
+        assert!(
+            cells[2] >= cells[1],
+            "tuned below the defaults where tuned: {line}"
+        );
+    }
+}
+
+#[test]
+fn tune_strategy_explains_what_it_cannot_do() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["random"], "nothing to tune"),
+        (
+            &["simulated_annealing", "--option", "temperature=1,2"],
+            "no such option",
+        ),
+        (
+            &["simulated_annealing", "--option", "T=1"],
+            "at least two values",
+        ),
+        (&["annealing", "--option", "T=1,2"], "unknown strategy"),
+    ];
+    for (args, expected) in cases {
+        let result = ktune()
+            .args(["bench", "tune-strategy"])
+            .args(args)
+            .arg("--spaces")
+            .arg(space("convolution_A100"))
+            .arg(space("dedispersion_A100"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}

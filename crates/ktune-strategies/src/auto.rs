@@ -249,6 +249,36 @@ pub(crate) const ENTRY: Entry = Entry {
     aliases: &["default", "portfolio"],
     about: "The default: Bayesian optimisation with BaCO's feasibility forest and a local search that climbs from the best configuration found, sharing the budget through OpenTuner's AUC bandit (each proposal from the strategy whose recent proposals most often found a new best).",
     options: OPTIONS,
+    tunable: &[
+        crate::Tunable {
+            name: "initial_samples",
+            values: &["5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "feasibility",
+            values: &["true", "false"],
+        },
+        crate::Tunable {
+            name: "explore_after",
+            values: &["0", "5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "local",
+            values: &["true", "false"],
+        },
+        crate::Tunable {
+            name: "local_start_samples",
+            values: &["1", "5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "c",
+            values: &["0.01", "0.05", "0.2", "1.0"],
+        },
+        crate::Tunable {
+            name: "window",
+            values: &["50", "100", "500"],
+        },
+    ],
     create,
 };
 

@@ -57,5 +57,6 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["brute-force"],
     about: "Every configuration of the space once, in rank order.",
     options: &[],
+    tunable: &[],
     create,
 };

@@ -305,3 +305,34 @@ fn the_strategy_docs_are_up_to_date() {
         "docs/strategies.md is out of date: run `KTUNE_BLESS=1 cargo test -p ktune-strategies the_strategy_docs` and commit it"
     );
 }
+
+/// What `ktune bench tune-strategy` searches must be options the strategy documents, and
+/// every value it tries must create the strategy.
+#[test]
+fn every_tunable_value_is_a_valid_documented_option() {
+    for e in REGISTRY {
+        for t in e.tunable {
+            assert!(
+                e.options.iter().any(|o| o.name == t.name),
+                "{}: tunable `{}` is not a documented option",
+                e.name,
+                t.name
+            );
+            assert!(
+                t.values.len() >= 2,
+                "{}: `{}` has one value",
+                e.name,
+                t.name
+            );
+            for v in t.values {
+                let value: serde_json::Value = serde_json::from_str(v)
+                    .unwrap_or_else(|err| panic!("{}: `{}` = {v}: {err}", e.name, t.name));
+                let mut options = Options::new();
+                options.insert(t.name.to_string(), value);
+                if let Err(err) = (e.create)(&options) {
+                    panic!("{}: `{}` = {v} is refused: {err}", e.name, t.name);
+                }
+            }
+        }
+    }
+}

@@ -428,6 +428,24 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "Start from valid configurations and repair invalid points before evaluating them; false proposes snapped points as they are (invalid ones fail).",
         },
     ],
+    tunable: &[
+        crate::Tunable {
+            name: "popsize",
+            values: &["10", "20", "40"],
+        },
+        crate::Tunable {
+            name: "B0",
+            values: &["0.5", "1.0", "2.0"],
+        },
+        crate::Tunable {
+            name: "gamma",
+            values: &["0.5", "1.0", "2.0"],
+        },
+        crate::Tunable {
+            name: "alpha",
+            values: &["0.1", "0.2", "0.4"],
+        },
+    ],
     create,
 };
 

@@ -616,6 +616,29 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "Valid initial population, repair of invalid children and valid Hamming mutation; false: random Cartesian individuals, no repair, one-value mutation (invalid ones fail).",
         },
     ],
+    tunable: &[
+        crate::Tunable {
+            name: "popsize",
+            values: &["10", "20", "30"],
+        },
+        crate::Tunable {
+            name: "maxiter",
+            values: &["50", "150"],
+        },
+        crate::Tunable {
+            name: "method",
+            values: &[
+                "\"single_point\"",
+                "\"two_point\"",
+                "\"uniform\"",
+                "\"disruptive_uniform\"",
+            ],
+        },
+        crate::Tunable {
+            name: "mutation_chance",
+            values: &["5", "20", "55", "100"],
+        },
+    ],
     create,
 };
 

@@ -58,8 +58,21 @@ pub struct Entry {
     pub about: &'static str,
     /// Its options and their defaults.
     pub options: &'static [OptionDoc],
+    /// The options `ktune bench tune-strategy` searches by default, each with the values it
+    /// tries (the first one need not be the default).
+    pub tunable: &'static [Tunable],
     /// Creates it from options (unknown keys and out-of-range values are errors).
     pub create: fn(&Options) -> Result<Box<dyn Strategy + Send>, StrategyError>,
+}
+
+/// An option that `ktune bench tune-strategy` searches, and the values it tries (JSON, as in
+/// `name:key=value`).
+#[derive(Clone, Copy, Debug)]
+pub struct Tunable {
+    /// The option.
+    pub name: &'static str,
+    /// Its values, as JSON texts.
+    pub values: &'static [&'static str],
 }
 
 /// Every strategy, in the order they are listed.

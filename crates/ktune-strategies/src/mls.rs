@@ -684,6 +684,20 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "Move the climb to the study's best configuration whenever it is better than the climb's own (found by another strategy of a portfolio, or by another worker).",
         },
     ],
+    tunable: &[
+        crate::Tunable {
+            name: "neighbour",
+            values: &["\"Hamming\"", "\"adjacent\"", "\"strictly-adjacent\""],
+        },
+        crate::Tunable {
+            name: "restart",
+            values: &["true", "false"],
+        },
+        crate::Tunable {
+            name: "start_samples",
+            values: &["1", "5", "10", "20", "40"],
+        },
+    ],
     create,
 };
 

@@ -869,6 +869,24 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "Start from valid configurations and repair invalid points before evaluating them; false proposes snapped points as they are (invalid ones fail).",
         },
     ],
+    tunable: &[
+        crate::Tunable {
+            name: "popsize",
+            values: &["10", "20", "30", "50"],
+        },
+        crate::Tunable {
+            name: "w",
+            values: &["0.25", "0.5", "0.75"],
+        },
+        crate::Tunable {
+            name: "c1",
+            values: &["1.0", "2.0", "3.0"],
+        },
+        crate::Tunable {
+            name: "c2",
+            values: &["0.5", "1.0", "2.0"],
+        },
+    ],
     create,
 };
 

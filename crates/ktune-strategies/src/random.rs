@@ -63,5 +63,6 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["random_sample"],
     about: "Uniform random sampling without replacement: the baseline of the performance score.",
     options: &[],
+    tunable: &[],
     create,
 };

@@ -415,6 +415,28 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             doc: "With an evaluation budget, cool from T to T_min over the budget (Kernel Tuner's schedule; alpha and maxiter then do not apply); false: alpha every maxiter evaluations.",
         },
     ],
+    tunable: &[
+        crate::Tunable {
+            name: "T",
+            values: &["0.01", "0.1", "1.0"],
+        },
+        crate::Tunable {
+            name: "T_min",
+            values: &["0.00001", "0.0001", "0.001"],
+        },
+        crate::Tunable {
+            name: "compound",
+            values: &["0", "0.1", "0.25", "0.5"],
+        },
+        crate::Tunable {
+            name: "start_samples",
+            values: &["1", "5", "10", "20", "40"],
+        },
+        crate::Tunable {
+            name: "neighbour",
+            values: &["\"Hamming\"", "\"adjacent\"", "\"strictly-adjacent\""],
+        },
+    ],
     create,
 };
 

@@ -66,6 +66,24 @@ pub(crate) const ENTRY: Entry = Entry {
     aliases: &[],
     about: "BaCO's Bayesian optimisation: a Gaussian process with one distance per parameter type (permutations by Spearman's distance) and hyperparameters fitted under gamma priors, noise-free EI times the probability of running from a random forest trained on failures, and a multi-start local search of the acquisition that works on spaces too large to enumerate.",
     options: OPTIONS,
+    tunable: &[
+        crate::Tunable {
+            name: "initial_samples",
+            values: &["5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "starts",
+            values: &["5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "best_starts",
+            values: &["1", "3", "5"],
+        },
+        crate::Tunable {
+            name: "feasibility_threshold",
+            values: &["0.0", "0.1", "0.3"],
+        },
+    ],
     create,
 };
 

@@ -83,6 +83,28 @@ pub(crate) const ENTRY: Entry = Entry {
     aliases: &["bo", "bayesian_optimization"],
     about: "Bayesian optimisation for discrete constrained spaces (the BO paper): a Matérn 3/2 GP over every configuration, updated incrementally; EI, PI and LCB combined by advanced multi; contextual-variance exploration. ktune additions (options; see the module docs): the GP fits log run times, λ is scale-free, and 10 evaluations without improvement trigger one proposal of largest posterior variance.",
     options: OPTIONS,
+    tunable: &[
+        crate::Tunable {
+            name: "initial_samples",
+            values: &["5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "initial_sampling",
+            values: &["\"maximin\"", "\"random\""],
+        },
+        crate::Tunable {
+            name: "lengthscale",
+            values: &["1.0", "1.5", "2.0"],
+        },
+        crate::Tunable {
+            name: "explore_after",
+            values: &["0", "10", "20"],
+        },
+        crate::Tunable {
+            name: "feasibility",
+            values: &["false", "true"],
+        },
+    ],
     create,
 };
 
