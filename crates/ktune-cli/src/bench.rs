@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use ktune_bench::{
-    Direction as BenchDirection, SpaceStats, Trace, TraceAppender, plot_convergence,
+    Direction as BenchDirection, SpaceStats, TimeModel, Trace, TraceAppender, plot_convergence,
     read_finished_traces, read_traces, score_traces,
 };
 use ktune_core::{Budget, Direction, Rng, Session, Tuner, simulate_workers};
@@ -82,6 +82,20 @@ struct RunArgs {
     /// With --workers: how close to the optimum the time to target is taken (a fraction).
     #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
     target: f64,
+    /// `time`: also score the runs against simulated time (recorded compile, benchmark and
+    /// verification time of each evaluated configuration plus the strategy's own measured
+    /// time), written to time.md.
+    #[arg(long, value_enum, default_value = "evaluations")]
+    budget_kind: BudgetKind,
+}
+
+/// What a budget counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BudgetKind {
+    /// Evaluations (the performance score per evaluation).
+    Evaluations,
+    /// Simulated seconds, besides evaluations.
+    Time,
 }
 
 #[derive(clap::Args)]
@@ -102,6 +116,9 @@ struct ScoreArgs {
     /// Write convergence plots into this directory.
     #[arg(long)]
     plots: Option<PathBuf>,
+    /// `time`: score against simulated time instead (see `ktune bench --help`).
+    #[arg(long, value_enum, default_value = "evaluations")]
+    budget_kind: BudgetKind,
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -333,6 +350,7 @@ fn bench(args: &RunArgs) -> Result<()> {
             b.seed,
         ))
     });
+    let models: Vec<TimeModel> = spaces.iter().map(|(sim, _)| time_model(sim)).collect();
     let stats: Vec<SpaceStats> = spaces.into_iter().map(|(_, s)| s).collect();
     report(
         &traces,
@@ -340,6 +358,14 @@ fn bench(args: &RunArgs) -> Result<()> {
         Some(&args.out.join("scores.md")),
         (!args.no_plots).then(|| args.out.join("plots")).as_deref(),
     )?;
+    if args.budget_kind == BudgetKind::Time {
+        let markdown = time_report(&traces, &stats, &models);
+        outln!("{markdown}")?;
+        let path = args.out.join("time.md");
+        std::fs::write(&path, &markdown)
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        eprintln!("time scores: {}", path.display());
+    }
     if !args.workers.is_empty() {
         let markdown = ktune_bench::workers_report(&traces, &stats, args.target);
         outln!("{markdown}")?;
@@ -391,11 +417,45 @@ fn score(args: &ScoreArgs) -> Result<()> {
         traces.extend(read_traces(f)?);
     }
     let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
-    let stats: Vec<SpaceStats> = open_spaces(&spaces, &args.objective, args.maximize)?
-        .into_iter()
-        .map(|(_, s)| s)
-        .collect();
+    let opened = open_spaces(&spaces, &args.objective, args.maximize)?;
+    if args.budget_kind == BudgetKind::Time {
+        let models: Vec<TimeModel> = opened.iter().map(|(sim, _)| time_model(sim)).collect();
+        let stats: Vec<SpaceStats> = opened.into_iter().map(|(_, s)| s).collect();
+        let markdown = time_report(&traces, &stats, &models);
+        outln!("{markdown}")?;
+        if let Some(p) = &args.out {
+            std::fs::write(p, &markdown)
+                .with_context(|| format!("cannot write `{}`", p.display()))?;
+            eprintln!("time scores: {}", p.display());
+        }
+        return Ok(());
+    }
+    let stats: Vec<SpaceStats> = opened.into_iter().map(|(_, s)| s).collect();
     report(&traces, &stats, args.out.as_deref(), args.plots.as_deref())
+}
+
+/// What evaluating each configuration of a simulated space costs: its recorded compile,
+/// benchmark and verification time (the framework time Kernel Tuner recorded when the space
+/// was brute-forced is the tool's, not the configuration's; a strategy's own time is
+/// measured in each run instead).
+fn time_model(sim: &Simulation) -> TimeModel {
+    let space = sim.space();
+    let mut config = vec![0u32; space.dims()];
+    let records: Vec<(Option<f64>, f64)> = (0..space.size())
+        .filter_map(|r| {
+            space.write_configuration(r, &mut config);
+            let o = sim.outcome(&config)?;
+            let t = o.timings();
+            Some((o.objective(), t.compile + t.benchmark + t.verification))
+        })
+        .collect();
+    TimeModel::new(&records)
+}
+
+/// The time report over spaces given with their time models.
+fn time_report(traces: &[Trace], stats: &[SpaceStats], models: &[TimeModel]) -> String {
+    let pairs: Vec<(&SpaceStats, &TimeModel)> = stats.iter().zip(models).collect();
+    ktune_bench::time_report(traces, &pairs)
 }
 
 /// Prints the score table, writes it (and the plots) where asked.

@@ -330,3 +330,51 @@ fn tune_strategy_explains_what_it_cannot_do() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// `--budget-kind time` scores the same runs against simulated time (time.md), and
+/// `ktune bench score --budget-kind time` scores trace files the same way.
+#[test]
+fn budget_kind_time_scores_runs_against_simulated_time() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "--strategies",
+            "random,mls",
+            "--seeds",
+            "2",
+            "--budget",
+            "60",
+            "--no-plots",
+            "--budget-kind",
+            "time",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let time = std::fs::read_to_string(out.path().join("time.md")).unwrap();
+    assert!(time.contains("### Scores against simulated time"), "{time}");
+    for s in ["/random |", "/mls |", "| convolution_A100 |"] {
+        assert!(time.contains(s), "{s}: {time}");
+    }
+    let again = ktune()
+        .args(["bench", "score", "--budget-kind", "time"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8(again.stdout).unwrap().trim(), time.trim());
+    let bad = ktune()
+        .args(["bench", "score", "--budget-kind", "wallclock"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("evaluations, time"));
+}
