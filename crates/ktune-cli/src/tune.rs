@@ -27,7 +27,7 @@ pub struct TuneArgs {
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
     pub(crate) max_enumeration: f64,
-    /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else bayes_opt).
+    /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else auto).
     #[arg(long)]
     pub(crate) strategy: Option<String>,
     /// Stop after this many evaluations in total, resumed ones included.

@@ -160,10 +160,10 @@ impl StrategySpec {
         })
     }
 
-    /// The default strategy, `bayes_opt`.
+    /// The default strategy, `auto` (the portfolio measured best on the benchmark spaces).
     pub fn default_strategy() -> StrategySpec {
-        StrategySpec::from_command_line("bayes_opt")
-            .unwrap_or_else(|_| unreachable!("bayes_opt is registered"))
+        StrategySpec::from_command_line("auto")
+            .unwrap_or_else(|_| unreachable!("auto is registered"))
     }
 
     /// The strategy's registered name.

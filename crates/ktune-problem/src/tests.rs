@@ -164,5 +164,5 @@ fn command_line_strategies_are_checked_like_tables() {
     assert_eq!(s.name(), "random");
     assert_eq!(s.canonical(), "random");
     assert!(StrategySpec::from_command_line("ga:popsize=0").is_err());
-    assert_eq!(StrategySpec::default_strategy().name(), "bayes_opt");
+    assert_eq!(StrategySpec::default_strategy().name(), "auto");
 }

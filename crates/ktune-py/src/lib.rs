@@ -428,7 +428,7 @@ impl Drop for Study {
 impl Study {
     #[new]
     #[pyo3(signature = (
-        tune_params, restrictions=None, *, strategy="bayes_opt", strategy_options=None,
+        tune_params, restrictions=None, *, strategy="auto", strategy_options=None,
         objective="time", direction="minimize", storage=None, study_name="default",
         max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
         lease=600.0
@@ -536,7 +536,7 @@ impl Study {
             (None, Some(s)) => s
                 .create()
                 .map_err(|e| PyValueError::new_err(e.to_string()))?,
-            (None, None) => strategy_of("bayes_opt", strategy_options)?,
+            (None, None) => strategy_of("auto", strategy_options)?,
         };
         let budget = Budget {
             max_evaluations: max_evals.or(problem.budget.max_evaluations),
@@ -926,7 +926,7 @@ impl Study {
 /// evaluation order (`None` where a configuration failed), the simulated seconds, and the
 /// performance score (0: random search, 1: the optimum at once), with the space's summary.
 #[pyfunction]
-#[pyo3(signature = (cache_file, strategy="bayes_opt", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None))]
+#[pyo3(signature = (cache_file, strategy="auto", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,

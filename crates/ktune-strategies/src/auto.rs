@@ -31,6 +31,7 @@ use serde::Deserialize;
 use crate::bandit::AucBandit;
 use crate::bayes_opt::{BayesianOptimization, BoOptions};
 use crate::mls::MultiStartLocalSearch;
+use crate::{Baco, BacoOptions};
 use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
 
 const NAME: &str = "auto";
@@ -38,18 +39,32 @@ const NAME: &str = "auto";
 /// The model's index among the members (the local search, when present, is 1).
 const MODEL: usize = 0;
 
+/// The model-based member of `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    /// `bayes_opt` with the feasibility forest.
+    BayesOpt,
+    /// `baco`.
+    Baco,
+}
+
 /// The options of `auto`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AutoOptions {
+    /// The model: `bayes_opt` (fixed hyperparameters, incremental, about 1 ms a proposal) or
+    /// `baco` (fitted hyperparameters, 5-30 ms a proposal).
+    pub model: Model,
     /// Valid configurations the model samples uniformly before it proposes.
     pub initial_samples: usize,
     /// Learn failing regions with the feasibility forest.
     pub feasibility: bool,
     /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
     pub explore_after: usize,
-    /// Include the local search.
-    pub local: bool,
+    /// The strategies beside the model, joined by `+`: `mls` (the climb from the study's
+    /// best), `annealing`, `genetic`, `pso`, or `none`.
+    pub local: String,
     /// Random configurations the local search samples to start a climb when the study's
     /// best is a local optimum already.
     pub local_start_samples: usize,
@@ -62,10 +77,11 @@ pub struct AutoOptions {
 impl Default for AutoOptions {
     fn default() -> Self {
         AutoOptions {
+            model: Model::BayesOpt,
             initial_samples: 10,
             feasibility: true,
             explore_after: 10,
-            local: true,
+            local: "mls".into(),
             local_start_samples: 20,
             c: 0.05,
             window: 500,
@@ -74,6 +90,11 @@ impl Default for AutoOptions {
 }
 
 const OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "model",
+        default: "\"bayes_opt\"",
+        doc: "The model-based strategy: \"bayes_opt\" (fixed-lengthscale GP updated incrementally, about 1 ms a proposal) or \"baco\" (fitted GP, 5-30 ms a proposal).",
+    },
     OptionDoc {
         name: "initial_samples",
         default: "10",
@@ -91,8 +112,8 @@ const OPTIONS: &[OptionDoc] = &[
     },
     OptionDoc {
         name: "local",
-        default: "true",
-        doc: "Include the local search that climbs from the study's best configuration (mls with follow_best); false: the model alone.",
+        default: "\"mls\"",
+        doc: "The strategies beside the model, joined by `+`: \"mls\" (multi-start local search climbing from the study's best configuration), \"annealing\", \"genetic\", \"pso\" (each with its defaults), or \"none\" (the model alone).",
     },
     OptionDoc {
         name: "local_start_samples",
@@ -138,24 +159,47 @@ impl Auto {
         )?;
         check_range(NAME, "c", o.c, 0.0, 100.0)?;
         check_range(NAME, "window", o.window, 1, 1_000_000)?;
-        let model = BayesianOptimization::new(BoOptions {
-            initial_samples: o.initial_samples,
-            initial_sampling: "random".into(),
-            feasibility: o.feasibility,
-            explore_after: o.explore_after,
-            ..BoOptions::default()
-        })?;
-        let mut members: Vec<Box<dyn Strategy + Send>> = vec![Box::new(model)];
-        if o.local {
-            members.push(Box::new(
-                MultiStartLocalSearch::new(
-                    Neighbourhood::Hamming,
-                    true,
-                    true,
-                    o.local_start_samples,
-                )
-                .following_best(true),
-            ));
+        let model: Box<dyn Strategy + Send> = match o.model {
+            Model::BayesOpt => Box::new(BayesianOptimization::new(BoOptions {
+                initial_samples: o.initial_samples,
+                initial_sampling: "random".into(),
+                feasibility: o.feasibility,
+                explore_after: o.explore_after,
+                ..BoOptions::default()
+            })?),
+            Model::Baco => Box::new(Baco::new(BacoOptions {
+                initial_samples: o.initial_samples,
+                feasibility: o.feasibility,
+                ..BacoOptions::default()
+            })?),
+        };
+        let mut members: Vec<Box<dyn Strategy + Send>> = vec![model];
+        for name in o.local.split('+').map(str::trim) {
+            let member: Box<dyn Strategy + Send> = match name {
+                "none" => continue,
+                "mls" => Box::new(
+                    MultiStartLocalSearch::new(
+                        Neighbourhood::Hamming,
+                        true,
+                        true,
+                        o.local_start_samples,
+                    )
+                    .following_best(true),
+                ),
+                "annealing" => crate::create("simulated_annealing", &Options::new())?,
+                "genetic" => crate::create("genetic_algorithm", &Options::new())?,
+                "pso" => crate::create("pso", &Options::new())?,
+                other => {
+                    return Err(StrategyError::Invalid {
+                        strategy: NAME.into(),
+                        option: "local".into(),
+                        message: format!(
+                            "names \"{other}\"; give \"mls\", \"annealing\", \"genetic\", \"pso\" or \"none\", joined by +"
+                        ),
+                    });
+                }
+            };
+            members.push(member);
         }
         Ok(Auto {
             bandit: AucBandit::new(members.len(), o.c, o.window),
@@ -251,6 +295,10 @@ pub(crate) const ENTRY: Entry = Entry {
     options: OPTIONS,
     tunable: &[
         crate::Tunable {
+            name: "model",
+            values: &["\"bayes_opt\"", "\"baco\""],
+        },
+        crate::Tunable {
             name: "initial_samples",
             values: &["5", "10", "20"],
         },
@@ -264,7 +312,7 @@ pub(crate) const ENTRY: Entry = Entry {
         },
         crate::Tunable {
             name: "local",
-            values: &["true", "false"],
+            values: &["\"mls\"", "\"none\"", "\"mls+annealing\"", "\"annealing\""],
         },
         crate::Tunable {
             name: "local_start_samples",
@@ -326,12 +374,38 @@ mod tests {
     #[test]
     fn without_the_local_search_it_is_the_model_alone() {
         let o = AutoOptions {
-            local: false,
+            local: "none".into(),
             ..AutoOptions::default()
         };
         let (auto, run) = tuned(&o, 40, 2);
         assert_eq!(auto.members.len(), 1);
         assert_eq!(auto.bandit.uses(MODEL), run.records.len());
+    }
+
+    #[test]
+    fn the_members_are_the_model_and_those_named() {
+        for (local, n) in [
+            ("none", 1),
+            ("mls", 2),
+            ("mls+annealing", 3),
+            ("genetic + pso", 3),
+        ] {
+            let o = AutoOptions {
+                local: local.into(),
+                ..AutoOptions::default()
+            };
+            assert_eq!(Auto::new(&o).unwrap().members.len(), n, "{local}");
+        }
+        let o = AutoOptions {
+            local: "mls+annealing".into(),
+            ..AutoOptions::default()
+        };
+        let (auto, run) = tuned(&o, 80, 3);
+        assert_eq!(run.records.len(), 80);
+        // Every member proposed after the initial sample.
+        for arm in 0..3 {
+            assert!(auto.bandit.uses(arm) > 0, "arm {arm} never proposed");
+        }
     }
 
     #[test]
@@ -341,6 +415,7 @@ mod tests {
             "auto:c=-1",
             "auto:initial_samples=0",
             "auto:local=maybe",
+            "auto:local=mls+tabu",
         ] {
             assert!(crate::create_spec(bad).is_err(), "{bad}");
         }

@@ -82,6 +82,7 @@ _STRATEGIES = {
     "bayes_opt": "bayes_opt",
 }
 _KTUNE_STRATEGIES = {
+    "auto",
     "random",
     "differential_evolution",
     "firefly",

@@ -44,7 +44,7 @@ class Study:
         tune_params: Union[Dict[str, Sequence[Value]], SearchSpace],
         restrictions: Optional[List[str]] = None,
         *,
-        strategy: str = "bayes_opt",
+        strategy: str = "auto",
         strategy_options: Optional[Dict[str, Any]] = None,
         objective: str = "time",
         direction: str = "minimize",
@@ -112,7 +112,7 @@ class Study:
 
 def simulate(
     cache_file: str,
-    strategy: str = "bayes_opt",
+    strategy: str = "auto",
     strategy_options: Optional[Dict[str, Any]] = None,
     *,
     seeds: int = 10,
