@@ -4,7 +4,11 @@
 //! The surrogate is a Gaussian process over the configurations of the space (Matérn 3/2 with
 //! a fixed lengthscale on Kernel Tuner's ε-spaced encoding; parameters with a single value are
 //! pruned). Only successful observations are fitted; failed configurations are simply never
-//! proposed again. The acquisition function is evaluated on every configuration not yet
+//! proposed again. With `feasibility = true` (off here as in the paper, on in `auto`) BaCO's
+//! random forest learns which configurations fail, from every evaluation, before each round:
+//! EI and PI are multiplied by the probability that a candidate runs, and candidates below a
+//! limit ε_f drawn from `{0, t/10, ..., t}` are not proposed, so the search stops returning to
+//! a failing region beside the optimum that the GP, which never sees a failure, predicts fast. The acquisition function is evaluated on every configuration not yet
 //! evaluated, so no proposal is ever invalid or repeated. Because the hyperparameters are
 //! fixed, each observation updates the posterior of every candidate incrementally in O(n·m)
 //! ([`ktune_model::CandidateGp`]).
