@@ -17,7 +17,9 @@
 //!   neighbourhood of every new best is climbed to a local optimum.
 //!
 //! Each proposal comes from the strategy the bandit chooses: the one whose recent proposals
-//! most often became the new best. Every strategy is told every observation, so the model
+//! most often became the new best. (`schedule = "stagnation"` instead lets the model propose until
+//! `patience` results in a row bring no new best, then the other members in turn: measured
+//! below the bandit on the mean, above it at small budgets and on the smooth spaces.) Every strategy is told every observation, so the model
 //! fits the climb's evaluations and the climb starts from the model's finds.
 //!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
@@ -51,6 +53,17 @@ pub enum Model {
     Baco,
 }
 
+/// How `auto` shares the budget among its members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// OpenTuner's AUC bandit picks the member of every proposal.
+    Bandit,
+    /// The model proposes until `patience` of its results in a row bring no new best, then
+    /// the next other member until the same happens to it, then the model again.
+    Stagnation,
+}
+
 /// The options of `auto`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -58,8 +71,10 @@ pub struct AutoOptions {
     /// The model: `bayes_opt` (fixed hyperparameters, incremental, about 1 ms a proposal) or
     /// `baco` (fitted hyperparameters, 5-30 ms a proposal).
     pub model: Model,
-    /// Valid configurations the model samples uniformly before it proposes.
+    /// Valid configurations the model samples before it proposes.
     pub initial_samples: usize,
+    /// How: `random` (uniform), `maximin` or `lhs` (`bayes_opt`'s; `baco` samples uniformly).
+    pub initial_sampling: String,
     /// Learn failing regions with the feasibility forest.
     pub feasibility: bool,
     /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
@@ -70,6 +85,11 @@ pub struct AutoOptions {
     /// Random configurations the local search samples to start a climb when the study's
     /// best is a local optimum already.
     pub local_start_samples: usize,
+    /// How the members share the budget.
+    pub schedule: Schedule,
+    /// With `schedule = "stagnation"`: results in a row without a new best before the turn
+    /// passes.
+    pub patience: usize,
     /// The bandit's exploration weight.
     pub c: f64,
     /// The bandit's window, in results.
@@ -81,10 +101,13 @@ impl Default for AutoOptions {
         AutoOptions {
             model: Model::BayesOpt,
             initial_samples: 10,
+            initial_sampling: "random".into(),
             feasibility: true,
             explore_after: 10,
             local: "mls".into(),
             local_start_samples: 20,
+            schedule: Schedule::Bandit,
+            patience: 10,
             c: 0.2,
             window: 50,
         }
@@ -100,7 +123,12 @@ const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "initial_samples",
         default: "10",
-        doc: "Valid configurations the model samples uniformly before it proposes.",
+        doc: "Valid configurations the model samples (see initial_sampling) before it proposes; the other members wait for them.",
+    },
+    OptionDoc {
+        name: "initial_sampling",
+        default: "\"random\"",
+        doc: "How the model's initial sample is drawn: \"random\" (uniform), \"maximin\" or \"lhs\" (bayes_opt's; baco samples uniformly).",
     },
     OptionDoc {
         name: "feasibility",
@@ -121,6 +149,16 @@ const OPTIONS: &[OptionDoc] = &[
         name: "local_start_samples",
         default: "20",
         doc: "Random configurations the local search samples to start a climb when the study's best is already a local optimum.",
+    },
+    OptionDoc {
+        name: "schedule",
+        default: "\"bandit\"",
+        doc: "How the members share the budget: \"bandit\" (OpenTuner's AUC bandit picks each proposal's member) or \"stagnation\" (the model proposes until `patience` results in a row bring no new best, then the next member until the same happens to it, then the model again).",
+    },
+    OptionDoc {
+        name: "patience",
+        default: "10",
+        doc: "With schedule = \"stagnation\": results in a row without a new best before the turn passes.",
     },
     OptionDoc {
         name: "c",
@@ -146,6 +184,13 @@ pub struct Auto {
     best: Option<f64>,
     /// Evaluations before the local search may propose.
     warm_up: usize,
+    schedule: Schedule,
+    patience: usize,
+    /// With the stagnation schedule: whose turn it is, and its results in a row without a
+    /// new best.
+    turn: usize,
+    stale: usize,
+    local_turns: usize,
 }
 
 impl Auto {
@@ -161,10 +206,11 @@ impl Auto {
         )?;
         check_range(NAME, "c", o.c, 0.0, 100.0)?;
         check_range(NAME, "window", o.window, 1, 1_000_000)?;
+        check_range(NAME, "patience", o.patience, 1, 1_000_000)?;
         let model: Box<dyn Strategy + Send> = match o.model {
             Model::BayesOpt => Box::new(BayesianOptimization::new(BoOptions {
                 initial_samples: o.initial_samples,
-                initial_sampling: "random".into(),
+                initial_sampling: o.initial_sampling.clone(),
                 feasibility: o.feasibility,
                 explore_after: o.explore_after,
                 ..BoOptions::default()
@@ -210,7 +256,26 @@ impl Auto {
             pending: FxHashMap::default(),
             best: None,
             warm_up: o.initial_samples,
+            schedule: o.schedule,
+            patience: o.patience,
+            turn: MODEL,
+            stale: 0,
+            local_turns: 0,
         })
+    }
+}
+
+impl Auto {
+    /// The stagnation schedule's next turn: from the model to the next other member (in
+    /// order, once the initial sample is done), from any other member back to the model.
+    fn pass_turn(&mut self, warm: bool) {
+        self.stale = 0;
+        if self.turn != MODEL || !warm || self.members.len() == 1 {
+            self.turn = MODEL;
+            return;
+        }
+        self.local_turns += 1;
+        self.turn = 1 + (self.local_turns - 1) % (self.members.len() - 1);
     }
 }
 
@@ -240,7 +305,18 @@ impl Strategy for Auto {
                 .enumerate()
                 .map(|(arm, e)| !e && (arm == MODEL || warm))
                 .collect();
-            let Some(arm) = self.bandit.choose(&allowed, rng) else {
+            let chosen = match self.schedule {
+                Schedule::Bandit => self.bandit.choose(&allowed, rng),
+                Schedule::Stagnation => {
+                    if !allowed[self.turn] {
+                        self.pass_turn(warm);
+                    }
+                    allowed[self.turn]
+                        .then_some(self.turn)
+                        .or_else(|| allowed.iter().position(|&a| a))
+                }
+            };
+            let Some(arm) = chosen else {
                 break;
             };
             let proposed = self.members[arm].ask(space, history, n.max(1) - out.len(), rng);
@@ -268,6 +344,12 @@ impl Strategy for Auto {
             }
             if let Some(arm) = self.pending.remove(&o.config) {
                 self.bandit.record(arm, improved);
+                if arm == self.turn {
+                    self.stale = if improved { 0 } else { self.stale + 1 };
+                    if self.stale >= self.patience {
+                        self.pass_turn(true);
+                    }
+                }
             }
         }
         for m in &mut self.members {
@@ -305,6 +387,10 @@ pub(crate) const ENTRY: Entry = Entry {
             values: &["5", "10", "20"],
         },
         crate::Tunable {
+            name: "initial_sampling",
+            values: &["\"random\"", "\"maximin\""],
+        },
+        crate::Tunable {
             name: "feasibility",
             values: &["true", "false"],
         },
@@ -319,6 +405,14 @@ pub(crate) const ENTRY: Entry = Entry {
         crate::Tunable {
             name: "local_start_samples",
             values: &["1", "5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "schedule",
+            values: &["\"bandit\"", "\"stagnation\""],
+        },
+        crate::Tunable {
+            name: "patience",
+            values: &["5", "10", "20", "40"],
         },
         crate::Tunable {
             name: "c",
@@ -410,6 +504,26 @@ mod tests {
         }
     }
 
+    /// The stagnation schedule: the model keeps the turn while it improves; with a patience
+    /// longer than the run the local search never proposes, with a short one both do.
+    #[test]
+    fn the_stagnation_schedule_passes_the_turn_when_results_stop_improving() {
+        let run = |patience: usize| {
+            let o = AutoOptions {
+                schedule: Schedule::Stagnation,
+                patience,
+                window: 1000,
+                ..AutoOptions::default()
+            };
+            tuned(&o, 60, 4).0
+        };
+        let never = run(1_000_000);
+        assert_eq!(never.bandit.uses(1), 0);
+        assert_eq!(never.bandit.uses(MODEL), 60);
+        let often = run(2);
+        assert!(often.bandit.uses(1) > 0 && often.bandit.uses(MODEL) > 10);
+    }
+
     #[test]
     fn options_are_checked() {
         for bad in [
@@ -418,6 +532,8 @@ mod tests {
             "auto:initial_samples=0",
             "auto:local=maybe",
             "auto:local=mls+tabu",
+            "auto:schedule=round_robin",
+            "auto:patience=0",
         ] {
             assert!(crate::create_spec(bad).is_err(), "{bad}");
         }
