@@ -1,21 +1,51 @@
-import sys, json, math, collections
-sys.path.insert(0, '/work/shared/tools/kt-peer')
-import score
-from spaces import load_spaces
-spaces = load_spaces(("shared",))
-stats = {s: score.SpaceStats(sp) for s, sp in spaces.items()}
-def runs(path, strategy):
+#!/usr/bin/env python3
+"""Paired difference of two strategies' scores over the same seeds and spaces.
+
+Scores every run with the reference scorer of `../shared/tools/kt-peer` (run it with the
+Python of `target/peer-venv`, which has numpy), takes per seed the mean over spaces of
+(score of A - score of B), and prints the mean over seeds and its standard error: the
+seeds' shared luck (the same first samples) cancels, so this is tighter than comparing two
+means with their own standard errors.
+
+    target/peer-venv/bin/python bench/paired.py A.jsonl STRATEGY_A B.jsonl STRATEGY_B
+"""
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/tools/kt-peer"))
+import score  # noqa: E402
+from spaces import load_spaces  # noqa: E402
+
+
+def runs(path, strategy, stats):
     d = {}
-    for l in open(path):
-        t = json.loads(l)
-        if t['strategy'] == strategy and t['space'] in stats:
-            d[(t['space'], t['seed'])] = score.score_run(t['values'], stats[t['space']])[0]
+    for line in open(path):
+        t = json.loads(line)
+        if t["strategy"] == strategy and t["space"] in stats:
+            d[(t["space"], t["seed"])] = score.score_run(t["values"], stats[t["space"]])[0]
     return d
-a = runs(sys.argv[1], sys.argv[2]); b = runs(sys.argv[3], sys.argv[4])
-keys = sorted(set(a) & set(b))
-seeds = sorted({k[1] for k in keys}); sp = sorted({k[0] for k in keys})
-# per seed: mean over spaces of the difference
-per_seed = [sum(a[(s, seed)] - b[(s, seed)] for s in sp) / len(sp) for seed in seeds]
-m = sum(per_seed) / len(per_seed)
-se = math.sqrt(sum((x - m) ** 2 for x in per_seed) / (len(per_seed) - 1) / len(per_seed))
-print(f"{sys.argv[2]} - {sys.argv[4]}: {m:+.3f} ± {se:.3f} (paired over {len(seeds)} seeds x {len(sp)} spaces)")
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    stats = {s: score.SpaceStats(sp) for s, sp in load_spaces(("shared",)).items()}
+    a = runs(sys.argv[1], sys.argv[2], stats)
+    b = runs(sys.argv[3], sys.argv[4], stats)
+    keys = set(a) & set(b)
+    seeds = sorted({k[1] for k in keys})
+    spaces = sorted({k[0] for k in keys})
+    if len(seeds) < 2:
+        sys.exit("need at least two seeds that both ran on the same spaces")
+    per_seed = [
+        sum(a[(s, seed)] - b[(s, seed)] for s in spaces if (s, seed) in keys) / len(spaces) for seed in seeds
+    ]
+    m = sum(per_seed) / len(per_seed)
+    se = math.sqrt(sum((x - m) ** 2 for x in per_seed) / (len(per_seed) - 1) / len(per_seed))
+    print(f"{sys.argv[2]} - {sys.argv[4]}: {m:+.3f} ± {se:.3f} (paired over {len(seeds)} seeds x {len(spaces)} spaces)")
+
+
+if __name__ == "__main__":
+    main()
