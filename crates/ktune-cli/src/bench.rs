@@ -217,7 +217,7 @@ fn bench(args: &RunArgs) -> Result<()> {
             stats.n_total(),
             stats.n_valid(),
             stats.n_max(),
-            args.budget.unwrap_or(stats.budget()).min(stats.n_total())
+            evaluations(args.budget, stats)
         );
     }
     let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
@@ -266,9 +266,7 @@ fn bench(args: &RunArgs) -> Result<()> {
             |&(s, (strategy_name, spec, workers), seed)| -> Result<Trace> {
                 let (sim, stats) = &spaces[s];
                 let budget = Budget {
-                    max_evaluations: Some(
-                        args.budget.unwrap_or(stats.budget()).min(stats.n_total()),
-                    ),
+                    max_evaluations: Some(evaluations(args.budget, stats)),
                     ..Budget::default()
                 };
                 let (_, mut strategy) = self::strategy(spec)?;
@@ -350,8 +348,7 @@ fn bench(args: &RunArgs) -> Result<()> {
             b.seed,
         ))
     });
-    let models: Vec<TimeModel> = spaces.iter().map(|(sim, _)| time_model(sim)).collect();
-    let stats: Vec<SpaceStats> = spaces.into_iter().map(|(_, s)| s).collect();
+    let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) = spaces.into_iter().unzip();
     report(
         &traces,
         &stats,
@@ -359,12 +356,7 @@ fn bench(args: &RunArgs) -> Result<()> {
         (!args.no_plots).then(|| args.out.join("plots")).as_deref(),
     )?;
     if args.budget_kind == BudgetKind::Time {
-        let markdown = time_report(&traces, &stats, &models);
-        outln!("{markdown}")?;
-        let path = args.out.join("time.md");
-        std::fs::write(&path, &markdown)
-            .with_context(|| format!("cannot write `{}`", path.display()))?;
-        eprintln!("time scores: {}", path.display());
+        time_scores(&traces, &sims, &stats, Some(&args.out.join("time.md")))?;
     }
     if !args.workers.is_empty() {
         let markdown = ktune_bench::workers_report(&traces, &stats, args.target);
@@ -417,20 +409,13 @@ fn score(args: &ScoreArgs) -> Result<()> {
         traces.extend(read_traces(f)?);
     }
     let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
-    let opened = open_spaces(&spaces, &args.objective, args.maximize)?;
+    let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) =
+        open_spaces(&spaces, &args.objective, args.maximize)?
+            .into_iter()
+            .unzip();
     if args.budget_kind == BudgetKind::Time {
-        let models: Vec<TimeModel> = opened.iter().map(|(sim, _)| time_model(sim)).collect();
-        let stats: Vec<SpaceStats> = opened.into_iter().map(|(_, s)| s).collect();
-        let markdown = time_report(&traces, &stats, &models);
-        outln!("{markdown}")?;
-        if let Some(p) = &args.out {
-            std::fs::write(p, &markdown)
-                .with_context(|| format!("cannot write `{}`", p.display()))?;
-            eprintln!("time scores: {}", p.display());
-        }
-        return Ok(());
+        return time_scores(&traces, &sims, &stats, args.out.as_deref());
     }
-    let stats: Vec<SpaceStats> = opened.into_iter().map(|(_, s)| s).collect();
     report(&traces, &stats, args.out.as_deref(), args.plots.as_deref())
 }
 
@@ -452,10 +437,29 @@ fn time_model(sim: &Simulation) -> TimeModel {
     TimeModel::new(&records)
 }
 
-/// The time report over spaces given with their time models.
-fn time_report(traces: &[Trace], stats: &[SpaceStats], models: &[TimeModel]) -> String {
-    let pairs: Vec<(&SpaceStats, &TimeModel)> = stats.iter().zip(models).collect();
-    ktune_bench::time_report(traces, &pairs)
+/// Prints the scores against simulated time, and writes them where asked. Only this view
+/// reads every configuration's recorded times (a pass over each space).
+fn time_scores(
+    traces: &[Trace],
+    sims: &[Simulation],
+    stats: &[SpaceStats],
+    path: Option<&Path>,
+) -> Result<()> {
+    let models: Vec<TimeModel> = sims.iter().map(time_model).collect();
+    let pairs: Vec<(&SpaceStats, &TimeModel)> = stats.iter().zip(&models).collect();
+    let markdown = ktune_bench::time_report(traces, &pairs);
+    outln!("{markdown}")?;
+    if let Some(p) = path {
+        std::fs::write(p, &markdown).with_context(|| format!("cannot write `{}`", p.display()))?;
+        eprintln!("time scores: {}", p.display());
+    }
+    Ok(())
+}
+
+/// The evaluations a run gets on a space: `budget` if given, else the space's own
+/// (n_max, at least 220), never more than the space holds.
+pub(crate) fn evaluations(budget: Option<usize>, stats: &SpaceStats) -> usize {
+    budget.unwrap_or(stats.budget()).min(stats.n_total())
 }
 
 /// Prints the score table, writes it (and the plots) where asked.

@@ -15,7 +15,7 @@ use ktune_bench::{SpaceStats, score_run};
 use ktune_core::{Budget, CoreError, Direction, Metric, Outcome, Rng, Runner, Timings, Tuner};
 use ktune_runners::Simulation;
 use ktune_space::{Configuration, Parameter, SearchSpace};
-use ktune_strategies::Options;
+use ktune_strategies::{Options, options_spec, parse_value};
 use rand::SeedableRng;
 use rayon::prelude::*;
 
@@ -96,13 +96,7 @@ fn parse_option(text: &str) -> Result<Searched> {
     let (name, values) = text
         .split_once('=')
         .with_context(|| format!("--option `{text}`: write it as name=value1,value2,..."))?;
-    let values: Vec<serde_json::Value> = values
-        .split(',')
-        .map(|v| {
-            let v = v.trim();
-            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()))
-        })
-        .collect();
+    let values: Vec<serde_json::Value> = values.split(',').map(parse_value).collect();
     if values.len() < 2 {
         bail!("--option `{text}`: give at least two values to choose from");
     }
@@ -138,9 +132,7 @@ impl Scorer<'_> {
                     ktune_strategies::create(&self.name, options).map_err(|e| e.to_string())?;
                 let mut runner = sim.runner();
                 let budget = Budget {
-                    max_evaluations: Some(
-                        self.budget.unwrap_or(stats.budget()).min(stats.n_total()),
-                    ),
+                    max_evaluations: Some(crate::bench::evaluations(self.budget, stats)),
                     ..Budget::default()
                 };
                 let run = Tuner::new(sim.space(), &mut runner, budget)
@@ -195,21 +187,11 @@ impl Runner for Scorer<'_> {
 
 /// Options as `key=value:key=value` (sorted), or "defaults".
 fn describe(options: &Options) -> String {
-    let mut keys: Vec<&String> = options.keys().collect();
-    keys.sort();
-    if keys.is_empty() {
-        return "defaults".into();
+    if options.is_empty() {
+        "defaults".into()
+    } else {
+        options_spec(options)
     }
-    keys.iter()
-        .map(|k| {
-            let v = &options[*k];
-            format!(
-                "{k}={}",
-                v.as_str().map_or_else(|| v.to_string(), str::to_string)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(":")
 }
 
 /// What one fold found.

@@ -56,6 +56,13 @@ enum Node {
     Leaf(f64),
 }
 
+/// BaCO's minimum-feasibility limit ε_f for one proposal, drawn from
+/// `{0, threshold/10, ..., threshold}`: P(ε_f = 0) = 1/11 > 0, so a region the forest wrongly
+/// condemns is never cut off for good.
+pub fn feasibility_limit<R: rand::Rng + ?Sized>(threshold: f64, rng: &mut R) -> f64 {
+    threshold * f64::from(rng.random_range(0..=10u32)) / 10.0
+}
+
 /// A random forest predicting the probability that a configuration is feasible.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FeasibilityForest {

@@ -39,6 +39,6 @@ pub use dense::DenseGp;
 pub use error::ModelError;
 pub use exact::ExactGp;
 pub use fit::{FitOptions, Fitted, Gamma, Priors, fit_hyperparameters, fit_hyperparameters_noisy};
-pub use forest::{FeasibilityForest, ForestOptions};
+pub use forest::{FeasibilityForest, ForestOptions, feasibility_limit};
 pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric};
 pub use surrogate::{Point, Surrogate, Weighted};

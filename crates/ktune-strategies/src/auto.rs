@@ -17,10 +17,11 @@
 //!   neighbourhood of every new best is climbed to a local optimum.
 //!
 //! Each proposal comes from the strategy the bandit chooses: the one whose recent proposals
-//! most often became the new best. (`schedule = "stagnation"` instead lets the model propose until
-//! `patience` results in a row bring no new best, then the other members in turn: measured
-//! below the bandit on the mean, above it at small budgets and on the smooth spaces.) Every strategy is told every observation, so the model
-//! fits the climb's evaluations and the climb starts from the model's finds.
+//! most often became the new best. (`schedule = "stagnation"` instead lets the model propose
+//! until `patience` results in a row bring no new best, then the other members in turn:
+//! measured below the bandit on the mean, above it at small budgets and on the smooth
+//! spaces.) Every strategy is told every observation, so the model fits the climb's
+//! evaluations and the climb starts from the model's finds.
 //!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces

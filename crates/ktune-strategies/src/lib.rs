@@ -42,7 +42,9 @@ pub use bayes_opt::{
 };
 pub use brute_force::BruteForce;
 pub use ktune_model::acquisition::Acquisition;
-pub use options::{OptionDoc, Options, StrategyError, check_range, parse, parse_spec};
+pub use options::{
+    OptionDoc, Options, StrategyError, check_range, options_spec, parse, parse_spec, parse_value,
+};
 pub use random::RandomSampling;
 
 use ktune_core::Strategy;
@@ -141,18 +143,11 @@ pub fn create_from_table(
     let mut options = table.clone();
     options.remove("name");
     let strategy = (e.create)(&options)?;
-    let mut keys: Vec<&String> = options.keys().collect();
-    keys.sort();
-    let canonical = std::iter::once(e.name.to_string())
-        .chain(keys.into_iter().map(|k| {
-            let v = &options[k];
-            format!(
-                "{k}={}",
-                v.as_str().map_or_else(|| v.to_string(), str::to_string)
-            )
-        }))
-        .collect::<Vec<_>>()
-        .join(":");
+    let canonical = if options.is_empty() {
+        e.name.to_string()
+    } else {
+        format!("{}:{}", e.name, options_spec(&options))
+    };
     Ok((canonical, strategy))
 }
 

@@ -88,12 +88,32 @@ pub fn parse_spec(spec: &str) -> (String, Options) {
     let mut options = Options::new();
     for kv in parts {
         let (k, v) = kv.split_once('=').unwrap_or((kv, "true"));
-        let v = v.trim();
-        let value =
-            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
-        options.insert(k.trim().to_string(), value);
+        options.insert(k.trim().to_string(), parse_value(v));
     }
     (name, options)
+}
+
+/// An option value as written on the command line: JSON when it parses (numbers, booleans),
+/// else the text as a string.
+pub fn parse_value(text: &str) -> serde_json::Value {
+    let v = text.trim();
+    serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()))
+}
+
+/// Options in their command-line form, `key=value:key=value`, keys sorted (strings bare).
+pub fn options_spec(options: &Options) -> String {
+    let mut keys: Vec<&String> = options.keys().collect();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| {
+            let v = &options[k];
+            format!(
+                "{k}={}",
+                v.as_str().map_or_else(|| v.to_string(), str::to_string)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 #[cfg(test)]

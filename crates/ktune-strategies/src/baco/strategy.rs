@@ -5,6 +5,7 @@ use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::expected_improvement;
 use ktune_model::{
     ExactGp, FeasibilityForest, FitOptions, ForestOptions, KernelKind, Point, Priors, Surrogate,
+    feasibility_limit,
 };
 use ktune_space::{Configuration, DistinctSampler, SearchSpace};
 use rand::RngExt;
@@ -166,8 +167,7 @@ impl Baco {
                     .ok()
             })
             .flatten();
-        // ε_f ∈ {0, t/10, ..., t}: P(ε_f = 0) = 1/11 > 0, so no region is cut off for good.
-        let limit = self.opts.feasibility_threshold * f64::from(rng.random_range(0..=10u32)) / 10.0;
+        let limit = feasibility_limit(self.opts.feasibility_threshold, rng);
         if st.best.is_empty() {
             return Vec::new();
         }

@@ -8,6 +8,7 @@ use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::{self, Acquisition, Combination, Portfolio, contextual_variance};
 use ktune_model::{
     CandidateGp, ExactGp, FeasibilityForest, ForestOptions, Kernel, KernelKind, Point, Surrogate,
+    feasibility_limit,
 };
 use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourhood, SearchSpace};
 use rand::RngExt;
@@ -310,9 +311,7 @@ impl State {
             return;
         }
         let seed: u64 = rng.random();
-        // ε_f ∈ {0, t/10, ..., t}: with probability 1/11 nothing is cut off, so a region the
-        // forest wrongly condemns is still reachable.
-        let limit = threshold * f64::from(rng.random_range(0..=10u32)) / 10.0;
+        let limit = feasibility_limit(threshold, rng);
         if let Ok(f) =
             FeasibilityForest::fit(&self.rows, &self.ran, &ForestOptions::default(), seed)
         {
