@@ -14,7 +14,9 @@
 //!   uniform initial sample (`initial_samples`), so the model starts early.
 //! - **local**: multi-start local search that jumps to the study's best configuration
 //!   whenever another strategy found a better one (`mls` with `follow_best = true`), so the
-//!   neighbourhood of every new best is climbed to a local optimum.
+//!   neighbourhood of every new best is climbed to a local optimum. The model orders the
+//!   climb's neighbours (`guide`): the climb tries first the one with the largest expected
+//!   improvement, and last those the feasibility forest rules out.
 //!
 //! Each proposal comes from the strategy the bandit chooses: the one whose recent proposals
 //! most often became the new best. (`schedule = "stagnation"` instead lets the model propose
@@ -34,10 +36,11 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::bandit::AucBandit;
-use crate::bayes_opt::{BayesianOptimization, BoOptions};
-use crate::mls::MultiStartLocalSearch;
+use crate::bayes_opt::{BayesianOptimization, BoOptions, ModelGuide};
+use crate::mls::{Guide, MultiStartLocalSearch};
 use crate::{Baco, BacoOptions};
 use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
+use ktune_model::acquisition::Acquisition;
 
 const NAME: &str = "auto";
 
@@ -63,6 +66,32 @@ pub enum Schedule {
     /// The model proposes until `patience` of its results in a row bring no new best, then
     /// the next other member until the same happens to it, then the model again.
     Stagnation,
+}
+
+/// How the model orders the local search's neighbours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClimbGuide {
+    /// By expected improvement over the best.
+    Ei,
+    /// By probability of improving on the best.
+    Poi,
+    /// By posterior mean.
+    Mean,
+    /// Not at all: the climb's random order.
+    None,
+}
+
+impl ClimbGuide {
+    fn acquisition(self) -> Option<Acquisition> {
+        match self {
+            ClimbGuide::Ei => Some(Acquisition::Ei),
+            ClimbGuide::Poi => Some(Acquisition::Poi),
+            // LCB with no exploration term is the posterior mean.
+            ClimbGuide::Mean => Some(Acquisition::Lcb),
+            ClimbGuide::None => None,
+        }
+    }
 }
 
 /// The options of `auto`.
@@ -95,6 +124,12 @@ pub struct AutoOptions {
     pub c: f64,
     /// The bandit's window, in results.
     pub window: usize,
+    /// The order in which the local search (`mls`) tries neighbours, by the model (with
+    /// `model = "bayes_opt"`).
+    pub guide: ClimbGuide,
+    /// The local search restarts from `local_start_samples` random configurations at a
+    /// local optimum (false: it waits for the model's next best).
+    pub restarts: bool,
 }
 
 impl Default for AutoOptions {
@@ -111,6 +146,8 @@ impl Default for AutoOptions {
             patience: 10,
             c: 0.2,
             window: 50,
+            guide: ClimbGuide::Ei,
+            restarts: true,
         }
     }
 }
@@ -171,11 +208,55 @@ const OPTIONS: &[OptionDoc] = &[
         default: "50",
         doc: "The bandit remembers this many results (OpenTuner's 500): a short memory follows the phases of a run, the model's early finds, then the climbs.",
     },
+    OptionDoc {
+        name: "guide",
+        default: "\"ei\"",
+        doc: "The order in which the local search (mls) tries the neighbours of its configuration, by the model (model = \"bayes_opt\"): \"ei\" (expected improvement over the best), \"poi\" (probability of improvement) or \"mean\" (posterior mean), each cut by the feasibility forest; \"none\": random order.",
+    },
+    OptionDoc {
+        name: "restarts",
+        default: "true",
+        doc: "The local search restarts from the best of `local_start_samples` random configurations when its climb reaches a local optimum (false: it proposes nothing until the model finds a better configuration to climb from).",
+    },
 ];
+
+/// One of `auto`'s strategies: the model and the climb are kept as themselves so that the
+/// model can order the climb's neighbours.
+enum Member {
+    BayesOpt(Box<BayesianOptimization>),
+    Climb(Box<MultiStartLocalSearch>),
+    Other(Box<dyn Strategy + Send>),
+}
+
+impl Member {
+    fn strategy(&mut self) -> &mut dyn Strategy {
+        match self {
+            Member::BayesOpt(b) => b.as_mut(),
+            Member::Climb(m) => m.as_mut(),
+            Member::Other(s) => s.as_mut(),
+        }
+    }
+
+    /// The member's proposals; a climb is ordered by `guide` when one is given.
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+        guide: Option<&dyn Guide>,
+    ) -> Vec<Configuration> {
+        match self {
+            Member::Climb(m) => m.ask_guided(space, history, n, rng, guide),
+            other => other.strategy().ask(space, history, n, rng),
+        }
+    }
+}
 
 /// Strategies sharing one budget through an AUC bandit.
 pub struct Auto {
-    members: Vec<Box<dyn Strategy + Send>>,
+    members: Vec<Member>,
+    guide: Option<Acquisition>,
     bandit: AucBandit,
     /// Members that had nothing more to propose.
     exhausted: Vec<bool>,
@@ -208,36 +289,39 @@ impl Auto {
         check_range(NAME, "c", o.c, 0.0, 100.0)?;
         check_range(NAME, "window", o.window, 1, 1_000_000)?;
         check_range(NAME, "patience", o.patience, 1, 1_000_000)?;
-        let model: Box<dyn Strategy + Send> = match o.model {
-            Model::BayesOpt => Box::new(BayesianOptimization::new(BoOptions {
+        let model = match o.model {
+            Model::BayesOpt => Member::BayesOpt(Box::new(BayesianOptimization::new(BoOptions {
                 initial_samples: o.initial_samples,
                 initial_sampling: o.initial_sampling.clone(),
                 feasibility: o.feasibility,
                 explore_after: o.explore_after,
                 ..BoOptions::default()
-            })?),
-            Model::Baco => Box::new(Baco::new(BacoOptions {
+            })?)),
+            Model::Baco => Member::Other(Box::new(Baco::new(BacoOptions {
                 initial_samples: o.initial_samples,
                 feasibility: o.feasibility,
                 ..BacoOptions::default()
-            })?),
+            })?)),
         };
-        let mut members: Vec<Box<dyn Strategy + Send>> = vec![model];
+        let mut members = vec![model];
         for name in o.local.split('+').map(str::trim) {
-            let member: Box<dyn Strategy + Send> = match name {
+            let member = match name {
                 "none" => continue,
-                "mls" => Box::new(
+                "mls" => Member::Climb(Box::new(
                     MultiStartLocalSearch::new(
                         Neighbourhood::Hamming,
                         true,
                         true,
                         o.local_start_samples,
                     )
-                    .following_best(true),
-                ),
-                "annealing" => crate::create("simulated_annealing", &Options::new())?,
-                "genetic" => crate::create("genetic_algorithm", &Options::new())?,
-                "pso" => crate::create("pso", &Options::new())?,
+                    .following_best(true)
+                    .restarting(o.restarts),
+                )),
+                "annealing" => {
+                    Member::Other(crate::create("simulated_annealing", &Options::new())?)
+                }
+                "genetic" => Member::Other(crate::create("genetic_algorithm", &Options::new())?),
+                "pso" => Member::Other(crate::create("pso", &Options::new())?),
                 other => {
                     return Err(StrategyError::Invalid {
                         strategy: NAME.into(),
@@ -254,6 +338,7 @@ impl Auto {
             bandit: AucBandit::new(members.len(), o.c, o.window),
             exhausted: vec![false; members.len()],
             members,
+            guide: o.guide.acquisition(),
             pending: FxHashMap::default(),
             best: None,
             warm_up: o.initial_samples,
@@ -320,7 +405,23 @@ impl Strategy for Auto {
             let Some(arm) = chosen else {
                 break;
             };
-            let proposed = self.members[arm].ask(space, history, n.max(1) - out.len(), rng);
+            let want = n.max(1) - out.len();
+            let (model, others) = self.members.split_at_mut(1);
+            let proposed = if arm == MODEL {
+                model[0].ask(space, history, want, rng, None)
+            } else {
+                let guide = match (&model[0], self.guide) {
+                    (Member::BayesOpt(b), Some(af)) => Some(ModelGuide(b, af)),
+                    _ => None,
+                };
+                others[arm - 1].ask(
+                    space,
+                    history,
+                    want,
+                    rng,
+                    guide.as_ref().map(|g| g as &dyn Guide),
+                )
+            };
             let fresh: Vec<Configuration> = proposed
                 .into_iter()
                 .filter(|c| !out.contains(c) && !self.pending.contains_key(c))
@@ -354,7 +455,7 @@ impl Strategy for Auto {
             }
         }
         for m in &mut self.members {
-            m.tell(space, observations);
+            m.strategy().tell(space, observations);
         }
         // What one member has told another may give the exhausted one something to do
         // (the local search climbs from a new best).
@@ -363,7 +464,7 @@ impl Strategy for Auto {
 
     fn set_budget(&mut self, evaluations: Option<usize>) {
         for m in &mut self.members {
-            m.set_budget(evaluations);
+            m.strategy().set_budget(evaluations);
         }
     }
 }
@@ -525,6 +626,26 @@ mod tests {
         assert!(often.bandit.uses(1) > 0 && often.bandit.uses(MODEL) > 10);
     }
 
+    /// The model's guide reaches the climb: the same seed takes another path with it, and the
+    /// guided run still climbs to the bowl's floor.
+    #[test]
+    fn the_guide_changes_the_climbs_proposals() {
+        let guided = AutoOptions::default();
+        let blind = AutoOptions {
+            guide: ClimbGuide::None,
+            ..AutoOptions::default()
+        };
+        let configs = |run: &ktune_core::TuningRun| -> Vec<Configuration> {
+            run.records.iter().map(|r| r.config.clone()).collect()
+        };
+        let (_, a) = tuned(&guided, 60, 6);
+        let (_, b) = tuned(&blind, 60, 6);
+        assert_eq!(configs(&a)[..10], configs(&b)[..10], "the initial sample");
+        assert_ne!(configs(&a), configs(&b));
+        let best = a.best().and_then(|b| b.outcome.objective()).unwrap();
+        assert!(best <= 2.0, "best {best} after 60 evaluations");
+    }
+
     #[test]
     fn options_are_checked() {
         for bad in [
@@ -535,6 +656,8 @@ mod tests {
             "auto:local=mls+tabu",
             "auto:schedule=round_robin",
             "auto:patience=0",
+            "auto:guide=sideways",
+            "auto:restarts=1",
         ] {
             assert!(crate::create_spec(bad).is_err(), "{bad}");
         }

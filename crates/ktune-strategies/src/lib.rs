@@ -35,7 +35,7 @@ mod simulated_annealing;
 pub mod surrogate;
 pub mod transform;
 
-pub use auto::{Auto, AutoOptions};
+pub use auto::{Auto, AutoOptions, ClimbGuide, Model as AutoModel, Schedule as AutoSchedule};
 pub use baco::{Baco, BacoOptions};
 pub use bayes_opt::{
     BayesianOptimization, BoOptions, Exploration, ExplorationScale, Method, Transform,

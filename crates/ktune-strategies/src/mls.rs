@@ -260,6 +260,15 @@ impl Order {
     }
 }
 
+/// What orders a climb's neighbours when a model of the objective is at hand (`auto`'s
+/// model guiding its local search): a score per configuration, smaller first (evaluated
+/// neighbours, which cost nothing, still come before any of them). `None`: no opinion yet,
+/// the climber's own order stands.
+pub(crate) trait Guide {
+    /// The scores of `configs`, in order.
+    fn promise(&self, space: &SearchSpace, configs: &[Configuration]) -> Option<Vec<f64>>;
+}
+
 /// An evaluated configuration and its value (`None` when it failed).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Point {
@@ -412,6 +421,19 @@ impl HillClimber {
         n: usize,
         rng: &mut Rng,
     ) -> Climb {
+        self.ask_guided(space, history, n, rng, None)
+    }
+
+    /// [`ask`](Self::ask), the neighbours not yet scanned reordered by `guide` (when given
+    /// and it has an opinion) before every proposal.
+    pub(crate) fn ask_guided(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+        guide: Option<&dyn Guide>,
+    ) -> Climb {
         if let Some(s) = self.start.take() {
             match history.get(&s) {
                 Some(o) => self.move_to(Point {
@@ -443,6 +465,16 @@ impl HillClimber {
                     l
                 }
             };
+            if let Some(g) = guide {
+                reorder(
+                    &mut self.scan[self.next..],
+                    &mut self.buf,
+                    space,
+                    history,
+                    &list,
+                    g,
+                );
+            }
             let mut out = Vec::new();
             let mut moved = None;
             while self.next < list.len() && out.len() < n.max(1) {
@@ -525,6 +557,36 @@ impl HillClimber {
     }
 }
 
+/// Sorts the neighbours still to scan (`rest`, indices into `list`): the evaluated ones first
+/// (free to compare), then the others by the guide's score; ties keep their order (the
+/// random permutation).
+fn reorder(
+    rest: &mut [u32],
+    buf: &mut [u32],
+    space: &SearchSpace,
+    history: &History,
+    list: &[u64],
+    guide: &dyn Guide,
+) {
+    if rest.len() < 2 {
+        return;
+    }
+    let mut unknown: Vec<Configuration> = Vec::new();
+    let mut slot: FxHashMap<u32, usize> = FxHashMap::default();
+    for &i in rest.iter() {
+        space.write_configuration(list[i as usize], buf);
+        if history.get(buf).is_none() {
+            slot.insert(i, unknown.len());
+            unknown.push(buf.to_vec());
+        }
+    }
+    let Some(scores) = guide.promise(space, &unknown) else {
+        return;
+    };
+    let key = |i: &u32| slot.get(i).map_or(f64::NEG_INFINITY, |&k| scores[k]);
+    rest.sort_by(|a, b| key(a).total_cmp(&key(b)));
+}
+
 // ----------------------------------------------------------------------------------------
 // Multi-start local search.
 // ----------------------------------------------------------------------------------------
@@ -538,6 +600,9 @@ pub struct MultiStartLocalSearch {
     /// Move the climb to the study's best configuration whenever it is better than the
     /// climb's (found by another strategy of a portfolio, or another worker).
     follow_best: bool,
+    /// Restart from random samples at a local optimum; without, a search that follows the
+    /// best waits (proposes nothing) until someone finds a better configuration.
+    restarts: bool,
 }
 
 impl MultiStartLocalSearch {
@@ -561,7 +626,16 @@ impl MultiStartLocalSearch {
             starts: Starts::default(),
             start_samples: start_samples.max(1),
             follow_best: false,
+            restarts: true,
         }
+    }
+
+    /// Whether a climb at a local optimum restarts from random samples (the default) or,
+    /// when following the best, proposes nothing until a better configuration is found: in a
+    /// portfolio the other strategies explore, and the climb resumes from their finds.
+    pub fn restarting(mut self, restarts: bool) -> MultiStartLocalSearch {
+        self.restarts = restarts;
+        self
     }
 
     /// Whether the climb jumps to the study's best configuration whenever that is better
@@ -590,6 +664,25 @@ impl Strategy for MultiStartLocalSearch {
         n: usize,
         rng: &mut Rng,
     ) -> Vec<Configuration> {
+        self.ask_guided(space, history, n, rng, None)
+    }
+
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        self.starts.exclude(space, observations);
+        self.climber.tell(observations);
+    }
+}
+
+impl MultiStartLocalSearch {
+    /// [`Strategy::ask`], each climb scanning its neighbours in the order `guide` gives.
+    pub(crate) fn ask_guided(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+        guide: Option<&dyn Guide>,
+    ) -> Vec<Configuration> {
         if self.follow_best
             && let Some(best) = history.best()
             && better(best.value, self.climber.current().and_then(|c| c.value))
@@ -600,22 +693,20 @@ impl Strategy for MultiStartLocalSearch {
         // unevaluated configurations.
         loop {
             if !self.climber.is_started() {
+                if !self.restarts && self.follow_best {
+                    return Vec::new();
+                }
                 match self.starts.next(space, history, n, self.start_samples, rng) {
                     Start::Propose(v) => return v,
                     Start::Ready(c) => self.climber.start_at(c),
                     Start::Exhausted => return Vec::new(),
                 }
             }
-            match self.climber.ask(space, history, n, rng) {
+            match self.climber.ask_guided(space, history, n, rng, guide) {
                 Climb::Propose(v) => return v,
                 Climb::Optimum => self.climber.stop(),
             }
         }
-    }
-
-    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        self.starts.exclude(space, observations);
-        self.climber.tell(observations);
     }
 }
 
@@ -1013,6 +1104,117 @@ mod tests {
         climb(&mut climber, &space, &mut history, |_| None, &mut rng);
         assert_eq!(climber.current().unwrap().config, vec![0]);
         assert_eq!(history.len(), 3);
+    }
+
+    /// Prefers configurations near `x = target` (a stand-in for a model's expected
+    /// improvement), or has no opinion.
+    struct Towards(Option<f64>);
+
+    impl Guide for Towards {
+        fn promise(&self, _: &SearchSpace, configs: &[Configuration]) -> Option<Vec<f64>> {
+            let t = self.0?;
+            Some(
+                configs
+                    .iter()
+                    .map(|c| (f64::from(c[0]) - t).abs())
+                    .collect(),
+            )
+        }
+    }
+
+    /// A guided climb proposes the neighbours in the guide's order, compares the evaluated
+    /// ones before proposing anything, and keeps its own order when the guide has no opinion.
+    #[test]
+    fn a_guide_orders_the_neighbours_and_evaluated_ones_come_first() {
+        let space = line(8);
+        let f = |c: &[u32]| Some((f64::from(c[0]) - 6.0).abs());
+        let climb = |guide: &Towards, known: &[u32], seed: u64| -> Vec<u32> {
+            let mut rng = Rng::seed_from_u64(seed);
+            let mut history = History::new();
+            for &k in known {
+                observe(&mut history, &[k], f(&[k]));
+            }
+            let mut climber = HillClimber::new(Neighbourhood::Hamming, Order::Random, true);
+            climber.start_at(vec![0]);
+            let mut order = Vec::new();
+            while let Climb::Propose(v) =
+                climber.ask_guided(&space, &history, 1, &mut rng, Some(guide))
+            {
+                let o = observe(&mut history, &v[0], f(&v[0]));
+                order.push(v[0][0]);
+                climber.tell(&[o]);
+            }
+            order
+        };
+        // The guide points at 6, the optimum: the start, then 6, then the rest around it.
+        for seed in 0..5 {
+            let order = climb(&Towards(Some(6.0)), &[], seed);
+            assert_eq!(&order[..2], &[0, 6], "seed {seed}: {order:?}");
+            assert_eq!(order.len(), 8);
+        }
+        // The guide points the wrong way: it is followed all the same, one step at a time.
+        let order = climb(&Towards(Some(1.0)), &[], 0);
+        assert_eq!(&order[..3], &[0, 1, 2], "{order:?}");
+        // 3 is known and better than the start: the climb moves there before it proposes
+        // the guide's favourite, and never proposes 3.
+        let mut rng = Rng::seed_from_u64(0);
+        let mut history = History::new();
+        observe(&mut history, &[3], f(&[3]));
+        let mut climber = HillClimber::new(Neighbourhood::Hamming, Order::Random, true);
+        climber.start_at(vec![0]);
+        let guide = Towards(Some(1.0));
+        let Climb::Propose(v) = climber.ask_guided(&space, &history, 1, &mut rng, Some(&guide))
+        else {
+            panic!("the start is proposed first");
+        };
+        let o = observe(&mut history, &v[0], f(&v[0]));
+        climber.tell(&[o]);
+        let Climb::Propose(v) = climber.ask_guided(&space, &history, 1, &mut rng, Some(&guide))
+        else {
+            panic!("the climb goes on");
+        };
+        assert_eq!(climber.current().unwrap().config, vec![3]);
+        assert_eq!(v, vec![vec![1]]);
+        // No opinion: the climber's random order, as without a guide.
+        let mut rng = Rng::seed_from_u64(3);
+        let mut history = History::new();
+        let mut plain = HillClimber::new(Neighbourhood::Hamming, Order::Random, true);
+        plain.start_at(vec![0]);
+        let mut unguided = Vec::new();
+        while let Climb::Propose(v) = plain.ask(&space, &history, 1, &mut rng) {
+            let o = observe(&mut history, &v[0], f(&v[0]));
+            unguided.push(v[0][0]);
+            plain.tell(&[o]);
+        }
+        assert_eq!(climb(&Towards(None), &[], 3), unguided);
+    }
+
+    /// Following the best without restarts, the search proposes nothing at a local optimum
+    /// until a better configuration is told; with restarts it samples new starts.
+    #[test]
+    fn without_restarts_a_search_following_the_best_waits_at_an_optimum() {
+        let space = line(8);
+        let f = |c: &[u32]| Some((f64::from(c[0]) - 6.0).abs());
+        let mut history = History::new();
+        for k in [5, 6, 7] {
+            observe(&mut history, &[k], f(&[k]));
+        }
+        let mut rng = Rng::seed_from_u64(0);
+        let mut waiting = MultiStartLocalSearch::new(Neighbourhood::Adjacent, true, true, 2)
+            .following_best(true)
+            .restarting(false);
+        assert!(waiting.ask(&space, &history, 1, &mut rng).is_empty());
+        let mut restarting =
+            MultiStartLocalSearch::new(Neighbourhood::Adjacent, true, true, 2).following_best(true);
+        assert_eq!(restarting.ask(&space, &history, 1, &mut rng).len(), 1);
+        // A new best elsewhere (told by another strategy) gives the waiting search a climb.
+        let far = line(8);
+        let mut history = History::new();
+        for (k, v) in [(5, 1.0), (6, 0.5), (7, 1.0), (1, 0.1)] {
+            observe(&mut history, &[k], Some(v));
+        }
+        let next = waiting.ask(&far, &history, 1, &mut rng);
+        assert!(next == vec![vec![0]] || next == vec![vec![2]], "{next:?}");
     }
 
     #[test]

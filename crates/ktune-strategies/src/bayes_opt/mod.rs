@@ -67,6 +67,7 @@ mod strategy;
 use options::OPTIONS;
 pub use options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
 pub use strategy::BayesianOptimization;
+pub(crate) use strategy::ModelGuide;
 
 use ktune_core::Strategy;
 

@@ -640,6 +640,60 @@ impl BayesianOptimization {
         }
     }
 
+    /// How promising the model finds each of `configs` as the next step of a climb from the
+    /// best configuration, by `af` against the best with no exploration term (EI and PI of
+    /// improving on it, LCB: the posterior mean), in minimisation form (smaller is more
+    /// promising): EI and PI times the feasibility forest's probability that it runs, and
+    /// +∞ wherever the forest rules it out. `None` until the initial sample is done.
+    pub(crate) fn promise(
+        &self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        af: Acquisition,
+    ) -> Option<Vec<f64>> {
+        let st = self.state.as_ref()?;
+        if !st.initial_done || !st.best.is_finite() {
+            return None;
+        }
+        let xs: Vec<Vec<f64>> = configs.iter().map(|c| st.encode(c)).collect();
+        let points: Vec<Point<'_>> = match &st.candidates {
+            // Keyed by rank, as the round's candidates: the incremental model has them cached.
+            Candidates::All(encoded) => {
+                let d = st.dims.len();
+                configs
+                    .iter()
+                    .zip(&xs)
+                    .map(|(c, x)| match space.rank(c) {
+                        Some(r) => {
+                            let i = r as usize;
+                            Point::keyed(&encoded[i * d..(i + 1) * d], r)
+                        }
+                        None => Point::new(x),
+                    })
+                    .collect()
+            }
+            Candidates::Sampled { .. } => xs.iter().map(|x| Point::new(x)).collect(),
+        };
+        let (means, vars, mut weights) = predictions(st.model.as_ref(), &points);
+        feasible_weights(st, xs.iter().map(Vec::as_slice), &mut weights);
+        let best = st.to_model(st.best);
+        Some(
+            means
+                .iter()
+                .zip(&vars)
+                .zip(&weights)
+                .map(|((&mu, &var), &w)| {
+                    if w <= 0.0 {
+                        f64::INFINITY
+                    } else {
+                        let score = acquisition::score(af, mu, var.max(0.0).sqrt(), best, 0.0);
+                        acquisition::weighted(af, score, w)
+                    }
+                })
+                .collect(),
+        )
+    }
+
     fn decode(&self, st: &State, space: &SearchSpace, x: &[f64]) -> Configuration {
         let mut full = vec![0.0; space.dims()];
         for (&d, &v) in st.dims.iter().zip(x) {
@@ -889,5 +943,15 @@ fn predictions(model: &dyn Surrogate, points: &[Point<'_>]) -> Predicted {
             vec![1.0; points.len()],
             vec![1.0; points.len()],
         ),
+    }
+}
+
+/// The model as a climb's guide, scoring by one acquisition function
+/// ([`BayesianOptimization::promise`]).
+pub(crate) struct ModelGuide<'a>(pub(crate) &'a BayesianOptimization, pub(crate) Acquisition);
+
+impl crate::mls::Guide for ModelGuide<'_> {
+    fn promise(&self, space: &SearchSpace, configs: &[Configuration]) -> Option<Vec<f64>> {
+        self.0.promise(space, configs, self.1)
     }
 }

@@ -638,3 +638,66 @@ fn the_feasibility_threshold_is_checked() {
         .to_string();
     assert!(e.contains("feasibility_threshold"), "{e}");
 }
+
+/// What the model tells `auto`'s climb: nothing before the initial sample is done; after
+/// it, by the posterior mean, the configurations it finds most promising are better on the
+/// bowl than those it finds least promising, and the expected improvement prefers what the
+/// model knows least about (an unevaluated configuration far from the data) to the
+/// configurations next to the best.
+#[test]
+fn the_model_ranks_a_climbs_candidates_by_promise() {
+    use super::ModelGuide;
+    use super::{BayesianOptimization, BoOptions};
+    use crate::mls::Guide;
+    use crate::testkit::{Bowl, small_space};
+    use ktune_model::acquisition::Acquisition;
+    let space = small_space();
+    let mut bo = BayesianOptimization::new(BoOptions {
+        initial_samples: 10,
+        feasibility: true,
+        ..BoOptions::default()
+    })
+    .unwrap();
+    let all: Vec<Configuration> = (0..space.size()).map(|r| space.configuration(r)).collect();
+    assert!(
+        ModelGuide(&bo, Acquisition::Ei)
+            .promise(&space, &all)
+            .is_none()
+    );
+    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
+    let run = Tuner::new(
+        &space,
+        &mut runner,
+        Budget {
+            max_evaluations: Some(25),
+            ..Budget::default()
+        },
+    )
+    .run(&mut bo, &mut Rng::seed_from_u64(5))
+    .unwrap();
+    let evaluated: BTreeSet<Configuration> = run.records.iter().map(|r| r.config.clone()).collect();
+    let open: Vec<Configuration> = all.into_iter().filter(|c| !evaluated.contains(c)).collect();
+    let bowl = |c: &Configuration| {
+        let v = space.values(c);
+        let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+        (x - 11.0).powi(2) + (y - 4.0).powi(2) + 1.0
+    };
+    let ranked = |af: Acquisition| -> Vec<usize> {
+        let scores = ModelGuide(&bo, af)
+            .promise(&space, &open)
+            .expect("a fitted model has an opinion");
+        assert_eq!(scores.len(), open.len());
+        let mut r: Vec<usize> = (0..open.len()).collect();
+        r.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+        r
+    };
+    let mean = |idx: &[usize]| idx.iter().map(|&i| bowl(&open[i])).sum::<f64>() / idx.len() as f64;
+    let by_mean = ranked(Acquisition::Lcb);
+    let (top, bottom) = (mean(&by_mean[..10]), mean(&by_mean[by_mean.len() - 10..]));
+    assert!(
+        top * 2.0 < bottom,
+        "by the mean, the 10 most promising average {top}, the 10 least {bottom}"
+    );
+    let by_ei = ranked(Acquisition::Ei);
+    assert_ne!(by_ei[..10], by_mean[..10]);
+}
