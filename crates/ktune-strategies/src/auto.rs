@@ -130,6 +130,14 @@ pub struct AutoOptions {
     /// The local search restarts from `local_start_samples` random configurations at a
     /// local optimum (false: it waits for the model's next best).
     pub restarts: bool,
+    /// After `probe` valid results of the initial sample: when the standard deviation of
+    /// their logarithms is below this (a smooth landscape), the initial sample ends there and
+    /// the members share the budget by `smooth_schedule` (0: never).
+    pub smooth_below: f64,
+    /// The valid results the landscape is judged on.
+    pub probe: usize,
+    /// The schedule on a smooth landscape.
+    pub smooth_schedule: Schedule,
 }
 
 impl Default for AutoOptions {
@@ -148,6 +156,9 @@ impl Default for AutoOptions {
             window: 50,
             guide: ClimbGuide::Ei,
             restarts: true,
+            smooth_below: 0.35,
+            probe: 5,
+            smooth_schedule: Schedule::Stagnation,
         }
     }
 }
@@ -218,6 +229,21 @@ const OPTIONS: &[OptionDoc] = &[
         default: "true",
         doc: "The local search restarts from the best of `local_start_samples` random configurations when its climb reaches a local optimum (false: it proposes nothing until the model finds a better configuration to climb from).",
     },
+    OptionDoc {
+        name: "smooth_below",
+        default: "0.35",
+        doc: "After `probe` valid results: when the standard deviation of their logarithms is below this (a smooth landscape), the initial sample ends there and the members share the budget by `smooth_schedule` (0: never).",
+    },
+    OptionDoc {
+        name: "probe",
+        default: "5",
+        doc: "The valid results of the initial sample the landscape is judged on (see smooth_below).",
+    },
+    OptionDoc {
+        name: "smooth_schedule",
+        default: "\"stagnation\"",
+        doc: "The schedule on a landscape judged smooth (see smooth_below).",
+    },
 ];
 
 /// One of `auto`'s strategies: the model and the climb are kept as themselves so that the
@@ -257,6 +283,11 @@ impl Member {
 pub struct Auto {
     members: Vec<Member>,
     guide: Option<Acquisition>,
+    smooth_below: f64,
+    probe: usize,
+    smooth_schedule: Schedule,
+    /// Whether the landscape was judged smooth (`None`: not yet, or never).
+    smooth: Option<bool>,
     bandit: AucBandit,
     /// Members that had nothing more to propose.
     exhausted: Vec<bool>,
@@ -289,6 +320,8 @@ impl Auto {
         check_range(NAME, "c", o.c, 0.0, 100.0)?;
         check_range(NAME, "window", o.window, 1, 1_000_000)?;
         check_range(NAME, "patience", o.patience, 1, 1_000_000)?;
+        check_range(NAME, "smooth_below", o.smooth_below, 0.0, 100.0)?;
+        check_range(NAME, "probe", o.probe, 2, 100_000)?;
         let model = match o.model {
             Model::BayesOpt => Member::BayesOpt(Box::new(BayesianOptimization::new(BoOptions {
                 initial_samples: o.initial_samples,
@@ -339,6 +372,10 @@ impl Auto {
             exhausted: vec![false; members.len()],
             members,
             guide: o.guide.acquisition(),
+            smooth_below: o.smooth_below,
+            probe: o.probe,
+            smooth_schedule: o.smooth_schedule,
+            smooth: None,
             pending: FxHashMap::default(),
             best: None,
             warm_up: o.initial_samples,
@@ -352,6 +389,35 @@ impl Auto {
 }
 
 impl Auto {
+    /// Once `probe` results are valid: a landscape whose results spread little on a log scale
+    /// is smooth (the dedispersion spaces: a standard deviation of 0.08-0.31 over all their
+    /// configurations, the convolution spaces 0.44-1.40), and the model predicts it well from
+    /// few samples, so its initial sample ends and the schedule changes.
+    fn judge_landscape(&mut self, history: &History) {
+        let values: Vec<f64> = history
+            .observations()
+            .iter()
+            .filter_map(|o| o.value)
+            .filter(|v| v.is_finite())
+            .collect();
+        if values.len() < self.probe {
+            return;
+        }
+        let same_sign = values.iter().all(|&v| v > 0.0) || values.iter().all(|&v| v < 0.0);
+        let logs: Vec<f64> = values.iter().map(|v| v.abs().ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / logs.len() as f64).sqrt();
+        let smooth = same_sign && sd < self.smooth_below;
+        self.smooth = Some(smooth);
+        if smooth {
+            if let Member::BayesOpt(b) = &mut self.members[MODEL] {
+                b.shorten_initial_sample(values.len());
+            }
+            self.warm_up = self.warm_up.min(history.len());
+            self.schedule = self.smooth_schedule;
+        }
+    }
+
     /// The stagnation schedule's next turn: from the model to the next other member (in
     /// order, once the initial sample is done), from any other member back to the model.
     fn pass_turn(&mut self, warm: bool) {
@@ -377,6 +443,9 @@ impl Strategy for Auto {
         n: usize,
         rng: &mut Rng,
     ) -> Vec<Configuration> {
+        if self.smooth.is_none() && self.smooth_below > 0.0 {
+            self.judge_landscape(history);
+        }
         let mut out: Vec<Configuration> = Vec::new();
         // One member proposes the whole batch; one that has nothing left is passed over.
         while out.len() < n.max(1) {
@@ -524,6 +593,14 @@ pub(crate) const ENTRY: Entry = Entry {
             name: "window",
             values: &["50", "100", "500"],
         },
+        crate::Tunable {
+            name: "guide",
+            values: &["\"ei\"", "\"poi\"", "\"none\""],
+        },
+        crate::Tunable {
+            name: "smooth_below",
+            values: &["0", "0.2", "0.35", "0.5"],
+        },
     ],
     create,
 };
@@ -646,6 +723,69 @@ mod tests {
         assert!(best <= 2.0, "best {best} after 60 evaluations");
     }
 
+    /// A flat landscape (values within a few percent) is judged smooth after `probe` valid
+    /// results: the model's initial sample ends there and the stagnation schedule takes
+    /// over; the bowl (values 1 to 150) is not, and nothing changes.
+    #[test]
+    fn a_smooth_landscape_ends_the_initial_sample_early() {
+        struct Flat(Vec<Metric>);
+        impl ktune_core::Runner for Flat {
+            fn name(&self) -> &str {
+                "flat"
+            }
+            fn metrics(&self) -> &[Metric] {
+                &self.0
+            }
+            fn evaluate(
+                &mut self,
+                space: &SearchSpace,
+                configs: &[Configuration],
+            ) -> Result<Vec<ktune_core::Outcome>, ktune_core::CoreError> {
+                Ok(configs
+                    .iter()
+                    .map(|c| {
+                        let v = space.values(c);
+                        let x = v[0].as_f64().unwrap() + v[1].as_f64().unwrap();
+                        ktune_core::Outcome::ok(
+                            vec![100.0 + x / 10.0],
+                            ktune_core::Timings::default(),
+                        )
+                    })
+                    .collect())
+            }
+        }
+        let o = AutoOptions::default();
+        let space = sparse_space();
+        let run_on = |runner: &mut dyn ktune_core::Runner| {
+            let mut auto = Auto::new(&o).unwrap();
+            Tuner::new(
+                &space,
+                runner,
+                Budget {
+                    max_evaluations: Some(30),
+                    ..Budget::default()
+                },
+            )
+            .run(&mut auto, &mut Rng::seed_from_u64(7))
+            .unwrap();
+            auto
+        };
+        let flat = run_on(&mut Flat(vec![Metric::new("f", Direction::Minimize)]));
+        assert_eq!(flat.smooth, Some(true));
+        assert_eq!(flat.schedule, Schedule::Stagnation);
+        assert_eq!(flat.warm_up, o.probe);
+        let bowl = run_on(&mut Bowl(vec![Metric::new("f", Direction::Minimize)]));
+        assert_eq!(bowl.smooth, Some(false));
+        assert_eq!(bowl.schedule, Schedule::Bandit);
+        assert_eq!(bowl.warm_up, o.initial_samples);
+        let off = AutoOptions {
+            smooth_below: 0.0,
+            ..AutoOptions::default()
+        };
+        let (never, _) = tuned(&off, 30, 7);
+        assert_eq!(never.smooth, None);
+    }
+
     #[test]
     fn options_are_checked() {
         for bad in [
@@ -658,6 +798,8 @@ mod tests {
             "auto:patience=0",
             "auto:guide=sideways",
             "auto:restarts=1",
+            "auto:probe=1",
+            "auto:smooth_below=-1",
         ] {
             assert!(crate::create_spec(bad).is_err(), "{bad}");
         }

@@ -640,6 +640,15 @@ impl BayesianOptimization {
         }
     }
 
+    /// Ends the initial sample once `n` configurations of it are valid (fewer than asked at
+    /// construction): `auto` does so when the first results show a smooth landscape.
+    pub(crate) fn shorten_initial_sample(&mut self, n: usize) {
+        self.opts.initial_samples = self.opts.initial_samples.min(n.max(1));
+        if let Some(st) = &mut self.state {
+            st.initial.clear();
+        }
+    }
+
     /// How promising the model finds each of `configs` as the next step of a climb from the
     /// best configuration, by `af` against the best with no exploration term (EI and PI of
     /// improving on it, LCB: the posterior mean), in minimisation form (smaller is more
