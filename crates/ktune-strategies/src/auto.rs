@@ -25,6 +25,12 @@
 //! spaces.) Every strategy is told every observation, so the model fits the climb's
 //! evaluations and the climb starts from the model's finds.
 //!
+//! Which of the two suits a run is judged from its first results (`smooth_below`): where the
+//! first 5 valid results spread little on a log scale (a standard deviation below 0.35, as on
+//! the smooth dedispersion spaces, against 0.44-1.40 on the convolution spaces with their
+//! narrow pockets), the model's initial sample ends there and the stagnation schedule takes
+//! over; elsewhere the sample goes on to 10 and the bandit shares the budget.
+//!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
 //! (BENCHMARKS.md, issue 18): a short memory follows the phases of a run, the model's early
