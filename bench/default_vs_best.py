@@ -5,7 +5,8 @@ Reads the per-space tables ("mean ± standard error") of one or more `ktune benc
 outputs and prints, per space, the default's score, the best other ktune strategy's (random
 excluded), and their difference in combined standard errors,
 (default - best) / sqrt(se_default^2 + se_best^2); a loss by more than two is marked.
-When a strategy appears in several files, the first file's row is used.
+When a strategy appears in several files, the first file's row is used. Rows of the
+default's own variants (`auto:...`) are left out of "other".
 
     python3 bench/default_vs_best.py auto bench/results/auto/scores-20seeds.md [more.md ...]
 """
@@ -48,7 +49,13 @@ def main():
     print("|---|---:|---|---:|---:|")
     losses = 0
     for s in spaces:
-        others = [(k, v[s]) for k, v in rows.items() if k != default and k != "random" and s in v]
+        # Variants of the default (`auto:...`, e.g. its previous options) are not other
+        # strategies.
+        others = [
+            (k, v[s])
+            for k, v in rows.items()
+            if k != default and not k.startswith(default + ":") and k != "random" and s in v
+        ]
         name, (m, se) = max(others, key=lambda kv: kv[1][0])
         dm, dse = mine[s]
         z = (dm - m) / math.sqrt(dse**2 + se**2) if dse or se else 0.0

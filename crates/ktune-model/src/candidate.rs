@@ -626,6 +626,10 @@ impl Surrogate for CandidateGp {
         })
     }
 
+    fn set_kernel(&mut self, kernel: Kernel) -> Result<(), ModelError> {
+        self.rebuild(kernel)
+    }
+
     fn observed_values(&self) -> &[f64] {
         &self.ys
     }

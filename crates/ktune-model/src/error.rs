@@ -60,6 +60,12 @@ pub enum ModelError {
         /// Why it is invalid.
         reason: &'static str,
     },
+    /// The model cannot do what was asked of it (e.g. replace its kernel).
+    #[error("this model cannot {what}")]
+    Unsupported {
+        /// What was asked.
+        what: &'static str,
+    },
     /// The covariance matrix could not be made positive definite, even after adding
     /// the largest jitter that is tried.
     #[error(

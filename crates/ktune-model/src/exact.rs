@@ -164,6 +164,15 @@ impl Surrogate for ExactGp {
         Ok(())
     }
 
+    fn set_kernel(&mut self, kernel: Kernel) -> Result<(), ModelError> {
+        if let Some(first) = self.obs.x.first() {
+            kernel.validate(first.len())?;
+        }
+        self.kernel = kernel;
+        self.fitted = OnceLock::new();
+        Ok(())
+    }
+
     fn observed_values(&self) -> &[f64] {
         &self.obs.y
     }

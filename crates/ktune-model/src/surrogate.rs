@@ -2,6 +2,7 @@
 //! from a model of the objective, whatever the model is.
 
 use crate::error::ModelError;
+use crate::kernel::Kernel;
 
 /// An encoded configuration, with its rank in the search space when it has one.
 ///
@@ -99,6 +100,17 @@ pub trait Surrogate: Send + Sync {
         Ok(())
     }
 
+    /// Replaces the kernel (hyperparameters the caller chose, e.g. by
+    /// [`DenseGp::log_marginal_likelihood`](crate::DenseGp::log_marginal_likelihood)) and
+    /// conditions every observation on it. On error the model is left unchanged; models
+    /// that cannot (the default) say so with [`ModelError::Unsupported`].
+    fn set_kernel(&mut self, kernel: Kernel) -> Result<(), ModelError> {
+        let _ = kernel;
+        Err(ModelError::Unsupported {
+            what: "replace its kernel",
+        })
+    }
+
     /// The values observed so far, in order.
     fn observed_values(&self) -> &[f64];
 
@@ -189,6 +201,55 @@ mod conformance {
     }
 
     const SEEN: [usize; 12] = [0, 6, 42, 48, 24, 10, 17, 31, 38, 3, 21, 45];
+
+    /// A model that replaces its kernel predicts as one built with that kernel and told the
+    /// same observations; one that cannot says so and predicts as before.
+    #[test]
+    fn every_surrogate_replaces_its_kernel_or_says_it_cannot() {
+        let g = grid();
+        let other = Kernel::with_hyperparameters(
+            KernelKind::Matern52,
+            crate::Hyperparameters {
+                lengthscales: vec![0.2, 0.9],
+                output_scale: 1.0,
+                noise: 1e-8,
+            },
+        );
+        let mut replaced = 0;
+        for (name, mut model) in models() {
+            observe(model.as_mut(), &g, &SEEN);
+            let before = model.predict(&points(&g)).unwrap();
+            match model.set_kernel(other.clone()) {
+                Ok(()) => {
+                    replaced += 1;
+                    let mut fresh = ExactGp::new(other.clone());
+                    observe(&mut fresh, &g, &SEEN);
+                    let want = fresh.predict(&points(&g)).unwrap();
+                    let got = model.predict(&points(&g)).unwrap();
+                    for (a, b) in got.iter().zip(&want) {
+                        assert!(
+                            (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6,
+                            "{name}: {a:?} against {b:?}"
+                        );
+                    }
+                    assert!(
+                        got.iter()
+                            .zip(&before)
+                            .any(|(a, b)| (a.0 - b.0).abs() > 1e-3),
+                        "{name}: the new kernel changed nothing"
+                    );
+                }
+                Err(e) => {
+                    assert!(matches!(e, ModelError::Unsupported { .. }), "{name}: {e}");
+                    assert_eq!(model.predict(&points(&g)).unwrap(), before, "{name}");
+                }
+            }
+        }
+        assert!(
+            replaced >= 2,
+            "the candidate and the exact GP replace their kernels"
+        );
+    }
 
     /// Observations are kept in order, predicted back closely with little variance, and
     /// unobserved points are less certain.

@@ -42,7 +42,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::bandit::AucBandit;
-use crate::bayes_opt::{BayesianOptimization, BoOptions, ModelGuide};
+use crate::bayes_opt::{Alignment, BayesianOptimization, BoOptions, ModelGuide};
 use crate::mls::{Guide, MultiStartLocalSearch};
 use crate::{Baco, BacoOptions};
 use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
@@ -144,6 +144,9 @@ pub struct AutoOptions {
     pub probe: usize,
     /// The schedule on a smooth landscape.
     pub smooth_schedule: Schedule,
+    /// How the model weighs how many times 2 divides each integer parameter's value
+    /// (`bayes_opt`'s `alignment`).
+    pub alignment: Alignment,
 }
 
 impl Default for AutoOptions {
@@ -165,6 +168,7 @@ impl Default for AutoOptions {
             smooth_below: 0.35,
             probe: 5,
             smooth_schedule: Schedule::Stagnation,
+            alignment: Alignment::Named("validated".into()),
         }
     }
 }
@@ -250,6 +254,11 @@ const OPTIONS: &[OptionDoc] = &[
         default: "\"stagnation\"",
         doc: "The schedule on a landscape judged smooth (see smooth_below).",
     },
+    OptionDoc {
+        name: "alignment",
+        default: "\"validated\"",
+        doc: "How the model (bayes_opt) weighs how many times 2 divides each integer parameter's value, where that varies out of step with the value: a weight (0: not at all) or \"validated\" (bayes_opt's `alignment`).",
+    },
 ];
 
 /// One of `auto`'s strategies: the model and the climb are kept as themselves so that the
@@ -334,6 +343,7 @@ impl Auto {
                 initial_sampling: o.initial_sampling.clone(),
                 feasibility: o.feasibility,
                 explore_after: o.explore_after,
+                alignment: o.alignment.clone(),
                 ..BoOptions::default()
             })?)),
             Model::Baco => Member::Other(Box::new(Baco::new(BacoOptions {

@@ -81,6 +81,41 @@ pub fn spaced_geometrically(values: &[f64]) -> bool {
     unevenness(&logs) < unevenness(&v)
 }
 
+/// An extra coordinate per value of an integer parameter: how many times 2 divides it, scaled
+/// to `[0, 1]` over the domain. GPU kernels run fastest at sizes aligned to warps, memory
+/// transactions and banks (16, 32, 64, 128 threads; not 48 or 80; tiles of 2 or 4, not 3), a
+/// pattern no distance on the value alone can express: 64 sits between 48 and 80. `None` where
+/// the coordinate would add nothing: a non-integer or non-positive domain, a single level of
+/// alignment, or alignment that only grows with the value (1, 2, 4, 8: the value's own
+/// coordinate orders them already).
+pub fn alignment(values: &[Value]) -> Option<Vec<f64>> {
+    let twos: Vec<u32> = values
+        .iter()
+        .map(|v| match v {
+            Value::Int(i) if *i > 0 => Some(i.trailing_zeros()),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let (lo, hi) = (*twos.iter().min()?, *twos.iter().max()?);
+    let mut by_value: Vec<(i64, u32)> = values
+        .iter()
+        .zip(&twos)
+        .filter_map(|(v, &t)| match v {
+            Value::Int(i) => Some((*i, t)),
+            _ => None,
+        })
+        .collect();
+    by_value.sort_unstable();
+    if hi == lo || by_value.windows(2).all(|w| w[0].1 <= w[1].1) {
+        return None;
+    }
+    Some(
+        twos.iter()
+            .map(|&t| f64::from(t - lo) / f64::from(hi - lo))
+            .collect(),
+    )
+}
+
 /// The lexicographic rank of a permutation of `0..n` (its index among the `n!` orderings a
 /// permutation parameter's domain lists).
 pub fn permutation_rank(perm: &[u32]) -> usize {
@@ -305,5 +340,32 @@ mod tests {
         });
         assert_eq!(e.dims(), 4);
         assert_eq!(e.encode(&space, &[0, 0, 0, 0, order])[3], order as f64);
+    }
+
+    #[test]
+    fn alignment_counts_the_factors_of_two_where_the_value_does_not() {
+        let ints = |v: &[i64]| v.iter().map(|&i| Value::Int(i)).collect::<Vec<_>>();
+        // 16..=128 in steps of 16: 2 divides 16 four times, 32 five, 48 four, 64 six, ...
+        let t = alignment(&ints(&[16, 32, 48, 64, 80, 96, 112, 128])).unwrap();
+        assert_eq!(
+            t,
+            [0.0, 1.0 / 3.0, 0.0, 2.0 / 3.0, 0.0, 1.0 / 3.0, 0.0, 1.0]
+        );
+        // Tiles of 3 are unaligned between aligned 2 and 4.
+        assert_eq!(
+            alignment(&ints(&[1, 2, 3, 4])).unwrap(),
+            [0.0, 0.5, 0.0, 1.0]
+        );
+        // Nothing to add: powers of two (alignment grows with the value, in any declared
+        // order), one level of alignment, or domains that are not positive integers.
+        assert_eq!(alignment(&ints(&[1, 2, 4, 8])), None);
+        assert_eq!(alignment(&ints(&[8, 4, 2, 1])), None);
+        assert_eq!(alignment(&ints(&[1, 3, 5, 7])), None);
+        assert_eq!(alignment(&ints(&[0, 2, 3])), None);
+        assert_eq!(
+            alignment(&[Value::Real(2.0), Value::Real(3.0), Value::Real(4.0)]),
+            None
+        );
+        assert_eq!(alignment(&[Value::Bool(false), Value::Bool(true)]), None);
     }
 }

@@ -65,7 +65,7 @@ mod options;
 mod strategy;
 
 use options::OPTIONS;
-pub use options::{BoOptions, Exploration, ExplorationScale, Method, Transform};
+pub use options::{Alignment, BoOptions, Exploration, ExplorationScale, Method, Transform};
 pub use strategy::BayesianOptimization;
 pub(crate) use strategy::ModelGuide;
 

@@ -33,6 +33,19 @@ pub enum Exploration {
     Constant(f64),
 }
 
+/// How much the model weighs alignment (how many times 2 divides an integer parameter's
+/// value): a fixed weight, or `"validated"`: chosen on held-out results.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Alignment {
+    /// The alignment coordinates span `[0, weight]` (0: none).
+    Weight(f64),
+    /// `"validated"`: at the initial sample's size and every doubling of the results, the
+    /// weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before the last
+    /// checkpoint, ranks those since best.
+    Named(String),
+}
+
 /// How observations are transformed before they are fitted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -116,6 +129,10 @@ pub struct BoOptions {
     pub feasibility: bool,
     /// The largest minimum-feasibility limit ε_f, drawn each round from `{0, t/10, ..., t}`.
     pub feasibility_threshold: f64,
+    /// For each integer parameter whose alignment varies out of step with its value, the model
+    /// gets a coordinate for how many times 2 divides the value
+    /// ([`crate::encoding::alignment`]), weighted as this says.
+    pub alignment: Alignment,
     /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
     /// in a spec, split off before the rest is parsed.
     #[serde(skip)]
@@ -144,6 +161,7 @@ impl Default for BoOptions {
             batch: Batch::Believer,
             feasibility: false,
             feasibility_threshold: 0.1,
+            alignment: Alignment::Weight(0.0),
             surrogate: SurrogateOptions::default(),
         }
     }
@@ -224,6 +242,11 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         name: "batch",
         default: "\"believer\"",
         doc: "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far).",
+    },
+    OptionDoc {
+        name: "alignment",
+        default: "0",
+        doc: "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.",
     },
     OptionDoc {
         name: "feasibility",

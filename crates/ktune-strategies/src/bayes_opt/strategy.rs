@@ -7,18 +7,20 @@ use std::sync::Arc;
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::{self, Acquisition, Combination, Portfolio, contextual_variance};
 use ktune_model::{
-    CandidateGp, ExactGp, FeasibilityForest, ForestOptions, Kernel, KernelKind, Point, Surrogate,
-    feasibility_limit,
+    CandidateGp, DenseGp, ExactGp, FeasibilityForest, ForestOptions, Kernel, KernelKind, Point,
+    Surrogate, feasibility_limit,
 };
 use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourhood, SearchSpace};
 use rand::RngExt;
 use rustc_hash::FxHashSet;
 
 use super::NAME;
-use super::options::{Batch, BoOptions, Exploration, ExplorationScale, Method, Transform};
+use super::options::{
+    Alignment, Batch, BoOptions, Exploration, ExplorationScale, Method, Transform,
+};
 use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};
-use crate::{StrategyError, check_range};
+use crate::{StrategyError, check_range, encoding};
 
 /// Bayesian optimisation with a Gaussian process over the discrete space.
 pub struct BayesianOptimization {
@@ -28,14 +30,56 @@ pub struct BayesianOptimization {
     discount: f64,
     /// The clustered GP's settings when it is the surrogate.
     cgp: Option<Cgp>,
+    /// The weights the alignment coordinates may take: none (off), one (fixed) or several
+    /// (chosen on held-out results).
+    alignment_weights: Vec<f64>,
     state: Option<State>,
 }
+
+/// Spearman's rank correlation of `a` and `b` (ties in arbitrary order; NaN for fewer than
+/// two values or a constant ranking).
+pub(crate) fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
+    let ranks = |x: &[f64]| {
+        let mut idx: Vec<usize> = (0..x.len()).collect();
+        idx.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
+        let mut r = vec![0.0; x.len()];
+        for (k, &i) in idx.iter().enumerate() {
+            r[i] = k as f64;
+        }
+        r
+    };
+    let (ra, rb) = (ranks(a), ranks(b));
+    let m = (a.len() as f64 - 1.0) / 2.0;
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - m) * (y - m)).sum();
+    let var: f64 = ra.iter().map(|x| (x - m) * (x - m)).sum();
+    cov / var
+}
+
+/// The alignment weights `"validated"` chooses among.
+const VALIDATED_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
+
+/// The validation fits at most this many results before the checkpoint (a dense GP's
+/// Cholesky factorisation per weight: about 30 ms at 500).
+const VALIDATION_LIMIT: usize = 500;
 
 /// The model and the bookkeeping, built on the first `ask` (it needs the space).
 struct State {
     encoder: Encoder,
     /// Encoded dimensions kept after pruning.
     dims: Vec<usize>,
+    /// The alignment coordinates appended after `dims`' (with `alignment`): per space
+    /// dimension, one coordinate in `[0, 1]` per value index; their weight is the kernel's
+    /// lengthscale on them.
+    aligned: Vec<(usize, Vec<f64>)>,
+    /// The current alignment weight and the number of valid results at which the validation
+    /// chooses it again.
+    alignment_weight: f64,
+    next_validation: usize,
+    /// The results the last choice was made on (its test results begin there).
+    validation_split: usize,
+    /// The encoded points the model was told, in order (with several alignment weights: the
+    /// validation's data).
+    told: Vec<Vec<f64>>,
     /// The surrogate, told every valid observation (transformed as `log` says).
     model: Box<dyn Surrogate>,
     /// Where proposals come from.
@@ -127,6 +171,21 @@ impl BayesianOptimization {
         }
         check_range(NAME, "initial_samples", opts.initial_samples, 1, 100_000)?;
         check_range(NAME, "skip_threshold", opts.skip_threshold, 1, 1_000_000)?;
+        let alignment_weights = match &opts.alignment {
+            Alignment::Weight(w) => {
+                check_range(NAME, "alignment", *w, 0.0, 100.0)?;
+                if *w > 0.0 { vec![*w] } else { Vec::new() }
+            }
+            Alignment::Named(s) if s.eq_ignore_ascii_case("validated") => {
+                VALIDATED_WEIGHTS.to_vec()
+            }
+            Alignment::Named(s) => {
+                return Err(invalid(
+                    "alignment",
+                    format!("must be a weight (a number) or \"validated\", not \"{s}\""),
+                ));
+            }
+        };
         check_range(
             NAME,
             "required_improvement",
@@ -159,6 +218,7 @@ impl BayesianOptimization {
         check_range(NAME, "discount_factor", discount, 0.0, 1.0)?;
         let cgp = opts.surrogate.check(NAME)?;
         Ok(BayesianOptimization {
+            alignment_weights,
             cgp,
             kernel: Kernel::new(kind, lengthscale),
             exploration,
@@ -166,6 +226,82 @@ impl BayesianOptimization {
             opts,
             state: None,
         })
+    }
+
+    /// The kernel with weight `w` on the `aligned` alignment coordinates that follow `dims`
+    /// value coordinates: their lengthscale is the others' divided by `w`, so a coordinate
+    /// spanning `[0, 1]` counts as one spanning `[0, w]` (0: as good as absent).
+    fn kernel_for(&self, dims: usize, aligned: usize, w: f64) -> Kernel {
+        if aligned == 0 {
+            return self.kernel.clone();
+        }
+        let l = self.kernel.hyper.lengthscale(0);
+        let mut kernel = self.kernel.clone();
+        kernel.hyper.lengthscales = std::iter::repeat_n(l, dims)
+            .chain(std::iter::repeat_n(
+                if w > 0.0 { l / w } else { l * 1e6 },
+                aligned,
+            ))
+            .collect();
+        kernel
+    }
+
+    /// At each checkpoint (the initial sample's size, then double the results), the
+    /// alignment weight whose model, fitted to the results before the last checkpoint
+    /// (the first half of the initial sample at the first), ranks the results since most
+    /// like their measured order; the model is conditioned again under it when it changed.
+    /// (Not the marginal likelihood: with fixed, near-noiseless hyperparameters it favours
+    /// whatever keeps the points furthest apart, the largest weight, on every space tried.)
+    fn choose_alignment(&self, st: &mut State) {
+        if self.alignment_weights.len() < 2
+            || st.aligned.is_empty()
+            || st.told.len() < st.next_validation
+        {
+            return;
+        }
+        let n = st.told.len();
+        let split = if st.validation_split == 0 {
+            n / 2
+        } else {
+            st.validation_split
+        };
+        st.validation_split = n;
+        st.next_validation = n * 2;
+        if split < 2 || n - split < 3 {
+            return;
+        }
+        let ys = st.targets.fitted();
+        let from = split.saturating_sub(VALIDATION_LIMIT);
+        let (train_x, train_y) = (&st.told[from..split], &ys[from..split]);
+        let (test_x, test_y) = (&st.told[split..], &ys[split..]);
+        let mut best: Option<(f64, f64)> = None;
+        for &w in &self.alignment_weights {
+            let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), w);
+            let Ok(gp) = DenseGp::fit(&kernel, train_x, train_y) else {
+                continue;
+            };
+            let means: Vec<f64> = gp.predict(test_x).into_iter().map(|p| p.0).collect();
+            let score = rank_correlation(&means, test_y);
+            // Ties keep the weight in use (then the smaller).
+            let better = match best {
+                None => true,
+                Some((bw, bs)) => {
+                    score > bs + 1e-9 || (score >= bs - 1e-9 && w == st.alignment_weight && bw != w)
+                }
+            };
+            if score.is_finite() && better {
+                best = Some((w, score));
+            }
+        }
+        if let Some((w, _)) = best
+            && w != st.alignment_weight
+            && st
+                .model
+                .set_kernel(self.kernel_for(st.dims.len(), st.aligned.len(), w))
+                .is_ok()
+        {
+            st.alignment_weight = w;
+        }
     }
 
     fn combination(&self) -> Combination {
@@ -190,20 +326,32 @@ impl BayesianOptimization {
         let dims: Vec<usize> = (0..space.dims())
             .filter(|&d| !self.opts.prune || space.params()[d].len() > 1)
             .collect();
+        let aligned: Vec<(usize, Vec<f64>)> = if self.alignment_weights.is_empty() {
+            Vec::new()
+        } else {
+            dims.iter()
+                .filter_map(|&d| Some((d, encoding::alignment(space.params()[d].values())?)))
+                .collect()
+        };
+        // Until the first validation, the largest weight offered.
+        let alignment_weight = self.alignment_weights.iter().copied().fold(0.0, f64::max);
+        let kernel = self.kernel_for(dims.len(), aligned.len(), alignment_weight);
+        let width = dims.len() + aligned.len();
+        let encode_into = |config: &[u32], out: &mut Vec<f64>| {
+            out.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+            out.extend(aligned.iter().map(|(d, t)| t[config[*d] as usize]));
+        };
         // The clustered GP of fixed-hyperparameter exact GPs, when asked for: it predicts
         // every candidate from its component's GP (no incremental candidate posterior, as the
         // components change with every observation).
         let clustered = || -> Option<Box<dyn Surrogate>> {
-            let model = self
-                .cgp
-                .as_ref()?
-                .model(ExactGp::new(self.kernel.clone()))?;
+            let model = self.cgp.as_ref()?.model(ExactGp::new(kernel.clone()))?;
             Some(Box::new(model))
         };
         let sampled = || {
             (
                 clustered().unwrap_or_else(|| {
-                    Box::new(ExactGp::new(self.kernel.clone())) as Box<dyn Surrogate>
+                    Box::new(ExactGp::new(kernel.clone())) as Box<dyn Surrogate>
                 }),
                 Candidates::Sampled {
                     observed: Vec::new(),
@@ -212,22 +360,22 @@ impl BayesianOptimization {
         };
         let (model, candidates) =
             if let (Some(model), true) = (clustered(), space.size() <= self.opts.candidate_limit) {
-                let mut points = Vec::with_capacity(space.size() as usize * dims.len());
+                let mut points = Vec::with_capacity(space.size() as usize * width);
                 let mut config = vec![0u32; space.dims()];
                 for r in 0..space.size() {
                     space.write_configuration(r, &mut config);
-                    points.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+                    encode_into(&config, &mut points);
                 }
                 (model, Candidates::All(points.into()))
             } else if space.size() <= self.opts.candidate_limit {
-                let mut points = Vec::with_capacity(space.size() as usize * dims.len());
+                let mut points = Vec::with_capacity(space.size() as usize * width);
                 let mut config = vec![0u32; space.dims()];
                 for r in 0..space.size() {
                     space.write_configuration(r, &mut config);
-                    points.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+                    encode_into(&config, &mut points);
                 }
                 let points: Arc<[f64]> = points.into();
-                match CandidateGp::new(self.kernel.clone(), Arc::clone(&points), dims.len()) {
+                match CandidateGp::new(kernel.clone(), Arc::clone(&points), width) {
                     Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::All(points)),
                     Err(_) => sampled(),
                 }
@@ -237,6 +385,11 @@ impl BayesianOptimization {
         let mut state = State {
             encoder,
             dims,
+            aligned,
+            alignment_weight,
+            next_validation: self.opts.initial_samples.max(2),
+            validation_split: 0,
+            told: Vec::new(),
             model,
             candidates,
             visited: FxHashSet::default(),
@@ -323,7 +476,13 @@ impl State {
         self.dims
             .iter()
             .map(|&d| self.encoder.coordinate(d, config[d]))
+            .chain(self.aligned.iter().map(|(d, t)| t[config[*d] as usize]))
             .collect()
+    }
+
+    /// Coordinates per configuration.
+    fn width(&self) -> usize {
+        self.dims.len() + self.aligned.len()
     }
 
     fn fit(&mut self, rank: u64, config: &[u32], value: f64, variance: Option<f64>) {
@@ -339,9 +498,10 @@ impl State {
             Added::Fit(t) => (t, false),
             Added::Refit => (raw, true),
         };
+        let d = self.width();
+        let encoded = self.encode(config);
         let told = match &mut self.candidates {
             Candidates::All(points) => {
-                let d = self.dims.len();
                 let r = rank as usize;
                 // Cannot fail for distinct candidates; if the factor could not be extended,
                 // the configuration still counts as visited and the search goes on without it.
@@ -350,14 +510,9 @@ impl State {
                     .is_ok()
             }
             Candidates::Sampled { observed } => {
-                let x: Vec<f64> = self
-                    .dims
-                    .iter()
-                    .map(|&d| self.encoder.coordinate(d, config[d]))
-                    .collect();
-                let ok = self.model.observe(Point::new(&x), value).is_ok();
+                let ok = self.model.observe(Point::new(&encoded), value).is_ok();
                 if ok {
-                    observed.push(x);
+                    observed.push(encoded.clone());
                 }
                 ok
             }
@@ -366,6 +521,7 @@ impl State {
             self.targets.pop();
             return;
         }
+        self.told.push(encoded);
         if refit {
             // The same points with finite values: cannot fail where observing did not.
             let _ = self.model.replace_values(&self.targets.fitted());
@@ -385,7 +541,7 @@ impl State {
         let x: Vec<f64>;
         let point = match &self.candidates {
             Candidates::All(points) => {
-                let (d, r) = (self.dims.len(), rank as usize);
+                let (d, r) = (self.width(), rank as usize);
                 Point::keyed(&points[r * d..(r + 1) * d], rank)
             }
             Candidates::Sampled { .. } => {
@@ -570,7 +726,7 @@ impl BayesianOptimization {
                 let ranks: Vec<u64> = (0..space.size())
                     .filter(|r| !st.visited.contains(r))
                     .collect();
-                let d = st.dims.len();
+                let d = st.width();
                 let keyed: Vec<Point<'_>> = ranks
                     .iter()
                     .map(|&r| {
@@ -640,6 +796,13 @@ impl BayesianOptimization {
         }
     }
 
+    /// The alignment weight in use (`None` with alignment off or before the first ask).
+    #[cfg(test)]
+    pub(crate) fn alignment_weight(&self) -> Option<f64> {
+        let st = self.state.as_ref()?;
+        (!st.aligned.is_empty()).then_some(st.alignment_weight)
+    }
+
     /// Ends the initial sample once `n` configurations of it are valid (fewer than asked at
     /// construction): `auto` does so when the first results show a smooth landscape.
     pub(crate) fn shorten_initial_sample(&mut self, n: usize) {
@@ -668,7 +831,7 @@ impl BayesianOptimization {
         let points: Vec<Point<'_>> = match &st.candidates {
             // Keyed by rank, as the round's candidates: the incremental model has them cached.
             Candidates::All(encoded) => {
-                let d = st.dims.len();
+                let d = st.width();
                 configs
                     .iter()
                     .zip(&xs)
@@ -771,7 +934,7 @@ impl Strategy for BayesianOptimization {
             };
             st.var_s = match &st.candidates {
                 Candidates::All(points) => {
-                    let d = st.dims.len();
+                    let d = st.width();
                     let unvisited: Vec<Point<'_>> = (0..space.size())
                         .filter(|r| !st.visited.contains(r))
                         .map(|r| {
@@ -794,6 +957,7 @@ impl Strategy for BayesianOptimization {
             self.state = Some(st);
             return out;
         }
+        self.choose_alignment(&mut st);
         // A round: one proposal per active acquisition function.
         let round = self.propose_round(&mut st, space, rng);
         let mut dups = Vec::new();
