@@ -77,6 +77,8 @@ struct State {
     next_validation: usize,
     /// The results the last choice was made on (its test results begin there).
     validation_split: usize,
+    /// How many choices were made.
+    validations: usize,
     /// The encoded points the model was told, in order (with several alignment weights: the
     /// validation's data).
     told: Vec<Vec<f64>>,
@@ -270,6 +272,7 @@ impl BayesianOptimization {
         if split < 2 || n - split < 3 {
             return;
         }
+        st.validations += 1;
         let ys = st.targets.fitted();
         let from = split.saturating_sub(VALIDATION_LIMIT);
         let (train_x, train_y) = (&st.told[from..split], &ys[from..split]);
@@ -389,6 +392,7 @@ impl BayesianOptimization {
             alignment_weight,
             next_validation: self.opts.initial_samples.max(2),
             validation_split: 0,
+            validations: 0,
             told: Vec::new(),
             model,
             candidates,
@@ -803,6 +807,12 @@ impl BayesianOptimization {
         (!st.aligned.is_empty()).then_some(st.alignment_weight)
     }
 
+    /// How many times the alignment weight was chosen.
+    #[cfg(test)]
+    pub(crate) fn alignment_validations(&self) -> usize {
+        self.state.as_ref().map_or(0, |st| st.validations)
+    }
+
     /// Ends the initial sample once `n` configurations of it are valid (fewer than asked at
     /// construction): `auto` does so when the first results show a smooth landscape.
     pub(crate) fn shorten_initial_sample(&mut self, n: usize) {
@@ -952,12 +962,13 @@ impl Strategy for BayesianOptimization {
                 Candidates::Sampled { .. } => 1.0,
             };
         }
+        // Before any fantasy is told: the validation fits real results only.
+        self.choose_alignment(&mut st);
         if waiting {
             out = self.propose_believed(&mut st, space, rng, n.max(1));
             self.state = Some(st);
             return out;
         }
-        self.choose_alignment(&mut st);
         // A round: one proposal per active acquisition function.
         let round = self.propose_round(&mut st, space, rng);
         let mut dups = Vec::new();

@@ -869,3 +869,40 @@ impl Runner for Bowl2 {
             .collect())
     }
 }
+
+/// With parallel workers every ask comes while other proposals are pending, and the model
+/// proposes on fantasised values: the alignment weight is still chosen, on real results only,
+/// at the same doublings (10, 20 and 40 results here: 3 choices in 45 evaluations).
+#[test]
+fn validation_runs_with_pending_proposals() {
+    use super::{BayesianOptimization, BoOptions};
+    use ktune_core::Strategy;
+    let space = aligned_space();
+    let mut bo = BayesianOptimization::new(BoOptions {
+        initial_samples: 10,
+        initial_sampling: "random".into(),
+        alignment: super::Alignment::Named("validated".into()),
+        ..BoOptions::default()
+    })
+    .unwrap();
+    let mut rng = Rng::seed_from_u64(4);
+    let mut history = ktune_core::History::new();
+    let mut pending: Vec<Configuration> = bo.ask(&space, &history, 2, &mut rng);
+    let mut told = 0;
+    while told < 45 {
+        // One worker finishes; the other is still busy when the next ask comes.
+        let c = pending.remove(0);
+        let o = ktune_core::Observation {
+            config: c.clone(),
+            value: Some(aligned_cost(&space, &c)),
+            failure: None,
+            variance: None,
+        };
+        history.push(o.clone());
+        bo.tell(&space, std::slice::from_ref(&o));
+        told += 1;
+        assert!(!pending.is_empty());
+        pending.extend(bo.ask(&space, &history, 1, &mut rng));
+    }
+    assert_eq!(bo.alignment_validations(), 3);
+}
