@@ -100,8 +100,7 @@ pub trait Surrogate: Send + Sync {
         Ok(())
     }
 
-    /// Replaces the kernel (hyperparameters the caller chose, e.g. by
-    /// [`DenseGp::log_marginal_likelihood`](crate::DenseGp::log_marginal_likelihood)) and
+    /// Replaces the kernel (hyperparameters the caller chose, e.g. on held-out results) and
     /// conditions every observation on it. On error the model is left unchanged; models
     /// that cannot (the default) say so with [`ModelError::Unsupported`].
     fn set_kernel(&mut self, kernel: Kernel) -> Result<(), ModelError> {

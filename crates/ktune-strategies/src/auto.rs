@@ -753,53 +753,18 @@ mod tests {
     /// over; the bowl (values 1 to 150) is not, and nothing changes.
     #[test]
     fn a_smooth_landscape_ends_the_initial_sample_early() {
-        struct Flat(Vec<Metric>);
-        impl ktune_core::Runner for Flat {
-            fn name(&self) -> &str {
-                "flat"
-            }
-            fn metrics(&self) -> &[Metric] {
-                &self.0
-            }
-            fn evaluate(
-                &mut self,
-                space: &SearchSpace,
-                configs: &[Configuration],
-            ) -> Result<Vec<ktune_core::Outcome>, ktune_core::CoreError> {
-                Ok(configs
-                    .iter()
-                    .map(|c| {
-                        let v = space.values(c);
-                        let x = v[0].as_f64().unwrap() + v[1].as_f64().unwrap();
-                        ktune_core::Outcome::ok(
-                            vec![100.0 + x / 10.0],
-                            ktune_core::Timings::default(),
-                        )
-                    })
-                    .collect())
-            }
-        }
         let o = AutoOptions::default();
         let space = sparse_space();
-        let run_on = |runner: &mut dyn ktune_core::Runner| {
-            let mut auto = Auto::new(&o).unwrap();
-            Tuner::new(
-                &space,
-                runner,
-                Budget {
-                    max_evaluations: Some(30),
-                    ..Budget::default()
-                },
-            )
-            .run(&mut auto, &mut Rng::seed_from_u64(7))
-            .unwrap();
-            auto
+        let mut flat = Auto::new(&o).unwrap();
+        let level = |c: &[u32]| {
+            let v = space.values(c);
+            Some(100.0 + (v[0].as_f64().unwrap() + v[1].as_f64().unwrap()) / 10.0)
         };
-        let flat = run_on(&mut Flat(vec![Metric::new("f", Direction::Minimize)]));
+        crate::mls::test_support::run(&mut flat, &space, level, 30, 7);
         assert_eq!(flat.smooth, Some(true));
         assert_eq!(flat.schedule, Schedule::Stagnation);
         assert_eq!(flat.warm_up, o.probe);
-        let bowl = run_on(&mut Bowl(vec![Metric::new("f", Direction::Minimize)]));
+        let (bowl, _) = tuned(&o, 30, 7);
         assert_eq!(bowl.smooth, Some(false));
         assert_eq!(bowl.schedule, Schedule::Bandit);
         assert_eq!(bowl.warm_up, o.initial_samples);

@@ -55,11 +55,24 @@ pub(crate) fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
     cov / var
 }
 
+/// Appends the model's coordinates of `config`: the value coordinates of `dims`, then the
+/// alignment coordinates.
+fn encode_into(
+    encoder: &Encoder,
+    dims: &[usize],
+    aligned: &[(usize, Vec<f64>)],
+    config: &[u32],
+    out: &mut Vec<f64>,
+) {
+    out.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+    out.extend(aligned.iter().map(|(d, t)| t[config[*d] as usize]));
+}
+
 /// The alignment weights `"validated"` chooses among.
 const VALIDATED_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
 
-/// The validation fits at most this many results before the checkpoint (a dense GP's
-/// Cholesky factorisation per weight: about 30 ms at 500).
+/// The validation fits at most this many results before the checkpoint (one dense GP's
+/// Cholesky factorisation per weight, cubic in this).
 const VALIDATION_LIMIT: usize = 500;
 
 /// The model and the bookkeeping, built on the first `ask` (it needs the space).
@@ -79,8 +92,8 @@ struct State {
     validation_split: usize,
     /// How many choices were made.
     validations: usize,
-    /// The encoded points the model was told, in order (with several alignment weights: the
-    /// validation's data).
+    /// The encoded points the model was told, in order: the alignment validation's data, and
+    /// where the neighbourhoods of the best come from in sampled spaces.
     told: Vec<Vec<f64>>,
     /// The surrogate, told every valid observation (transformed as `log` says).
     model: Box<dyn Surrogate>,
@@ -122,8 +135,8 @@ enum Candidates {
     /// Every configuration, encoded in rank order (the surrogate is keyed by rank).
     All(Arc<[f64]>),
     /// A fresh sample per round plus the neighbourhoods of the best observations (spaces
-    /// above `candidate_limit`); the encoded points the surrogate was told, in order.
-    Sampled { observed: Vec<Vec<f64>> },
+    /// above `candidate_limit`).
+    Sampled,
 }
 
 impl BayesianOptimization {
@@ -340,9 +353,15 @@ impl BayesianOptimization {
         let alignment_weight = self.alignment_weights.iter().copied().fold(0.0, f64::max);
         let kernel = self.kernel_for(dims.len(), aligned.len(), alignment_weight);
         let width = dims.len() + aligned.len();
-        let encode_into = |config: &[u32], out: &mut Vec<f64>| {
-            out.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
-            out.extend(aligned.iter().map(|(d, t)| t[config[*d] as usize]));
+        // Every configuration, encoded in rank order.
+        let all_points = || {
+            let mut points = Vec::with_capacity(space.size() as usize * width);
+            let mut config = vec![0u32; space.dims()];
+            for r in 0..space.size() {
+                space.write_configuration(r, &mut config);
+                encode_into(&encoder, &dims, &aligned, &config, &mut points);
+            }
+            points
         };
         // The clustered GP of fixed-hyperparameter exact GPs, when asked for: it predicts
         // every candidate from its component's GP (no incremental candidate posterior, as the
@@ -356,28 +375,14 @@ impl BayesianOptimization {
                 clustered().unwrap_or_else(|| {
                     Box::new(ExactGp::new(kernel.clone())) as Box<dyn Surrogate>
                 }),
-                Candidates::Sampled {
-                    observed: Vec::new(),
-                },
+                Candidates::Sampled,
             )
         };
         let (model, candidates) =
             if let (Some(model), true) = (clustered(), space.size() <= self.opts.candidate_limit) {
-                let mut points = Vec::with_capacity(space.size() as usize * width);
-                let mut config = vec![0u32; space.dims()];
-                for r in 0..space.size() {
-                    space.write_configuration(r, &mut config);
-                    encode_into(&config, &mut points);
-                }
-                (model, Candidates::All(points.into()))
+                (model, Candidates::All(all_points().into()))
             } else if space.size() <= self.opts.candidate_limit {
-                let mut points = Vec::with_capacity(space.size() as usize * width);
-                let mut config = vec![0u32; space.dims()];
-                for r in 0..space.size() {
-                    space.write_configuration(r, &mut config);
-                    encode_into(&config, &mut points);
-                }
-                let points: Arc<[f64]> = points.into();
+                let points: Arc<[f64]> = all_points().into();
                 match CandidateGp::new(kernel.clone(), Arc::clone(&points), width) {
                     Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::All(points)),
                     Err(_) => sampled(),
@@ -477,11 +482,9 @@ impl State {
     }
 
     fn encode(&self, config: &[u32]) -> Vec<f64> {
-        self.dims
-            .iter()
-            .map(|&d| self.encoder.coordinate(d, config[d]))
-            .chain(self.aligned.iter().map(|(d, t)| t[config[*d] as usize]))
-            .collect()
+        let mut x = Vec::with_capacity(self.width());
+        encode_into(&self.encoder, &self.dims, &self.aligned, config, &mut x);
+        x
     }
 
     /// Coordinates per configuration.
@@ -504,7 +507,7 @@ impl State {
         };
         let d = self.width();
         let encoded = self.encode(config);
-        let told = match &mut self.candidates {
+        let told = match &self.candidates {
             Candidates::All(points) => {
                 let r = rank as usize;
                 // Cannot fail for distinct candidates; if the factor could not be extended,
@@ -513,13 +516,7 @@ impl State {
                     .observe(Point::keyed(&points[r * d..(r + 1) * d], rank), value)
                     .is_ok()
             }
-            Candidates::Sampled { observed } => {
-                let ok = self.model.observe(Point::new(&encoded), value).is_ok();
-                if ok {
-                    observed.push(encoded.clone());
-                }
-                ok
-            }
+            Candidates::Sampled => self.model.observe(Point::new(&encoded), value).is_ok(),
         };
         if !told {
             self.targets.pop();
@@ -548,7 +545,7 @@ impl State {
                 let (d, r) = (self.width(), rank as usize);
                 Point::keyed(&points[r * d..(r + 1) * d], rank)
             }
-            Candidates::Sampled { .. } => {
+            Candidates::Sampled => {
                 x = self.encode(config);
                 Point::new(&x)
             }
@@ -627,7 +624,7 @@ impl BayesianOptimization {
             return vec![(space.configuration(r), None, false)];
         }
         let functions = st.portfolio.functions().to_vec();
-        if matches!(st.candidates, Candidates::Sampled { .. }) && !st.notice_given {
+        if matches!(st.candidates, Candidates::Sampled) && !st.notice_given {
             eprintln!(
                 "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} plus the neighbourhoods of the best configurations",
                 space.size(),
@@ -742,13 +739,14 @@ impl BayesianOptimization {
                 feasible_weights(st, keyed.iter().map(|p| p.x), &mut predicted.2);
                 (ranks, predicted)
             }
-            Candidates::Sampled { observed } => {
+            Candidates::Sampled => {
                 let mut sample = st.sampler.clone();
                 let mut ranks: Vec<u64> = (0..self.opts.sample_size)
                     .map_while(|_| sample.next_rank(rng))
                     .collect();
                 // Neighbourhoods of the five best observations.
-                let mut best: Vec<(&Vec<f64>, f64)> = observed
+                let mut best: Vec<(&Vec<f64>, f64)> = st
+                    .told
                     .iter()
                     .zip(st.model.observed_values().iter().copied())
                     .collect();
@@ -854,7 +852,7 @@ impl BayesianOptimization {
                     })
                     .collect()
             }
-            Candidates::Sampled { .. } => xs.iter().map(|x| Point::new(x)).collect(),
+            Candidates::Sampled => xs.iter().map(|x| Point::new(x)).collect(),
         };
         let (means, vars, mut weights) = predictions(st.model.as_ref(), &points);
         feasible_weights(st, xs.iter().map(Vec::as_slice), &mut weights);
@@ -959,7 +957,7 @@ impl Strategy for BayesianOptimization {
                         vars.iter().sum::<f64>() / vars.len() as f64
                     }
                 }
-                Candidates::Sampled { .. } => 1.0,
+                Candidates::Sampled => 1.0,
             };
         }
         // Before any fantasy is told: the validation fits real results only.

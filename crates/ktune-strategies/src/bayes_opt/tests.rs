@@ -704,32 +704,29 @@ fn the_model_ranks_a_climbs_candidates_by_promise() {
 
 /// A kernel whose speed follows alignment, not size: each factor of 2 in the block size and
 /// in the tile size makes it faster, so 64 beats both 48 and 80, and tiles of 3 are slow.
-struct Aligned(Vec<Metric>);
-
-impl Runner for Aligned {
-    fn name(&self) -> &str {
-        "aligned"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| Outcome::ok(vec![aligned_cost(space, c)], Timings::default()))
-            .collect())
-    }
-}
-
-fn aligned_cost(space: &SearchSpace, c: &Configuration) -> f64 {
+fn aligned_cost(space: &SearchSpace, c: &[u32]) -> f64 {
     let v = space.values(c);
     let (block, tile) = (v[0].as_f64().unwrap() as i64, v[1].as_f64().unwrap() as i64);
     let twos = |x: i64| f64::from(x.trailing_zeros());
     20.0 - 2.0 * twos(block) - 3.0 * twos(tile) + block as f64 / 256.0
+}
+
+/// A smooth bowl in the block and tile values, blind to alignment.
+fn bowl_cost(space: &SearchSpace, c: &[u32]) -> f64 {
+    let v = space.values(c);
+    let (b, t) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+    1.0 + ((b - 150.0) / 50.0).powi(2) + ((t - 5.0) / 2.0).powi(2)
+}
+
+fn aligned_space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            Parameter::integer_range("block", 16, 256, 16).unwrap(),
+            Parameter::integer("tile", [1, 2, 3, 4, 5, 6, 7, 8]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap()
 }
 
 /// With `alignment`, the model learns from a few results that aligned sizes are fast: its
@@ -741,6 +738,7 @@ fn alignment_lets_the_model_see_aligned_sizes() {
     use super::ModelGuide;
     use super::{BayesianOptimization, BoOptions};
     use crate::mls::Guide;
+    use crate::mls::test_support::run;
     use ktune_model::acquisition::Acquisition;
     let space = aligned_space();
     let correlation = |alignment: f64| {
@@ -751,17 +749,7 @@ fn alignment_lets_the_model_see_aligned_sizes() {
             ..BoOptions::default()
         })
         .unwrap();
-        let mut runner = Aligned(vec![Metric::new("t", Direction::Minimize)]);
-        let run = Tuner::new(
-            &space,
-            &mut runner,
-            Budget {
-                max_evaluations: Some(13),
-                ..Budget::default()
-            },
-        )
-        .run(&mut bo, &mut Rng::seed_from_u64(3))
-        .unwrap();
+        let run = run(&mut bo, &space, |c| Some(aligned_cost(&space, c)), 13, 3);
         let evaluated: BTreeSet<Configuration> =
             run.records[..12].iter().map(|r| r.config.clone()).collect();
         let open: Vec<Configuration> = (0..space.size())
@@ -781,25 +769,15 @@ fn alignment_lets_the_model_see_aligned_sizes() {
     );
 }
 
-fn aligned_space() -> SearchSpace {
-    SearchSpace::new(
-        vec![
-            Parameter::integer_range("block", 16, 256, 16).unwrap(),
-            Parameter::integer("tile", [1, 2, 3, 4, 5, 6, 7, 8]).unwrap(),
-        ],
-        &[] as &[&str],
-    )
-    .unwrap()
-}
-
 /// `alignment = "validated"` keeps the alignment coordinates where they predict the results
 /// (the aligned kernel) and turns them off where the cost follows the values alone (a bowl
 /// in block and tile): the weight each ends with, over five seeds.
 #[test]
 fn validation_chooses_the_alignment_weight() {
     use super::{BayesianOptimization, BoOptions};
+    use crate::mls::test_support::run;
     let space = aligned_space();
-    let chosen = |aligned: bool, seed: u64| {
+    let chosen = |cost: fn(&SearchSpace, &[u32]) -> f64, seed: u64| {
         let mut bo = BayesianOptimization::new(BoOptions {
             initial_samples: 10,
             initial_sampling: "random".into(),
@@ -807,28 +785,11 @@ fn validation_chooses_the_alignment_weight() {
             ..BoOptions::default()
         })
         .unwrap();
-        let metrics = vec![Metric::new("t", Direction::Minimize)];
-        let mut aligned_runner = Aligned(metrics.clone());
-        let mut bowl = Bowl2(metrics);
-        let runner: &mut dyn Runner = if aligned {
-            &mut aligned_runner
-        } else {
-            &mut bowl
-        };
-        Tuner::new(
-            &space,
-            runner,
-            Budget {
-                max_evaluations: Some(41),
-                ..Budget::default()
-            },
-        )
-        .run(&mut bo, &mut Rng::seed_from_u64(seed))
-        .unwrap();
+        run(&mut bo, &space, |c| Some(cost(&space, c)), 41, seed);
         bo.alignment_weight().expect("alignment is on")
     };
-    let on: Vec<f64> = (0..5).map(|s| chosen(true, s)).collect();
-    let off: Vec<f64> = (0..5).map(|s| chosen(false, s)).collect();
+    let on: Vec<f64> = (0..5).map(|s| chosen(aligned_cost, s)).collect();
+    let off: Vec<f64> = (0..5).map(|s| chosen(bowl_cost, s)).collect();
     let (mean_on, mean_off) = (on.iter().sum::<f64>() / 5.0, off.iter().sum::<f64>() / 5.0);
     assert!(
         mean_on > mean_off + 0.2,
@@ -843,39 +804,13 @@ fn validation_chooses_the_alignment_weight() {
     );
 }
 
-/// A smooth bowl in the block and tile values, blind to alignment.
-struct Bowl2(Vec<Metric>);
-
-impl Runner for Bowl2 {
-    fn name(&self) -> &str {
-        "bowl"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| {
-                let v = space.values(c);
-                let (b, t) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
-                let cost = 1.0 + ((b - 150.0) / 50.0).powi(2) + ((t - 5.0) / 2.0).powi(2);
-                Outcome::ok(vec![cost], Timings::default())
-            })
-            .collect())
-    }
-}
-
 /// With parallel workers every ask comes while other proposals are pending, and the model
 /// proposes on fantasised values: the alignment weight is still chosen, on real results only,
 /// at the same doublings (10, 20 and 40 results here: 3 choices in 45 evaluations).
 #[test]
 fn validation_runs_with_pending_proposals() {
     use super::{BayesianOptimization, BoOptions};
+    use crate::mls::test_support::observe;
     use ktune_core::Strategy;
     let space = aligned_space();
     let mut bo = BayesianOptimization::new(BoOptions {
@@ -888,19 +823,11 @@ fn validation_runs_with_pending_proposals() {
     let mut rng = Rng::seed_from_u64(4);
     let mut history = ktune_core::History::new();
     let mut pending: Vec<Configuration> = bo.ask(&space, &history, 2, &mut rng);
-    let mut told = 0;
-    while told < 45 {
+    for _ in 0..45 {
         // One worker finishes; the other is still busy when the next ask comes.
         let c = pending.remove(0);
-        let o = ktune_core::Observation {
-            config: c.clone(),
-            value: Some(aligned_cost(&space, &c)),
-            failure: None,
-            variance: None,
-        };
-        history.push(o.clone());
+        let o = observe(&mut history, &c, Some(aligned_cost(&space, &c)));
         bo.tell(&space, std::slice::from_ref(&o));
-        told += 1;
         assert!(!pending.is_empty());
         pending.extend(bo.ask(&space, &history, 1, &mut rng));
     }
