@@ -8,6 +8,10 @@ seeds' shared luck (the same first samples) cancels, so this is tighter than com
 means with their own standard errors.
 
     target/peer-venv/bin/python bench/paired.py A.jsonl STRATEGY_A B.jsonl STRATEGY_B
+
+On a fresh machine, make that virtualenv first:
+
+    python3 -m venv target/peer-venv && target/peer-venv/bin/pip install numpy scipy
 """
 import json
 import math
