@@ -10,18 +10,11 @@ cites convolution_W6600's block_size_x and tile sizes from this output.
 """
 
 import argparse
-import gzip
-import json
-import math
 import signal
 from collections import Counter
 from pathlib import Path
 
-
-def load(path: Path) -> dict:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+from kt_cache import load, ran
 
 
 def main() -> None:
@@ -32,21 +25,16 @@ def main() -> None:
     args = ap.parse_args()
     for path in args.spaces:
         d = load(path)
-        ran = [
-            c
-            for c in d["cache"].values()
-            if isinstance(c.get(args.objective), (int, float)) and math.isfinite(c[args.objective])
-        ]
-        ran.sort(key=lambda c: c[args.objective])
-        top = ran[: max(1, int(len(ran) * args.top))]
-        print(f"{path.name}: {len(ran)} configurations ran, the fastest {len(top)}")
+        done = sorted(ran(d, args.objective).values(), key=lambda c: c[args.objective])
+        top = done[: max(1, int(len(done) * args.top))]
+        print(f"{path.name}: {len(done)} configurations ran, the fastest {len(top)}")
         for key in d["tune_params_keys"]:
-            everywhere = Counter(c[key] for c in ran)
+            everywhere = Counter(c[key] for c in done)
             if len(everywhere) < 2:
                 continue
             fastest = Counter(c[key] for c in top)
             shares = ", ".join(
-                f"{v}: {fastest[v] / len(top):.2f}/{everywhere[v] / len(ran):.2f}"
+                f"{v}: {fastest[v] / len(top):.2f}/{everywhere[v] / len(done):.2f}"
                 for v in sorted(everywhere)
             )
             print(f"  {key} (fastest/all): {shares}")

@@ -10,18 +10,12 @@ between the two kernels' ranges of the first column (BENCHMARKS.md, issue 18).
 """
 
 import argparse
-import gzip
-import json
 import math
 import statistics
 import sys
 from pathlib import Path
 
-
-def load(path: Path) -> dict:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+from kt_cache import load, name, ran
 
 
 def main() -> int:
@@ -32,22 +26,18 @@ def main() -> int:
     print("| space | configurations run | sd of ln | p90 / p10 | median / optimum |")
     print("|---|---:|---:|---:|---:|")
     for path in args.spaces:
-        data = load(path)
-        cache = data.get("cache", data)
         values = [
             v[args.objective]
-            for v in cache.values()
-            if isinstance(v.get(args.objective), (int, float))
-            and 0 < v[args.objective] < 1e20
+            for v in ran(load(path), args.objective).values()
+            if 0 < v[args.objective] < 1e20
         ]
         if len(values) < 2:
             print(f"{path}: fewer than two configurations ran", file=sys.stderr)
             continue
         logs = [math.log(v) for v in values]
         deciles = statistics.quantiles(values, n=10)
-        name = path.name.removesuffix(".gz").removesuffix(".json")
         print(
-            f"| {name} | {len(values)} | {statistics.pstdev(logs):.2f} | "
+            f"| {name(path)} | {len(values)} | {statistics.pstdev(logs):.2f} | "
             f"{deciles[-1] / deciles[0]:.2f} | {statistics.median(values) / min(values):.2f} |"
         )
     return 0

@@ -769,6 +769,17 @@ fn alignment_lets_the_model_see_aligned_sizes() {
     );
 }
 
+/// `bayes_opt` with the alignment weight validated, after a random initial sample of 10.
+fn validated_bo() -> super::BayesianOptimization {
+    super::BayesianOptimization::new(super::BoOptions {
+        initial_samples: 10,
+        initial_sampling: "random".into(),
+        alignment: super::Alignment::Named("validated".into()),
+        ..super::BoOptions::default()
+    })
+    .unwrap()
+}
+
 /// `alignment = "validated"` keeps the alignment coordinates where they predict the results
 /// (the aligned kernel) and turns them off where the cost follows the values alone (a bowl
 /// in block and tile): the weight each ends with, over five seeds.
@@ -778,13 +789,7 @@ fn validation_chooses_the_alignment_weight() {
     use crate::mls::test_support::run;
     let space = aligned_space();
     let chosen = |cost: fn(&SearchSpace, &[u32]) -> f64, seed: u64| {
-        let mut bo = BayesianOptimization::new(BoOptions {
-            initial_samples: 10,
-            initial_sampling: "random".into(),
-            alignment: super::Alignment::Named("validated".into()),
-            ..BoOptions::default()
-        })
-        .unwrap();
+        let mut bo = validated_bo();
         run(&mut bo, &space, |c| Some(cost(&space, c)), 41, seed);
         bo.alignment_weight().expect("alignment is on")
     };
@@ -809,17 +814,10 @@ fn validation_chooses_the_alignment_weight() {
 /// at the same doublings (10, 20 and 40 results here: 3 choices in 45 evaluations).
 #[test]
 fn validation_runs_with_pending_proposals() {
-    use super::{BayesianOptimization, BoOptions};
     use crate::mls::test_support::observe;
     use ktune_core::Strategy;
     let space = aligned_space();
-    let mut bo = BayesianOptimization::new(BoOptions {
-        initial_samples: 10,
-        initial_sampling: "random".into(),
-        alignment: super::Alignment::Named("validated".into()),
-        ..BoOptions::default()
-    })
-    .unwrap();
+    let mut bo = validated_bo();
     let mut rng = Rng::seed_from_u64(4);
     let mut history = ktune_core::History::new();
     let mut pending: Vec<Configuration> = bo.ask(&space, &history, 2, &mut rng);
