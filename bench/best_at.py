@@ -50,7 +50,7 @@ def main():
     optimum = min(times.values())
     traps = Counter()
     for spec in args.traces:
-        path, strategy = spec.rsplit(":", 1) if ":" in spec else (spec, None)
+        path, strategy = spec.split(":", 1) if ":" in spec else (spec, None)
         runs = curves(path, strategy, space)
         if not runs:
             print(f"{spec}: no runs on {space}")

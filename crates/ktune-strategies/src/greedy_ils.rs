@@ -31,25 +31,11 @@
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, Neighbourhood, SearchSpace};
-use rand::RngExt;
-use rand::seq::SliceRandom;
 
 use crate::mls::{
-    Climb, HillClimber, Order, Point, START_SAMPLES, START_SAMPLES_DOC, Start, Starts, better,
-    check_start_samples, parse_neighbourhood,
+    Climb, HillClimber, Order, Perturbation, Point, START_SAMPLES, START_SAMPLES_DOC, Start,
+    Starts, better, check_start_samples, parse_neighbourhood,
 };
-
-/// How many parameters a perturbation changes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Perturbation {
-    /// A uniformly random number from 1 to `max(1, ⌊fraction · parameters⌋)`.
-    Random {
-        /// The largest share of the parameters changed (Kernel Tuner's `random_walk`).
-        fraction: f64,
-    },
-    /// Exactly this many parameters (all of them when there are fewer).
-    Fixed(usize),
-}
 
 /// Greedy iterated local search.
 #[derive(Clone, Debug)]
@@ -85,31 +71,6 @@ impl GreedyIls {
             base: None,
             failures: 0,
         }
-    }
-
-    /// `config` with `k` random parameters (with more than one value) set to random other
-    /// values, repaired to the nearest valid configuration.
-    fn perturb(&self, space: &SearchSpace, config: &[u32], rng: &mut Rng) -> Configuration {
-        let mut free: Vec<usize> = (0..space.dims())
-            .filter(|&d| space.params()[d].len() > 1)
-            .collect();
-        let k = match self.perturbation {
-            Perturbation::Fixed(k) => k,
-            Perturbation::Random { fraction } => {
-                let most = ((fraction * space.dims() as f64) as usize).max(1);
-                rng.random_range(1..=most)
-            }
-        }
-        .min(free.len());
-        free.shuffle(rng);
-        let mut out = config.to_vec();
-        for &d in &free[..k] {
-            let len = space.params()[d].len() as u32;
-            // A uniformly random value other than the current one.
-            let v = rng.random_range(0..len - 1);
-            out[d] = if v >= out[d] { v + 1 } else { v };
-        }
-        space.repair_nearest(&out, rng)
     }
 }
 
@@ -170,7 +131,7 @@ impl Strategy for GreedyIls {
                     }
                     match &self.base {
                         Some(b) if self.failures < self.no_improvement => {
-                            let kicked = self.perturb(space, &b.config, rng);
+                            let kicked = self.perturbation.apply(space, &b.config, rng);
                             self.climber.start_at(kicked);
                         }
                         _ => {
@@ -343,13 +304,13 @@ mod tests {
         let changed = |c: &[u32]| c.iter().zip(&base).filter(|(a, b)| a != b).count();
         let s = GreedyIls::new(Neighbourhood::Hamming, true, Perturbation::Fixed(2), 50, 1);
         for _ in 0..50 {
-            assert_eq!(changed(&s.perturb(&free, &base, &mut rng)), 2);
+            assert_eq!(changed(&s.perturbation.apply(&free, &base, &mut rng)), 2);
         }
         // Random: 1 to 3 parameters (0.3 x 10), each count drawn.
         let s = GreedyIls::default();
         let mut counts = [0usize; 11];
         for _ in 0..300 {
-            counts[changed(&s.perturb(&free, &base, &mut rng))] += 1;
+            counts[changed(&s.perturbation.apply(&free, &base, &mut rng))] += 1;
         }
         assert!(
             counts[1] > 0 && counts[2] > 0 && counts[3] > 0,
@@ -364,7 +325,7 @@ mod tests {
         let space = constrained(12);
         let s = GreedyIls::new(Neighbourhood::Hamming, true, Perturbation::Fixed(2), 50, 1);
         for _ in 0..100 {
-            assert!(space.contains(&s.perturb(&space, &[11, 3], &mut rng)));
+            assert!(space.contains(&s.perturbation.apply(&space, &[11, 3], &mut rng)));
         }
     }
 

@@ -12,7 +12,18 @@
 //! configurations are worse than any successful one and never better than each other.
 //! With `follow_best = true` the climb moves to the study's best configuration whenever that
 //! is better than its own: in `auto`, where a model proposes too, every new best the model
-//! finds is climbed to a local optimum.
+//! finds is climbed to a local optimum. There, two more things can make the climb cheaper
+//! and let it leave a trap (both off in `mls` itself, on in `auto`):
+//! - **patience**: a configuration counts as a local optimum after so many of its neighbours
+//!   were proposed without an improvement. With the model ordering the neighbours by
+//!   expected improvement, the last ones are the least promising, and proving an optimum
+//!   costs a whole neighbourhood (tens of evaluations with a 16-value block size).
+//! - **kicks**: at a local optimum the climb starts again from the study's best configuration
+//!   with a few random parameters changed (greedy ILS's perturbation), keeping those
+//!   parameters where the kick put them until the others are at their local optimum. Without
+//!   that freeze the climb undoes the kick in one step (every single change of a trap is
+//!   worse, so the trap is the kicked configuration's best neighbour). Kicks are counted
+//!   afresh at every new best; after the last one the search restarts from random samples.
 //!
 //! Why Kernel Tuner's MLS and greedy ILS score below random search (-0.59 and -0.85 on our
 //! spaces), and what is done here instead. (1) Budget spent on neighbourhoods: its `mls`
@@ -39,6 +50,7 @@
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, DistinctSampler, Neighbourhood, SearchSpace};
+use rand::RngExt;
 use rand::seq::SliceRandom;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -236,6 +248,50 @@ impl Starts {
     }
 }
 
+/// How many parameters a perturbation changes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Perturbation {
+    /// A uniformly random number from 1 to `max(1, ⌊fraction · parameters⌋)`.
+    Random {
+        /// The largest share of the parameters changed (Kernel Tuner's `random_walk`).
+        fraction: f64,
+    },
+    /// Exactly this many parameters (all of them when there are fewer).
+    Fixed(usize),
+}
+
+impl Perturbation {
+    /// `config` with this many random parameters (of those with more than one value) set to
+    /// random other values, repaired to the nearest valid configuration.
+    pub(crate) fn apply(
+        &self,
+        space: &SearchSpace,
+        config: &[u32],
+        rng: &mut Rng,
+    ) -> Configuration {
+        let mut free: Vec<usize> = (0..space.dims())
+            .filter(|&d| space.params()[d].len() > 1)
+            .collect();
+        let k = match *self {
+            Perturbation::Fixed(k) => k,
+            Perturbation::Random { fraction } => {
+                let most = ((fraction * space.dims() as f64) as usize).max(1);
+                rng.random_range(1..=most)
+            }
+        }
+        .min(free.len());
+        free.shuffle(rng);
+        let mut out = config.to_vec();
+        for &d in &free[..k] {
+            let len = space.params()[d].len() as u32;
+            // A uniformly random value other than the current one.
+            let v = rng.random_range(0..len - 1);
+            out[d] = if v >= out[d] { v + 1 } else { v };
+        }
+        space.repair_nearest(&out, rng)
+    }
+}
+
 /// The order in which a hill climber looks at the neighbours of its configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Order {
@@ -358,6 +414,13 @@ pub(crate) struct HillClimber {
     /// Neighbours proposed and not yet told.
     pending: Vec<Configuration>,
     cache: NeighbourCache,
+    /// Parameters the climb may not change (after a kick, the kicked ones) until it reaches
+    /// a local optimum of the others; empty: none.
+    frozen: Vec<usize>,
+    /// Neighbours proposed from one configuration before it counts as a local optimum.
+    patience: usize,
+    /// Neighbours proposed since the climb last moved.
+    tried: usize,
     /// Scratch space for one configuration.
     buf: Vec<u32>,
 }
@@ -377,14 +440,32 @@ impl HillClimber {
             best: None,
             pending: Vec::new(),
             cache: NeighbourCache::default(),
+            frozen: Vec::new(),
+            patience: usize::MAX,
+            tried: 0,
             buf: Vec::new(),
         }
+    }
+
+    /// Gives up on a configuration after proposing `patience` of its neighbours without
+    /// finding a better one, as if it were a local optimum (0: never). With a guide that
+    /// orders the neighbours by promise, the last ones are the least likely to improve.
+    pub(crate) fn with_patience(mut self, patience: usize) -> Self {
+        self.patience = if patience == 0 { usize::MAX } else { patience };
+        self
     }
 
     /// Starts a new climb at `config` (which may or may not have been evaluated).
     pub(crate) fn start_at(&mut self, config: Configuration) {
         self.stop();
         self.start = Some(config);
+    }
+
+    /// Starts a new climb at `config` that keeps the parameters `frozen` as they are until
+    /// it reaches a local optimum of the others, then climbs on in all of them.
+    pub(crate) fn start_frozen(&mut self, config: Configuration, frozen: Vec<usize>) {
+        self.start_at(config);
+        self.frozen = frozen;
     }
 
     /// Whether a climb is under way (started and not abandoned).
@@ -404,10 +485,12 @@ impl HillClimber {
         self.neighbours = None;
         self.best = None;
         self.pending.clear();
+        self.frozen.clear();
     }
 
     fn move_to(&mut self, p: Point) {
         self.current = Some(p);
+        self.tried = 0;
         self.neighbours = None;
         self.next = 0;
         self.best = None;
@@ -477,9 +560,16 @@ impl HillClimber {
             }
             let mut out = Vec::new();
             let mut moved = None;
-            while self.next < list.len() && out.len() < n.max(1) {
+            while self.next < list.len()
+                && out.len() < n.max(1)
+                && self.tried + out.len() < self.patience
+            {
                 let rank = list[self.scan[self.next] as usize];
                 space.write_configuration(rank, &mut self.buf);
+                if self.frozen.iter().any(|&d| self.buf[d] != cur.config[d]) {
+                    self.next += 1;
+                    continue;
+                }
                 match history.get(&self.buf) {
                     Some(o) => {
                         if self.first_improvement {
@@ -509,15 +599,24 @@ impl HillClimber {
                 continue;
             }
             if !out.is_empty() {
+                self.tried += out.len();
                 self.pending.clone_from(&out);
                 return Climb::Propose(out);
             }
-            // The whole neighbourhood is known.
+            // The whole neighbourhood is known (or patience ran out).
             if !self.first_improvement
                 && let Some(b) = self.best.take()
                 && better(b.value, cur.value)
             {
                 self.move_to(b);
+                continue;
+            }
+            if !self.frozen.is_empty() {
+                // A local optimum of the free parameters: now climb in all of them.
+                self.frozen.clear();
+                self.neighbours = None;
+                self.next = 0;
+                self.tried = 0;
                 continue;
             }
             return Climb::Optimum;
@@ -603,6 +702,17 @@ pub struct MultiStartLocalSearch {
     /// Restart from random samples at a local optimum; without, a search that follows the
     /// best waits (proposes nothing) until someone finds a better configuration.
     restarts: bool,
+    /// When following the best: climbs from perturbations of the study's best configuration
+    /// at a local optimum, before a restart, and how large each perturbation is.
+    kicks: usize,
+    perturbation: Perturbation,
+    /// Kicks since the study's best last improved.
+    kicked: usize,
+    /// The study's best value when last looked at.
+    known_best: Option<f64>,
+    /// The climb started from a kick: it does not jump back to the study's best until a
+    /// better one is found.
+    detour: bool,
 }
 
 impl MultiStartLocalSearch {
@@ -627,7 +737,29 @@ impl MultiStartLocalSearch {
             start_samples: start_samples.max(1),
             follow_best: false,
             restarts: true,
+            kicks: 0,
+            perturbation: Perturbation::Random { fraction: 0.3 },
+            kicked: 0,
+            known_best: None,
+            detour: false,
         }
+    }
+
+    /// When following the best, at a local optimum: up to `kicks` climbs (per new best) from
+    /// the study's best configuration perturbed by `perturbation`, before a restart. Iterated
+    /// local search around the best: it leaves a trap that only several parameters changed
+    /// at once escape, where every single change is worse.
+    /// A configuration counts as a local optimum after `patience` of its neighbours were
+    /// proposed without an improvement (0: only when every neighbour is known).
+    pub fn patient(mut self, patience: usize) -> MultiStartLocalSearch {
+        self.climber = self.climber.with_patience(patience);
+        self
+    }
+
+    pub fn kicking(mut self, kicks: usize, perturbation: Perturbation) -> MultiStartLocalSearch {
+        self.kicks = kicks;
+        self.perturbation = perturbation;
+        self
     }
 
     /// Whether a climb at a local optimum restarts from random samples (the default) or,
@@ -685,9 +817,18 @@ impl MultiStartLocalSearch {
     ) -> Vec<Configuration> {
         if self.follow_best
             && let Some(best) = history.best()
-            && better(best.value, self.climber.current().and_then(|c| c.value))
         {
-            self.climber.start_at(best.config.clone());
+            let new_best = better(best.value, self.known_best);
+            if new_best {
+                self.known_best = best.value;
+                self.kicked = 0;
+            }
+            if (new_best || !self.detour)
+                && better(best.value, self.climber.current().and_then(|c| c.value))
+            {
+                self.detour = false;
+                self.climber.start_at(best.config.clone());
+            }
         }
         // Ends: a climb only moves to better configurations, and a restart samples
         // unevaluated configurations.
@@ -704,7 +845,26 @@ impl MultiStartLocalSearch {
             }
             match self.climber.ask_guided(space, history, n, rng, guide) {
                 Climb::Propose(v) => return v,
-                Climb::Optimum => self.climber.stop(),
+                Climb::Optimum => {
+                    self.detour = false;
+                    if self.follow_best
+                        && self.kicked < self.kicks
+                        && let Some(best) = history.best()
+                    {
+                        self.kicked += 1;
+                        self.detour = true;
+                        let kicked = self.perturbation.apply(space, &best.config, rng);
+                        // The climb first refines the other parameters: moving a kicked one
+                        // back leads straight back to the best (every single change of it
+                        // is worse), and nothing is learnt.
+                        let frozen = (0..space.dims())
+                            .filter(|&d| kicked[d] != best.config[d])
+                            .collect();
+                        self.climber.start_frozen(kicked, frozen);
+                    } else {
+                        self.climber.stop();
+                    }
+                }
             }
         }
     }
@@ -1215,6 +1375,118 @@ mod tests {
         }
         let next = waiting.ask(&far, &history, 1, &mut rng);
         assert!(next == vec![vec![0]] || next == vec![vec![2]], "{next:?}");
+    }
+
+    /// A grid of `dims` parameters with values `0..n`, every configuration valid.
+    fn grid(dims: usize, n: i64) -> SearchSpace {
+        SearchSpace::new(
+            (0..dims)
+                .map(|d| {
+                    ktune_space::Parameter::integer_range(format!("p{d}"), 0, n - 1, 1).unwrap()
+                })
+                .collect(),
+            &[] as &[&str],
+        )
+        .unwrap()
+    }
+
+    /// Patience ends a climb at a configuration after that many neighbours proposed without
+    /// an improvement; without it every neighbour is proposed first.
+    #[test]
+    fn a_patient_climb_gives_up_after_so_many_neighbours() {
+        let space = grid(2, 10);
+        // The start is the optimum: no neighbour improves.
+        let f = |c: &[u32]| Some(f64::from(c[0] + c[1]));
+        for (patience, expected) in [(3, 3), (7, 7), (0, 18)] {
+            let mut rng = Rng::seed_from_u64(1);
+            let mut climber = HillClimber::new(Neighbourhood::Hamming, Order::Random, true)
+                .with_patience(patience);
+            let mut history = History::new();
+            climber.start_at(vec![0, 0]);
+            let n = climb(&mut climber, &space, &mut history, f, &mut rng);
+            assert_eq!(n, 1 + expected, "patience {patience}");
+        }
+        // A move starts the count afresh: from the far corner the climb reaches the optimum.
+        let mut rng = Rng::seed_from_u64(2);
+        let mut climber =
+            HillClimber::new(Neighbourhood::Hamming, Order::Random, true).with_patience(18);
+        let mut history = History::new();
+        climber.start_at(vec![9, 9]);
+        climb(&mut climber, &space, &mut history, f, &mut rng);
+        assert_eq!(climber.current().unwrap().config, vec![0, 0]);
+    }
+
+    /// A climb started with frozen parameters changes only the others until it is at their
+    /// local optimum, then climbs on in all of them.
+    #[test]
+    fn a_frozen_parameter_waits_for_a_local_optimum_of_the_others() {
+        let space = grid(2, 10);
+        let f = |c: &[u32]| Some((f64::from(c[0]) - 7.0).abs() + (f64::from(c[1]) - 3.0).abs());
+        for seed in 0..5 {
+            let mut rng = Rng::seed_from_u64(seed);
+            let mut climber = HillClimber::new(Neighbourhood::Hamming, Order::Random, true);
+            let mut history = History::new();
+            climber.start_frozen(vec![0, 9], vec![0]);
+            let mut y_done = false;
+            while let Climb::Propose(v) = climber.ask(&space, &history, 1, &mut rng) {
+                if !y_done && v[0][0] != 0 {
+                    // x moves only once y is at its optimum for x = 0.
+                    assert_eq!(climber.current().unwrap().config, vec![0, 3], "seed {seed}");
+                    y_done = true;
+                }
+                let o = observe(&mut history, &v[0], f(&v[0]));
+                climber.tell(&[o]);
+            }
+            assert!(y_done);
+            assert_eq!(climber.current().unwrap().config, vec![7, 3], "seed {seed}");
+        }
+    }
+
+    /// A trap every single change of which is worse: the fast region needs two parameters
+    /// changed at once. Following the best without restarts, the search waits at the trap;
+    /// with kicks it perturbs the best and finds the optimum.
+    #[test]
+    fn kicks_leave_a_trap_that_no_single_change_leaves() {
+        let space = grid(3, 5);
+        let trap = vec![0u32, 0, 0];
+        let f = |c: &[u32]| {
+            let region = c[0] >= 2 && c[1] >= 2;
+            Some(if c == [0, 0, 0] {
+                1.0
+            } else if region {
+                0.5 - 0.05 * f64::from(c[0] + c[1] + c[2])
+            } else {
+                2.0 + f64::from(c[0] + c[1] + c[2])
+            })
+        };
+        let search = |kicks: usize, seed: u64| -> (Option<f64>, usize) {
+            let mut s = MultiStartLocalSearch::new(Neighbourhood::Hamming, true, true, 1)
+                .following_best(true)
+                .restarting(false)
+                .kicking(kicks, Perturbation::Fixed(2));
+            let mut history = History::new();
+            let mut rng = Rng::seed_from_u64(seed);
+            let o = observe(&mut history, &trap, f(&trap));
+            s.tell(&space, &[o]);
+            loop {
+                let v = s.ask(&space, &history, 1, &mut rng);
+                let Some(c) = v.first() else { break };
+                assert!(!history.contains(c), "proposed an evaluated configuration");
+                let o = observe(&mut history, c, f(c));
+                s.tell(&space, &[o]);
+            }
+            (history.best().and_then(|b| b.value), history.len())
+        };
+        for seed in 0..10 {
+            // The trap's 12 neighbours, then nothing.
+            assert_eq!(search(0, seed), (Some(1.0), 13), "seed {seed}");
+            let (best, evaluations) = search(30, seed);
+            assert!(
+                (best.unwrap() - (0.5 - 0.05 * 12.0)).abs() < 1e-12,
+                "seed {seed}"
+            );
+            assert!(evaluations < 125, "seed {seed}: {evaluations} evaluations");
+        }
     }
 
     #[test]
