@@ -703,8 +703,9 @@ pub struct MultiStartLocalSearch {
     /// best waits (proposes nothing) until someone finds a better configuration.
     restarts: bool,
     /// When following the best: climbs from perturbations of the study's best configuration
-    /// at a local optimum, before a restart, and how large each perturbation is.
+    /// at a local optimum (per new best), before a restart.
     kicks: usize,
+    /// How many parameters each of those perturbations changes.
     perturbation: Perturbation,
     /// Kicks since the study's best last improved.
     kicked: usize,
@@ -745,10 +746,6 @@ impl MultiStartLocalSearch {
         }
     }
 
-    /// When following the best, at a local optimum: up to `kicks` climbs (per new best) from
-    /// the study's best configuration perturbed by `perturbation`, before a restart. Iterated
-    /// local search around the best: it leaves a trap that only several parameters changed
-    /// at once escape, where every single change is worse.
     /// A configuration counts as a local optimum after `patience` of its neighbours were
     /// proposed without an improvement (0: only when every neighbour is known).
     pub fn patient(mut self, patience: usize) -> MultiStartLocalSearch {
@@ -756,6 +753,10 @@ impl MultiStartLocalSearch {
         self
     }
 
+    /// When following the best, at a local optimum: up to `kicks` climbs (per new best) from
+    /// the study's best configuration perturbed by `perturbation`, before a restart. Iterated
+    /// local search around the best: it leaves a trap that only several parameters changed
+    /// at once escape, where every single change is worse.
     pub fn kicking(mut self, kicks: usize, perturbation: Perturbation) -> MultiStartLocalSearch {
         self.kicks = kicks;
         self.perturbation = perturbation;
