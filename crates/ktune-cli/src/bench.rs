@@ -46,9 +46,13 @@ struct RunArgs {
     /// Strategies to compare, comma-separated (`ktune strategies` lists them and their options).
     #[arg(long, short, value_delimiter = ',', default_value = "random")]
     strategies: Vec<String>,
-    /// Number of seeds (runs) per strategy and space; seeds are 0..N.
+    /// Number of seeds (runs) per strategy and space; seeds are FIRST..FIRST+N.
     #[arg(long, default_value_t = 10)]
     seeds: u64,
+    /// The first seed: `--first-seed 50 --seeds 50` runs seeds 50..99, e.g. to confirm on
+    /// unseen seeds options that were chosen on seeds 0..49.
+    #[arg(long, default_value_t = 0, value_name = "FIRST")]
+    first_seed: u64,
     /// Evaluations per run; default: each space's n_max from the score definition, and at
     /// least 220 (capped at the space size).
     #[arg(long)]
@@ -164,6 +168,19 @@ fn bench(args: &RunArgs) -> Result<()> {
     if args.budget == Some(0) {
         bail!("--budget must be at least 1 evaluation");
     }
+    // Traces record seeds as signed integers (the format other tools write too).
+    let Some(seeds) = args
+        .first_seed
+        .checked_add(args.seeds)
+        .filter(|&end| end <= i64::MAX as u64)
+        .map(|end| args.first_seed..end)
+    else {
+        bail!(
+            "--first-seed {} --seeds {}: the seeds must stay below 2^63",
+            args.first_seed,
+            args.seeds
+        );
+    };
     if let Some(w) = args.workers.iter().find(|&&w| w == 0 || w > 4096) {
         bail!("--workers {w}: give numbers of workers from 1 to 4096, e.g. --workers 1,2,4,8,16");
     }
@@ -204,10 +221,12 @@ fn bench(args: &RunArgs) -> Result<()> {
         );
     }
     eprintln!(
-        "ktune bench: {} strategies x {} spaces x {} seeds (read the spaces in {:.1} s)",
+        "ktune bench: {} strategies x {} spaces x {} seeds ({}..{}) (read the spaces in {:.1} s)",
         strategies.len(),
         spaces.len(),
         args.seeds,
+        seeds.start,
+        seeds.end - 1,
         started.elapsed().as_secs_f64()
     );
     for (sim, stats) in &spaces {
@@ -242,7 +261,7 @@ fn bench(args: &RunArgs) -> Result<()> {
     // Seed by seed, so that a benchmark stopped part-way holds the same seeds of every
     // strategy on every space (a fair comparison with fewer seeds, and --resume adds more).
     let mut tasks: Vec<(usize, &Contender, u64)> = Vec::new();
-    for seed in 0..args.seeds {
+    for seed in seeds {
         for s in 0..spaces.len() {
             tasks.extend(strategies.iter().map(|st| (s, st, seed)));
         }

@@ -233,6 +233,59 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
     assert_eq!(traces().lines().count(), 2);
 }
 
+/// `--first-seed` runs a later range of seeds, each run the same as in a run of seeds from 0,
+/// so that options picked on seeds 0..N can be confirmed on seeds no one looked at.
+#[test]
+fn first_seed_runs_the_same_runs_as_the_seeds_from_zero() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |dir: &str, extra: &[&str]| -> Vec<serde_json::Value> {
+        let o = ktune()
+            .args([
+                "bench",
+                "--strategies",
+                "mls",
+                "--budget",
+                "25",
+                "--no-plots",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(out.path().join(dir))
+            .arg(space("convolution_W6600"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out.path().join(dir).join("traces.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let later = run("later", &["--first-seed", "3", "--seeds", "2"]);
+    let mut seeds: Vec<i64> = later.iter().map(|t| t["seed"].as_i64().unwrap()).collect();
+    seeds.sort_unstable();
+    assert_eq!(seeds, [3, 4]);
+    let all = run("all", &["--seeds", "5"]);
+    for t in &later {
+        let same = all
+            .iter()
+            .find(|a| a["seed"] == t["seed"])
+            .expect("every seed runs in both");
+        assert_eq!(same["values"], t["values"], "seed {}", t["seed"]);
+    }
+    fails_with(
+        &[
+            "bench",
+            "--first-seed",
+            "9223372036854775807",
+            "--seeds",
+            "2",
+        ],
+        &[space("convolution_W6600")],
+        "the seeds must stay below 2^63",
+    );
+}
+
 /// Tuning the tuner: two folds, each tuned on one space and scored on the other, with the
 /// options searched, the settings tried and a tuned setting at least as good as the defaults
 /// on the spaces it was tuned on.

@@ -422,6 +422,8 @@ pub struct CudaRunner {
     base: Observed,
     /// The best objective so far, for early abort.
     incumbent: Option<f64>,
+    /// When the time budget runs out: no configuration starts after it.
+    deadline: Option<Instant>,
     clocks: ClockRange,
 }
 
@@ -567,6 +569,7 @@ impl CudaRunner {
             fresh_process: Arc::default(),
             base,
             incumbent: None,
+            deadline: None,
             clocks: ClockRange::default(),
         };
         if runner.problem.spec.flush_l2 {
@@ -967,6 +970,14 @@ impl Runner for CudaRunner {
         if let Some(m) = &self.broken {
             return Err(stopped(m.clone(), Vec::new()));
         }
+        let out_of_time = |deadline: Option<Instant>| deadline.is_some_and(|d| Instant::now() >= d);
+        // A configuration not started when the budget ran out is neither compiled nor
+        // recorded, so that a longer run later measures it.
+        if out_of_time(self.deadline) {
+            return Err(CoreError::OutOfTime {
+                outcomes: Vec::new(),
+            });
+        }
         self.gpu
             .bind()
             .map_err(|e| stopped(e.to_string(), Vec::new()))?;
@@ -1007,6 +1018,10 @@ impl Runner for CudaRunner {
             let mut ready: Vec<Option<Result<nvrtc::Compiled, String>>> =
                 (0..configs.len()).map(|_| None).collect();
             for (i, launch) in launches.iter().enumerate() {
+                if out_of_time(self.deadline) {
+                    next.store(usize::MAX / 2, Ordering::Relaxed);
+                    break;
+                }
                 while ready[i].is_none() {
                     match rx.recv() {
                         Ok((j, r)) => ready[j] = Some(r),
@@ -1044,12 +1059,20 @@ impl Runner for CudaRunner {
         });
         match &self.broken {
             Some(m) if outcomes.len() < configs.len() => Err(stopped(m.clone(), outcomes)),
+            _ if outcomes.len() < configs.len() => Err(CoreError::OutOfTime { outcomes }),
             _ => Ok(outcomes),
         }
     }
 
     fn set_incumbent(&mut self, best: Option<f64>) {
         self.incumbent = best;
+    }
+
+    /// Checked before each configuration of a batch: one in flight is measured to the end
+    /// (a running kernel cannot be cancelled from the host, and `kernel_timeout` bounds it).
+    fn set_time_left(&mut self, seconds: Option<f64>) {
+        self.deadline =
+            seconds.map(|s| Instant::now() + Duration::from_secs_f64(s.clamp(0.0, 1e9)));
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -53,10 +53,29 @@ pub enum StrategyError {
 /// Fills a strategy's options struct (which has `#[serde(default, deny_unknown_fields)]`)
 /// from the map.
 pub fn parse<T: DeserializeOwned>(strategy: &str, options: &Options) -> Result<T, StrategyError> {
-    serde_json::from_value(serde_json::Value::Object(options.clone())).map_err(|e| {
-        StrategyError::Option {
-            strategy: strategy.to_string(),
-            message: e.to_string(),
+    let fill = |o: Options| serde_json::from_value::<T>(serde_json::Value::Object(o));
+    fill(options.clone()).map_err(|e| {
+        let message = e.to_string();
+        // serde names an unknown key, but not the key whose value has the wrong type
+        // (`invalid value: integer `-1`, expected usize`). Every options struct has a
+        // default for each field, so the key that fails on its own is the one.
+        let wrong = (!message.starts_with("unknown field"))
+            .then(|| {
+                options
+                    .iter()
+                    .find(|&(k, v)| fill(Options::from_iter([(k.clone(), v.clone())])).is_err())
+            })
+            .flatten();
+        match wrong {
+            Some((option, value)) => StrategyError::Invalid {
+                strategy: strategy.to_string(),
+                option: option.clone(),
+                message: format!("cannot be {value}: {message}"),
+            },
+            None => StrategyError::Option {
+                strategy: strategy.to_string(),
+                message,
+            },
         }
     })
 }
@@ -156,8 +175,18 @@ mod tests {
             e.contains("strategy `de`") && e.contains("popsise") && e.contains("popsize"),
             "{e}"
         );
-        let (_, o) = parse_spec("de:popsize=many");
-        assert!(parse::<Opts>("de", &o).is_err());
+        // A value of the wrong type names its option, whichever of several it is.
+        for spec in ["de:popsize=many:method=x", "de:method=x:popsize=-1"] {
+            let (_, o) = parse_spec(spec);
+            let e = parse::<Opts>("de", &o).unwrap_err().to_string();
+            assert!(
+                e.contains("strategy `de`: option `popsize` cannot be "),
+                "{e}"
+            );
+        }
+        let (_, o) = parse_spec("de:method=3");
+        let e = parse::<Opts>("de", &o).unwrap_err().to_string();
+        assert!(e.contains("option `method` cannot be 3"), "{e}");
         assert!(
             check_range("de", "F", 2.5, 0.0, 2.0)
                 .unwrap_err()

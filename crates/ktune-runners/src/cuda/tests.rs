@@ -651,6 +651,30 @@ fn vector_add_is_timed_and_verified_on_the_gpu() {
     }
 }
 
+/// With the time budget spent, a batch ends as out of time before anything is compiled or
+/// launched (nothing is recorded, so a longer run measures it later); with time left the
+/// same batch runs whole.
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn nothing_starts_after_the_time_budget_ran_out() {
+    let (mut r, space) = example("cuda-vector-add", |_| {});
+    let configs: Vec<Configuration> = [64, 128]
+        .iter()
+        .map(|&b| by_values(&space, &[("block_size_x", b)]))
+        .collect();
+    r.set_time_left(Some(0.0));
+    match r.evaluate(&space, &configs) {
+        Err(CoreError::OutOfTime { outcomes }) => assert!(outcomes.is_empty(), "{outcomes:?}"),
+        other => panic!("{other:?}"),
+    }
+    r.set_time_left(Some(600.0));
+    let out = r.evaluate(&space, &configs).unwrap();
+    assert_eq!(out.len(), 2);
+    assert!(out.iter().all(|o| o.objective().is_some()), "{out:?}");
+    r.set_time_left(None);
+    assert_eq!(r.evaluate(&space, &configs).unwrap().len(), 2);
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
 fn energy_is_measured_between_updates_of_the_energy_counter() {
