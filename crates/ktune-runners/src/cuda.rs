@@ -970,10 +970,11 @@ impl Runner for CudaRunner {
         if let Some(m) = &self.broken {
             return Err(stopped(m.clone(), Vec::new()));
         }
-        let out_of_time = |deadline: Option<Instant>| deadline.is_some_and(|d| Instant::now() >= d);
+        let deadline = self.deadline;
+        let out_of_time = || deadline.is_some_and(|d| Instant::now() >= d);
         // A configuration not started when the budget ran out is neither compiled nor
         // recorded, so that a longer run later measures it.
-        if out_of_time(self.deadline) {
+        if out_of_time() {
             return Err(CoreError::OutOfTime {
                 outcomes: Vec::new(),
             });
@@ -1018,7 +1019,7 @@ impl Runner for CudaRunner {
             let mut ready: Vec<Option<Result<nvrtc::Compiled, String>>> =
                 (0..configs.len()).map(|_| None).collect();
             for (i, launch) in launches.iter().enumerate() {
-                if out_of_time(self.deadline) {
+                if out_of_time() {
                     next.store(usize::MAX / 2, Ordering::Relaxed);
                     break;
                 }

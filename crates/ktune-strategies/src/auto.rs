@@ -64,7 +64,7 @@ use serde::Deserialize;
 
 use crate::bandit::AucBandit;
 use crate::bayes_opt::{Alignment, BayesianOptimization, BoOptions, ModelGuide};
-use crate::mls::{Guide, MultiStartLocalSearch, Perturbation};
+use crate::mls::{Guide, KICK_SIZE_DOC, MultiStartLocalSearch, kick_perturbation};
 use crate::{Baco, BacoOptions};
 use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
 use ktune_model::acquisition::Acquisition;
@@ -277,11 +277,7 @@ const OPTIONS: &[OptionDoc] = &[
         default: "30",
         doc: "At a local optimum, the local search first climbs from this many random perturbations of the study's best configuration (counted afresh at every new best), before it restarts.",
     },
-    OptionDoc {
-        name: "kick_size",
-        default: "0.2",
-        doc: "The largest share of the parameters a kick changes: each changes 1 to max(1, kick_size x parameters) random parameters, repaired to valid.",
-    },
+    KICK_SIZE_DOC,
     OptionDoc {
         name: "climb_patience",
         default: "4",
@@ -385,8 +381,7 @@ impl Auto {
         check_range(NAME, "patience", o.patience, 1, 1_000_000)?;
         check_range(NAME, "smooth_below", o.smooth_below, 0.0, 100.0)?;
         check_range(NAME, "probe", o.probe, 2, 100_000)?;
-        check_range(NAME, "kicks", o.kicks, 0, 1_000_000)?;
-        check_range(NAME, "kick_size", o.kick_size, 0.0, 1.0)?;
+        let perturbation = kick_perturbation(NAME, o.kicks, o.kick_size)?;
         let model = match o.model {
             Model::BayesOpt => Member::BayesOpt(Box::new(BayesianOptimization::new(BoOptions {
                 initial_samples: o.initial_samples,
@@ -416,12 +411,7 @@ impl Auto {
                     .following_best(true)
                     .restarting(o.restarts)
                     .patient(o.climb_patience)
-                    .kicking(
-                        o.kicks,
-                        Perturbation::Random {
-                            fraction: o.kick_size,
-                        },
-                    ),
+                    .kicking(o.kicks, perturbation),
                 )),
                 "annealing" => {
                     Member::Other(crate::create("simulated_annealing", &Options::new())?)

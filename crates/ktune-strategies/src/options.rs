@@ -59,13 +59,13 @@ pub fn parse<T: DeserializeOwned>(strategy: &str, options: &Options) -> Result<T
         // serde names an unknown key, but not the key whose value has the wrong type
         // (`invalid value: integer `-1`, expected usize`). Every options struct has a
         // default for each field, so the key that fails on its own is the one.
-        let wrong = (!message.starts_with("unknown field"))
-            .then(|| {
-                options
-                    .iter()
-                    .find(|&(k, v)| fill(Options::from_iter([(k.clone(), v.clone())])).is_err())
-            })
-            .flatten();
+        let wrong = if message.starts_with("unknown field") {
+            None
+        } else {
+            options
+                .iter()
+                .find(|&(k, v)| fill(Options::from_iter([(k.clone(), v.clone())])).is_err())
+        };
         match wrong {
             Some((option, value)) => StrategyError::Invalid {
                 strategy: strategy.to_string(),
