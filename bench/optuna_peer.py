@@ -1,0 +1,149 @@
+#!/usr/bin/env python
+"""Run Optuna's samplers on the brute-forced spaces and write kt-peer traces, so that
+`ktune bench score` (or kt-peer's score.py) scores them beside ktune and Kernel Tuner.
+
+    target/optuna-venv/bin/python bench/optuna_peer.py --samplers tpe \
+        --seeds 0-49 --out /tmp/optuna ../shared/data/spaces/*.json.gz
+
+Each parameter is a categorical of its values (what an Optuna user writes for a Kernel
+Tuner-style `tune_params` dict: the values are not evenly spaced, often powers of two).
+Optuna cannot restrict its proposals to a constrained space; its documented way to learn
+constraints is the sampler's `constraints_func` (a trial whose constraint value is > 0 is
+infeasible, and TPE ranks every feasible trial above it). With the `tpe` sampler:
+  * a proposal outside the space (a configuration the brute-forced cache does not hold,
+    i.e. one that breaks a known constraint) is told as infeasible (constraint 1) and costs
+    no evaluation, as a constraint check costs no compile;
+  * a configuration in the space that failed when brute-forced (a hidden constraint) is an
+    evaluation (null in the trace), told as infeasible the same way;
+  * a configuration proposed again is told its known value and costs no evaluation (Kernel
+    Tuner's rule: a configuration counts once).
+With `tpe-fail`, both kinds are told as failed trials instead (the other common way, which
+TPE learns nothing from). A run that gets no new configuration in 50 x its budget of asks
+stops early (the scorer keeps its last best). Infeasible trials are told the value 1e30: TPE
+ranks them by their constraint, never by that value.
+Budget per space: max(n_max, 220) distinct evaluations, the budget of every other tool.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
+sys.path.insert(0, KT_PEER)
+
+from spaces import load_space, stem_of  # noqa: E402
+from kt_run import budget_for, parse_seeds  # noqa: E402
+
+import optuna  # noqa: E402
+
+TOOL = f"optuna-{optuna.__version__}"
+SAMPLERS = {
+    # Optuna's default sampler, with its defaults (multivariate since Optuna 5), told the
+    # constraints.
+    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed, constraints_func=violation),
+    # The same, with infeasible and failed configurations told as failed trials.
+    "tpe-fail": lambda seed: optuna.samplers.TPESampler(seed=seed),
+    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+}
+
+
+def violation(trial):
+    return (trial.user_attrs.get("violation", 0.0),)
+
+
+INFEASIBLE = 1e30
+
+
+def run_one(space, sampler_name, seed, max_fevals):
+    params = space.data["tune_params"]
+    keys = space.keys
+    cache = space.cache
+    study = optuna.create_study(direction="minimize", sampler=SAMPLERS[sampler_name](seed))
+    dists = {k: optuna.distributions.CategoricalDistribution(list(params[k])) for k in keys}
+    known = {}  # cache key -> value (None: failed)
+    values = []
+    asks = infeasible = repeats = 0
+    ask_limit = 50 * max_fevals
+    constrained = sampler_name != "tpe-fail"
+
+    def tell_infeasible(trial):
+        if constrained:
+            trial.set_user_attr("violation", 1.0)
+            study.tell(trial, INFEASIBLE)
+        else:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+    t0 = time.perf_counter()
+    while len(values) < max_fevals and asks < ask_limit:
+        trial = study.ask(dists)
+        asks += 1
+        key = ",".join(str(trial.params[k]) for k in keys)
+        if key not in cache:
+            infeasible += 1
+            tell_infeasible(trial)
+            continue
+        if key in known:
+            repeats += 1
+        else:
+            known[key] = space.value_of(cache[key])
+            values.append(known[key])
+        v = known[key]
+        if v is None:
+            tell_infeasible(trial)
+        else:
+            study.tell(trial, v)
+    wall = time.perf_counter() - t0
+    return dict(
+        tool=TOOL,
+        strategy=sampler_name,
+        space=space.stem,
+        seed=int(seed),
+        values=values,
+        wall_seconds=round(wall, 4),
+        meta=dict(max_fevals=max_fevals, asks=asks, infeasible=infeasible, repeats=repeats),
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("spaces", nargs="+", help="brute-forced Kernel Tuner caches (.json.gz)")
+    ap.add_argument("--samplers", default="tpe", help=f"comma-separated, of: {', '.join(SAMPLERS)}")
+    ap.add_argument("--seeds", default="0-9", help="e.g. 0-49 or 0,3,7")
+    ap.add_argument("--out", required=True, help="folder for <sampler>__<space>.jsonl")
+    a = ap.parse_args()
+    samplers = a.samplers.split(",")
+    for s in samplers:
+        if s not in SAMPLERS:
+            ap.error(f"unknown sampler {s!r}; known: {', '.join(SAMPLERS)}")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    os.makedirs(a.out, exist_ok=True)
+    for path in a.spaces:
+        space = load_space(path, "shared")
+        _, max_fevals = budget_for(space)
+        for s in samplers:
+            out = os.path.join(a.out, f"{s}__{stem_of(path)}.jsonl")
+            done = set()
+            if os.path.exists(out):
+                with open(out) as f:
+                    done = {json.loads(line)["seed"] for line in f if line.strip()}
+            for seed in parse_seeds(a.seeds):
+                if seed in done:
+                    continue
+                rec = run_one(space, s, seed, max_fevals)
+                with open(out, "a") as f:
+                    f.write(json.dumps(rec) + "\n")
+                m = rec["meta"]
+                print(
+                    f"{s:17s} {space.stem:20s} seed {seed:3d} evals {len(rec['values']):4d}/{max_fevals}"
+                    f" asks {m['asks']:6d} infeasible {m['infeasible']:6d} repeats {m['repeats']:5d}"
+                    f" {rec['wall_seconds']:.1f}s",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
