@@ -30,12 +30,6 @@ pub enum ModelError {
         /// The number of candidates.
         len: usize,
     },
-    /// A point given without a key is not one of a candidate model's candidates.
-    #[error("the point {what} is not one of the model's candidates")]
-    NotACandidate {
-        /// The point's coordinates.
-        what: String,
-    },
     /// A candidate was observed a second time.
     #[error("candidate {index} has already been observed")]
     AlreadyObserved {

@@ -315,7 +315,10 @@ mod tests {
             Surrogate::observe(&mut gp, Point::keyed(&x[i], i as u64), y[i]).unwrap();
         }
         Surrogate::observe(&mut gp, Point::new(&x[6]), y[6]).unwrap();
-        assert!(Surrogate::observe(&mut gp, Point::new(&[9.0, 9.0]), 1.0).is_err());
+        // A point that is no candidate is appended (see the candidate GP's tests), but not
+        // with a value it cannot fit.
+        assert!(Surrogate::observe(&mut gp, Point::new(&[9.0, 9.0]), f64::NAN).is_err());
+        assert_eq!(gp.num_candidates(), x.len());
         // Keyed predictions are the candidates' posteriors...
         let keyed: Vec<Point<'_>> = (0..9).map(|i| Point::keyed(&x[i], i as u64)).collect();
         let p = gp.predict(&keyed).unwrap();

@@ -77,6 +77,12 @@ impl Targets {
                 .filter(|v| v.is_finite() && *v > 0.0)
                 .unwrap_or(0.0);
         }
+        self.model_variances()
+    }
+
+    /// Every value's variance on the model's scale, once any is known (see
+    /// [`set_last_variance`](Targets::set_last_variance)).
+    pub fn model_variances(&self) -> Option<Vec<f64>> {
         self.variances.iter().any(|&v| v > 0.0).then(|| {
             self.variances
                 .iter()

@@ -115,6 +115,9 @@ pub struct BoOptions {
     pub candidate_limit: u64,
     /// The uniform sample scored per round in large spaces.
     pub sample_size: usize,
+    /// Rounds a sample is kept in large spaces (its posterior updated with each observation)
+    /// before a fresh one is drawn.
+    pub sample_rounds: usize,
     /// How observations are transformed before the GP fits them.
     pub transform: Transform,
     /// The units of λ in EI and PI.
@@ -155,6 +158,7 @@ impl Default for BoOptions {
             prune: true,
             candidate_limit: 1_000_000,
             sample_size: 50_000,
+            sample_rounds: 10,
             transform: Transform::Log,
             exploration_scale: ExplorationScale::Spread,
             explore_after: 10,
@@ -266,7 +270,12 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "sample_size",
         default: "50000",
-        doc: "Configurations sampled per round in spaces above the candidate limit (plus the neighbourhoods of the best).",
+        doc: "Configurations sampled in spaces above the candidate limit and scored each round (plus the neighbourhoods of the best).",
+    },
+    OptionDoc {
+        name: "sample_rounds",
+        default: "10",
+        doc: "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).",
     },
     surrogate::DOCS[0],
     surrogate::DOCS[1],

@@ -12,7 +12,7 @@ use ktune_model::{
 };
 use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourhood, SearchSpace};
 use rand::RngExt;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::NAME;
 use super::options::{
@@ -134,9 +134,40 @@ struct State {
 enum Candidates {
     /// Every configuration, encoded in rank order (the surrogate is keyed by rank).
     All(Arc<[f64]>),
+    /// A sample kept for `sample_rounds` rounds plus the neighbourhoods of the best
+    /// observations (spaces above `candidate_limit`): the surrogate is a candidate GP over
+    /// the sample, keyed by candidate index.
+    Pool(Pool),
     /// A fresh sample per round plus the neighbourhoods of the best observations (spaces
-    /// above `candidate_limit`).
+    /// above `candidate_limit`, with the clustered GP, whose components change with every
+    /// observation).
     Sampled,
+}
+
+/// The sample a candidate GP is kept over in a large space. Its candidates are the points
+/// told before it was drawn, then the sample, then points told since (appended by the
+/// model, as they are observed).
+struct Pool {
+    /// The sampled configurations' ranks; the one at position `k` is candidate `first + k`.
+    ranks: Vec<u64>,
+    first: usize,
+    /// Candidate index by rank, of the sample.
+    index: FxHashMap<u64, usize>,
+    /// The encoded sample, row-major.
+    points: Vec<f64>,
+    /// Rounds left before a fresh sample is drawn.
+    rounds_left: usize,
+}
+
+impl Pool {
+    /// The model's key for `rank`'s encoded point `x`: its candidate index when sampled (a
+    /// point the model does not hold goes without a key, and is appended when observed).
+    fn point<'a>(&self, rank: u64, x: &'a [f64]) -> Point<'a> {
+        match self.index.get(&rank) {
+            Some(&j) => Point::keyed(x, j as u64),
+            None => Point::new(x),
+        }
+    }
 }
 
 impl BayesianOptimization {
@@ -217,6 +248,7 @@ impl BayesianOptimization {
             1.0,
         )?;
         check_range(NAME, "sample_size", opts.sample_size, 1, 100_000_000)?;
+        check_range(NAME, "sample_rounds", opts.sample_rounds, 1, 1_000_000)?;
         if opts.acquisition_order.is_empty() {
             return Err(invalid(
                 "acquisition_order",
@@ -387,8 +419,21 @@ impl BayesianOptimization {
                     Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::All(points)),
                     Err(_) => sampled(),
                 }
-            } else {
+            } else if self.cgp.is_some() {
                 sampled()
+            } else {
+                // The first sample is drawn in the first round after the initial sample.
+                let pool = Pool {
+                    ranks: Vec::new(),
+                    first: 0,
+                    index: FxHashMap::default(),
+                    points: Vec::new(),
+                    rounds_left: 0,
+                };
+                match CandidateGp::new(kernel.clone(), Vec::new(), width) {
+                    Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::Pool(pool)),
+                    Err(_) => sampled(),
+                }
             };
         let mut state = State {
             encoder,
@@ -516,6 +561,10 @@ impl State {
                     .observe(Point::keyed(&points[r * d..(r + 1) * d], rank), value)
                     .is_ok()
             }
+            Candidates::Pool(pool) => self
+                .model
+                .observe(pool.point(rank, &encoded), value)
+                .is_ok(),
             Candidates::Sampled => self.model.observe(Point::new(&encoded), value).is_ok(),
         };
         if !told {
@@ -544,6 +593,10 @@ impl State {
             Candidates::All(points) => {
                 let (d, r) = (self.width(), rank as usize);
                 Point::keyed(&points[r * d..(r + 1) * d], rank)
+            }
+            Candidates::Pool(pool) => {
+                x = self.encode(config);
+                pool.point(rank, &x)
             }
             Candidates::Sampled => {
                 x = self.encode(config);
@@ -624,12 +677,17 @@ impl BayesianOptimization {
             return vec![(space.configuration(r), None, false)];
         }
         let functions = st.portfolio.functions().to_vec();
-        if matches!(st.candidates, Candidates::Sampled) && !st.notice_given {
+        if matches!(st.candidates, Candidates::Pool(_) | Candidates::Sampled) && !st.notice_given {
             eprintln!(
-                "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} plus the neighbourhoods of the best configurations",
+                "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} (drawn anew every {} rounds) plus the neighbourhoods of the best configurations",
                 space.size(),
                 self.opts.candidate_limit,
-                self.opts.sample_size
+                self.opts.sample_size,
+                if matches!(st.candidates, Candidates::Pool(_)) {
+                    self.opts.sample_rounds
+                } else {
+                    1
+                }
             );
             st.notice_given = true;
         }
@@ -739,30 +797,36 @@ impl BayesianOptimization {
                 feasible_weights(st, keyed.iter().map(|p| p.x), &mut predicted.2);
                 (ranks, predicted)
             }
+            Candidates::Pool(pool) => {
+                let (mut ranks, mut points): (Vec<u64>, Vec<Point<'_>>) = pool
+                    .ranks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| !st.visited.contains(r))
+                    .map(|(k, &r)| {
+                        let w = st.width();
+                        let x = &pool.points[k * w..(k + 1) * w];
+                        (r, Point::keyed(x, (pool.first + k) as u64))
+                    })
+                    .unzip();
+                let near = self.near_the_best(st, space, |r| pool.index.contains_key(&r));
+                let xs: Vec<Vec<f64>> = near
+                    .iter()
+                    .map(|&r| st.encode(&space.configuration(r)))
+                    .collect();
+                ranks.extend(near);
+                points.extend(xs.iter().map(|x| Point::new(x)));
+                let mut predicted = predictions(st.model.as_ref(), &points);
+                feasible_weights(st, points.iter().map(|p| p.x), &mut predicted.2);
+                (ranks, predicted)
+            }
             Candidates::Sampled => {
                 let mut sample = st.sampler.clone();
                 let mut ranks: Vec<u64> = (0..self.opts.sample_size)
                     .map_while(|_| sample.next_rank(rng))
                     .collect();
-                // Neighbourhoods of the five best observations.
-                let mut best: Vec<(&Vec<f64>, f64)> = st
-                    .told
-                    .iter()
-                    .zip(st.model.observed_values().iter().copied())
-                    .collect();
-                best.sort_by(|a, b| a.1.total_cmp(&b.1));
-                let mut seen: FxHashSet<u64> = ranks.iter().copied().collect();
-                for (x, _) in best.into_iter().take(5) {
-                    let config = self.decode(st, space, x);
-                    for n in space.neighbours(&config, Neighbourhood::Hamming) {
-                        if let Some(r) = space.rank(&n)
-                            && !st.visited.contains(&r)
-                            && seen.insert(r)
-                        {
-                            ranks.push(r);
-                        }
-                    }
-                }
+                let sampled: FxHashSet<u64> = ranks.iter().copied().collect();
+                ranks.extend(self.near_the_best(st, space, |r| sampled.contains(&r)));
                 let xs: Vec<Vec<f64>> = ranks
                     .iter()
                     .map(|&r| st.encode(&space.configuration(r)))
@@ -773,6 +837,90 @@ impl BayesianOptimization {
                 (ranks, predicted)
             }
         }
+    }
+
+    /// The unvisited configurations in the Hamming neighbourhoods of the five best
+    /// observations that are not `sampled` (each once): in a large space, where the
+    /// search refines what the sample found.
+    fn near_the_best(
+        &self,
+        st: &State,
+        space: &SearchSpace,
+        sampled: impl Fn(u64) -> bool,
+    ) -> Vec<u64> {
+        let mut best: Vec<(&Vec<f64>, f64)> = st
+            .told
+            .iter()
+            .zip(st.model.observed_values().iter().copied())
+            .collect();
+        best.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut seen: FxHashSet<u64> = FxHashSet::default();
+        let mut out = Vec::new();
+        for (x, _) in best.into_iter().take(5) {
+            let config = self.decode(st, space, x);
+            for n in space.neighbours(&config, Neighbourhood::Hamming) {
+                if let Some(r) = space.rank(&n)
+                    && !st.visited.contains(&r)
+                    && !sampled(r)
+                    && seen.insert(r)
+                {
+                    out.push(r);
+                }
+            }
+        }
+        out
+    }
+
+    /// In a large space, draws a fresh sample every `sample_rounds` rounds and rebuilds the
+    /// model over it: the points told so far become its first candidates, observed again
+    /// with their values and variances (`O(n²·m)`, once per `sample_rounds` rounds; each
+    /// observation in between costs `O(n·m)`).
+    fn refresh_pool(&self, st: &mut State, space: &SearchSpace, rng: &mut Rng) {
+        let Candidates::Pool(pool) = &mut st.candidates else {
+            return;
+        };
+        if pool.rounds_left > 0 {
+            pool.rounds_left -= 1;
+            return;
+        }
+        let mut sampler = st.sampler.clone();
+        let ranks: Vec<u64> = (0..self.opts.sample_size)
+            .map_while(|_| sampler.next_rank(rng))
+            .collect();
+        let width = st.dims.len() + st.aligned.len();
+        let mut points = Vec::with_capacity(ranks.len() * width);
+        let mut config = vec![0u32; space.dims()];
+        for &r in &ranks {
+            space.write_configuration(r, &mut config);
+            encode_into(&st.encoder, &st.dims, &st.aligned, &config, &mut points);
+        }
+        let first = st.told.len();
+        let candidates: Vec<f64> = st.told.iter().flatten().chain(&points).copied().collect();
+        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let rebuilt = CandidateGp::new(kernel, candidates, width).and_then(|mut gp| {
+            gp.observe_all(&(0..first).collect::<Vec<_>>(), &st.targets.fitted())?;
+            if let Some(variances) = st.targets.model_variances() {
+                gp.set_noise(&variances)?;
+            }
+            Ok(gp)
+        });
+        // On failure (a factorisation the old model managed incrementally), the old sample
+        // and model are kept for another `sample_rounds` rounds.
+        if let Ok(gp) = rebuilt {
+            st.model = Box::new(gp);
+            *pool = Pool {
+                index: ranks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &r)| (r, first + k))
+                    .collect(),
+                ranks,
+                first,
+                points,
+                rounds_left: 0,
+            };
+        }
+        pool.rounds_left = self.opts.sample_rounds.saturating_sub(1);
     }
 
     /// λ, the incumbent (model units) and the unit of λ, for this round's variances.
@@ -803,6 +951,32 @@ impl BayesianOptimization {
     pub(crate) fn alignment_weight(&self) -> Option<f64> {
         let st = self.state.as_ref()?;
         (!st.aligned.is_empty()).then_some(st.alignment_weight)
+    }
+
+    /// In a large space: the current sample's ranks, and the largest gaps between the
+    /// model's posterior (mean, variance) at the sample's unvisited configurations and
+    /// that of a dense GP fitted from scratch to everything told.
+    #[cfg(test)]
+    pub(crate) fn pool_and_gap(&self) -> Option<(Vec<u64>, f64, f64)> {
+        let st = self.state.as_ref()?;
+        let Candidates::Pool(pool) = &st.candidates else {
+            return None;
+        };
+        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let dense = DenseGp::fit(&kernel, &st.told, &st.targets.fitted()).ok()?;
+        let w = st.width();
+        let (mut dm, mut dv) = (0.0f64, 0.0f64);
+        for (k, r) in pool.ranks.iter().enumerate() {
+            if st.visited.contains(r) {
+                continue;
+            }
+            let x = &pool.points[k * w..(k + 1) * w];
+            let got = st.model.predict(&[pool.point(*r, x)]).ok()?[0];
+            let want = dense.predict(&[x.to_vec()])[0];
+            dm = dm.max((got.0 - want.0).abs());
+            dv = dv.max((got.1 - want.1).abs());
+        }
+        Some((pool.ranks.clone(), dm, dv))
     }
 
     /// How many times the alignment weight was chosen.
@@ -852,6 +1026,14 @@ impl BayesianOptimization {
                     })
                     .collect()
             }
+            Candidates::Pool(pool) => configs
+                .iter()
+                .zip(&xs)
+                .map(|(c, x)| match space.rank(c) {
+                    Some(r) => pool.point(r, x),
+                    None => Point::new(x),
+                })
+                .collect(),
             Candidates::Sampled => xs.iter().map(|x| Point::new(x)).collect(),
         };
         let (means, vars, mut weights) = predictions(st.model.as_ref(), &points);
@@ -957,11 +1139,12 @@ impl Strategy for BayesianOptimization {
                         vars.iter().sum::<f64>() / vars.len() as f64
                     }
                 }
-                Candidates::Sampled => 1.0,
+                Candidates::Pool(_) | Candidates::Sampled => 1.0,
             };
         }
         // Before any fantasy is told: the validation fits real results only.
         self.choose_alignment(&mut st);
+        self.refresh_pool(&mut st, space, rng);
         if waiting {
             out = self.propose_believed(&mut st, space, rng, n.max(1));
             self.state = Some(st);

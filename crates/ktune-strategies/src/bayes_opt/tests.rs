@@ -171,6 +171,7 @@ fn options_are_validated() {
         "bayes_opt:transform=sqrt",
         "bayes_opt:exploration_scale=huge",
         "bayes_opt:explore_after=-1",
+        "bayes_opt:sample_rounds=0",
     ] {
         assert!(crate::create_spec(bad).is_err(), "{bad}");
     }
@@ -200,6 +201,52 @@ fn spaces_over_the_candidate_limit_are_scored_on_samples() {
     );
     // Still better than chance: the best of 60 is near the optimum (2.0) of a 400-point space.
     assert!(a.best().and_then(|r| r.outcome.objective()).unwrap() <= 4.0);
+}
+
+/// Above the candidate limit the sample is kept for `sample_rounds` rounds, then drawn
+/// anew; all along, the incrementally updated model has the posterior of a GP fitted from
+/// scratch to everything told (through the appended configurations outside the sample and
+/// the rebuilds over each new one).
+#[test]
+fn a_large_space_keeps_its_sample_for_sample_rounds_and_an_exact_posterior() {
+    use super::{BayesianOptimization, BoOptions};
+    use crate::mls::test_support::run;
+    let space = space();
+    let cost = |c: &[u32]| {
+        let v = space.values(c);
+        let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+        Some((x - 13.0).powi(2) + 0.5 * (y - 6.0).powi(2) + 2.0)
+    };
+    let pools: Vec<Vec<u64>> = (21..=34)
+        .map(|budget| {
+            let mut bo = BayesianOptimization::new(BoOptions {
+                candidate_limit: 100,
+                sample_size: 50,
+                sample_rounds: 3,
+                ..BoOptions::default()
+            })
+            .unwrap();
+            run(&mut bo, &space, cost, budget, 5);
+            let (ranks, mean_gap, variance_gap) = bo.pool_and_gap().expect("a pool");
+            assert_eq!(ranks.len(), 50);
+            assert!(
+                mean_gap < 1e-6 && variance_gap < 1e-6,
+                "{budget}: {mean_gap} {variance_gap}"
+            );
+            ranks
+        })
+        .collect();
+    // Runs of equal samples over consecutive budgets: 3 long, but for the cut-off ends.
+    let mut runs = vec![1];
+    for w in pools.windows(2) {
+        if w[0] == w[1] {
+            *runs.last_mut().unwrap() += 1;
+        } else {
+            runs.push(1);
+        }
+    }
+    assert!(runs.len() >= 4, "{runs:?}");
+    assert!(runs[1..runs.len() - 1].iter().all(|&r| r == 3), "{runs:?}");
 }
 
 /// The landscape with its objective passed through a function (e.g. a rate to maximise).
