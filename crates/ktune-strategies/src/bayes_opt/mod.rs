@@ -56,6 +56,11 @@
 //! then a fresh sample is drawn and the GP rebuilt over it in one blocked factorisation. The
 //! neighbourhoods, which change as the best does, get the exact posterior point by point.
 //!
+//! The incremental GP over every configuration of an enumerated space holds 8 bytes per
+//! observation and configuration (12 MB per observation at 1.5 million). Before the next
+//! observation would take it past `model_memory` (default 2 GiB), the model goes on with a
+//! kept sample as above, and says so.
+//!
 //! With `surrogate = "cgp"` the model is the clustered GP ([`ktune_model::ClusteredGp`]): one
 //! exact GP with the same fixed hyperparameters per cluster of the observations, EI and PI
 //! divided by the size of the candidate's component, and a share of uniformly random

@@ -118,6 +118,9 @@ pub struct BoOptions {
     /// Rounds a sample is kept in large spaces (its posterior updated with each observation)
     /// before a fresh one is drawn.
     pub sample_rounds: usize,
+    /// MiB the incremental GP's cross-covariances may take before the model moves to a
+    /// sample of the space.
+    pub model_memory: f64,
     /// How observations are transformed before the GP fits them.
     pub transform: Transform,
     /// The units of λ in EI and PI.
@@ -159,6 +162,7 @@ impl Default for BoOptions {
             candidate_limit: 1_000_000,
             sample_size: 50_000,
             sample_rounds: 10,
+            model_memory: 2048.0,
             transform: Transform::Log,
             exploration_scale: ExplorationScale::Spread,
             explore_after: 10,
@@ -276,6 +280,11 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         name: "sample_rounds",
         default: "10",
         doc: "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).",
+    },
+    OptionDoc {
+        name: "model_memory",
+        default: "2048",
+        doc: "MiB the model may hold: its incremental GP keeps 8 bytes per observation and configuration, so before an observation would take it past this over every configuration of the space, the model goes on with a sample, as above the candidate limit (and says so); the sample is made smaller if it has to.",
     },
     surrogate::DOCS[0],
     surrogate::DOCS[1],

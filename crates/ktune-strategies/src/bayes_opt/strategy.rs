@@ -160,6 +160,17 @@ struct Pool {
 }
 
 impl Pool {
+    /// No sample yet: the next round draws one.
+    fn empty() -> Pool {
+        Pool {
+            ranks: Vec::new(),
+            first: 0,
+            index: FxHashMap::default(),
+            points: Vec::new(),
+            rounds_left: 0,
+        }
+    }
+
     /// The model's key for `rank`'s encoded point `x`: its candidate index when sampled (a
     /// point the model does not hold goes without a key, and is appended when observed).
     fn point<'a>(&self, rank: u64, x: &'a [f64]) -> Point<'a> {
@@ -249,6 +260,7 @@ impl BayesianOptimization {
         )?;
         check_range(NAME, "sample_size", opts.sample_size, 1, 100_000_000)?;
         check_range(NAME, "sample_rounds", opts.sample_rounds, 1, 1_000_000)?;
+        check_range(NAME, "model_memory", opts.model_memory, 0.001, 1e9)?;
         if opts.acquisition_order.is_empty() {
             return Err(invalid(
                 "acquisition_order",
@@ -423,15 +435,11 @@ impl BayesianOptimization {
                 sampled()
             } else {
                 // The first sample is drawn in the first round after the initial sample.
-                let pool = Pool {
-                    ranks: Vec::new(),
-                    first: 0,
-                    index: FxHashMap::default(),
-                    points: Vec::new(),
-                    rounds_left: 0,
-                };
                 match CandidateGp::new(kernel.clone(), Vec::new(), width) {
-                    Ok(gp) => (Box::new(gp) as Box<dyn Surrogate>, Candidates::Pool(pool)),
+                    Ok(gp) => (
+                        Box::new(gp) as Box<dyn Surrogate>,
+                        Candidates::Pool(Pool::empty()),
+                    ),
                     Err(_) => sampled(),
                 }
             };
@@ -476,6 +484,7 @@ impl BayesianOptimization {
                 state.mark_visited(r);
                 state.record(self.opts.feasibility, &o.config, o.value.is_some());
                 if let Some(v) = o.value {
+                    self.make_room(&mut state);
                     state.fit(r, &o.config, v, o.variance);
                 }
             }
@@ -871,6 +880,55 @@ impl BayesianOptimization {
         out
     }
 
+    /// The incremental GP over every configuration holds one row of cross-covariances per
+    /// observation (8 bytes a configuration): before the next observation would take them
+    /// past `model_memory`, the model moves to a sample of the space, as above the candidate
+    /// limit (rebuilt over the points told so far; the next round draws the sample).
+    fn make_room(&self, st: &mut State) {
+        let Candidates::All(points) = &st.candidates else {
+            return;
+        };
+        if self.cgp.is_some() {
+            return;
+        }
+        let width = st.width();
+        let configurations = points.len() / width.max(1);
+        let bytes = (st.model.len() as f64 + 1.0) * configurations as f64 * 8.0;
+        if bytes <= self.memory_limit() {
+            return;
+        }
+        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let told: Vec<f64> = st.told.iter().flatten().copied().collect();
+        let rebuilt = CandidateGp::new(kernel, told, width).and_then(|mut gp| {
+            gp.observe_all(
+                &(0..st.told.len()).collect::<Vec<_>>(),
+                &st.targets.fitted(),
+            )?;
+            if let Some(variances) = st.targets.model_variances() {
+                gp.set_noise(&variances)?;
+            }
+            Ok(gp)
+        });
+        // On failure the model stays over every configuration, past the limit.
+        if let Ok(gp) = rebuilt {
+            eprintln!(
+                "ktune: bayes_opt: the model over all {configurations} configurations would take more than model_memory = {} MiB at {} observations; it goes on with a sample of {} drawn anew every {} rounds",
+                self.opts.model_memory,
+                st.model.len() + 1,
+                self.opts.sample_size,
+                self.opts.sample_rounds
+            );
+            st.notice_given = true;
+            st.model = Box::new(gp);
+            st.candidates = Candidates::Pool(Pool::empty());
+        }
+    }
+
+    /// `model_memory` in bytes.
+    fn memory_limit(&self) -> f64 {
+        self.opts.model_memory * 1024.0 * 1024.0
+    }
+
     /// In a large space, draws a fresh sample every `sample_rounds` rounds and rebuilds the
     /// model over it: the points told so far become its first candidates, observed again
     /// with their values and variances (`O(n²·m)`, once per `sample_rounds` rounds; each
@@ -883,10 +941,17 @@ impl BayesianOptimization {
             pool.rounds_left -= 1;
             return;
         }
+        // No larger than `model_memory` allows for the rows of the next `sample_rounds`
+        // observations (at least one configuration).
+        let rows = (st.told.len() + self.opts.sample_rounds) as f64;
+        let room = (self.memory_limit() / 8.0 / rows) as usize;
+        let size = self
+            .opts
+            .sample_size
+            .min(room.saturating_sub(st.told.len()))
+            .max(1);
         let mut sampler = st.sampler.clone();
-        let ranks: Vec<u64> = (0..self.opts.sample_size)
-            .map_while(|_| sampler.next_rank(rng))
-            .collect();
+        let ranks: Vec<u64> = (0..size).map_while(|_| sampler.next_rank(rng)).collect();
         let width = st.dims.len() + st.aligned.len();
         let mut points = Vec::with_capacity(ranks.len() * width);
         let mut config = vec![0u32; space.dims()];
@@ -1190,6 +1255,7 @@ impl Strategy for BayesianOptimization {
                     st.mark_visited(r);
                     st.record(self.opts.feasibility, &o.config, o.value.is_some());
                     if let Some(v) = o.value {
+                        self.make_room(&mut st);
                         st.fit(r, &o.config, v, o.variance);
                         if !st.initial_done {
                             st.initial_valid += 1;
@@ -1206,6 +1272,7 @@ impl Strategy for BayesianOptimization {
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
+                self.make_room(&mut st);
                 st.fit(r, &config, v, o.variance);
                 if af.is_none() && !st.initial_done {
                     st.initial_valid += 1;

@@ -172,6 +172,7 @@ fn options_are_validated() {
         "bayes_opt:exploration_scale=huge",
         "bayes_opt:explore_after=-1",
         "bayes_opt:sample_rounds=0",
+        "bayes_opt:model_memory=0",
     ] {
         assert!(crate::create_spec(bad).is_err(), "{bad}");
     }
@@ -247,6 +248,52 @@ fn a_large_space_keeps_its_sample_for_sample_rounds_and_an_exact_posterior() {
     }
     assert!(runs.len() >= 4, "{runs:?}");
     assert!(runs[1..runs.len() - 1].iter().all(|&r| r == 3), "{runs:?}");
+}
+
+/// The model over every configuration moves to a sample before it would pass
+/// `model_memory` (0.1 MiB holds 16 observations of the test space's 800 configurations),
+/// and goes on from there with an exact posterior, proposing nothing twice.
+#[test]
+fn a_model_past_its_memory_goes_on_with_a_sample() {
+    use super::{BayesianOptimization, BoOptions};
+    use crate::mls::test_support::run;
+    let space = space();
+    assert!(space.size() > 700 && space.size() < 820, "{}", space.size());
+    let cost = |c: &[u32]| {
+        let v = space.values(c);
+        let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+        Some((x - 13.0).powi(2) + 0.5 * (y - 6.0).powi(2) + 2.0)
+    };
+    let bounded = |memory: f64, budget: usize| {
+        let mut bo = BayesianOptimization::new(BoOptions {
+            model_memory: memory,
+            sample_size: 200,
+            ..BoOptions::default()
+        })
+        .unwrap();
+        let r = run(&mut bo, &space, cost, budget, 3);
+        (bo, r)
+    };
+    // Unbounded in effect: the whole space all along.
+    let (bo, _) = bounded(2048.0, 40);
+    assert!(bo.pool_and_gap().is_none());
+    // Still within the initial sample at 12 observations; moved once past 16.
+    let (bo, _) = bounded(0.1, 12);
+    assert!(bo.pool_and_gap().is_none());
+    let (bo, r) = bounded(0.1, 40);
+    let (ranks, mean_gap, variance_gap) = bo.pool_and_gap().expect("moved to a sample");
+    assert!(!ranks.is_empty() && ranks.len() <= 200);
+    assert!(
+        mean_gap < 1e-6 && variance_gap < 1e-6,
+        "{mean_gap} {variance_gap}"
+    );
+    let configs: BTreeSet<_> = r.records.iter().map(|r| r.config.clone()).collect();
+    assert_eq!((r.records.len(), configs.len()), (40, 40));
+    // The sample is cut to what the limit leaves room for: 0.1 MiB is 13,107 values, for
+    // the rows of (told + 10 rounds) observations.
+    let (bo, _) = bounded(0.1, 60);
+    let (ranks, _, _) = bo.pool_and_gap().unwrap();
+    assert!(ranks.len() < 200, "{}", ranks.len());
 }
 
 /// The landscape with its objective passed through a function (e.g. a rate to maximise).
