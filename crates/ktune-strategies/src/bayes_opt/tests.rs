@@ -583,7 +583,12 @@ fn golden_traces_are_unchanged() {
 #[test]
 fn asynchronous_workers_keep_busy_on_distinct_configurations() {
     let space = space();
-    for spec in ["bayes_opt", "bayes_opt:batch=liar"] {
+    for spec in [
+        "bayes_opt",
+        "bayes_opt:batch=liar",
+        // A kept sample: fantasies outside it are appended to the model, then forgotten.
+        "bayes_opt:candidate_limit=100:sample_size=50:sample_rounds=4",
+    ] {
         let (_, strategy) = crate::create_spec(spec).unwrap();
         let session = ktune_core::Session::new(
             &space,
@@ -657,7 +662,7 @@ fn a_batch_ask_gives_distinct_new_configurations() {
 #[test]
 fn measurement_variances_reach_the_model() {
     // Both kinds of candidate handling: every configuration (the incremental candidate GP)
-    // and a sample per round (the exact GP).
+    // and a sample kept for some rounds (the candidate GP over it, rebuilt with each sample).
     crate::testkit::variances_change_the_search("bayes_opt");
     crate::testkit::variances_change_the_search("bayes_opt:candidate_limit=10");
 }
