@@ -7,8 +7,8 @@ use std::sync::Arc;
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::{self, Acquisition, Combination, Portfolio, contextual_variance};
 use ktune_model::{
-    CandidateGp, DenseGp, ExactGp, FeasibilityForest, ForestOptions, Kernel, KernelKind, Point,
-    Surrogate, feasibility_limit,
+    CandidateGp, DenseGp, ExactGp, FeasibilityForest, ForestOptions, Kernel, KernelKind,
+    ModelError, Point, Surrogate, feasibility_limit,
 };
 use ktune_space::{Configuration, DistinctSampler, Encoder, Encoding, Neighbourhood, SearchSpace};
 use rand::RngExt;
@@ -897,20 +897,8 @@ impl BayesianOptimization {
         if bytes <= self.memory_limit() {
             return;
         }
-        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
-        let told: Vec<f64> = st.told.iter().flatten().copied().collect();
-        let rebuilt = CandidateGp::new(kernel, told, width).and_then(|mut gp| {
-            gp.observe_all(
-                &(0..st.told.len()).collect::<Vec<_>>(),
-                &st.targets.fitted(),
-            )?;
-            if let Some(variances) = st.targets.model_variances() {
-                gp.set_noise(&variances)?;
-            }
-            Ok(gp)
-        });
         // On failure the model stays over every configuration, past the limit.
-        if let Ok(gp) = rebuilt {
+        if let Ok(gp) = self.model_over(st, &[]) {
             eprintln!(
                 "ktune: bayes_opt: the model over all {configurations} configurations would take more than model_memory = {} MiB at {} observations; it goes on with a sample of {} drawn anew every {} rounds",
                 self.opts.model_memory,
@@ -924,6 +912,21 @@ impl BayesianOptimization {
         }
     }
 
+    /// A candidate GP whose candidates are the points told so far, observed again with
+    /// their values and variances (one blocked factorisation), then `sample` (encoded,
+    /// row-major): the model of a kept sample.
+    fn model_over(&self, st: &State, sample: &[f64]) -> Result<CandidateGp, ModelError> {
+        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let candidates: Vec<f64> = st.told.iter().flatten().chain(sample).copied().collect();
+        let mut gp = CandidateGp::new(kernel, candidates, st.width())?;
+        let told: Vec<usize> = (0..st.told.len()).collect();
+        gp.observe_all(&told, &st.targets.fitted())?;
+        if let Some(variances) = st.targets.model_variances() {
+            gp.set_noise(&variances)?;
+        }
+        Ok(gp)
+    }
+
     /// `model_memory` in bytes.
     fn memory_limit(&self) -> f64 {
         self.opts.model_memory * 1024.0 * 1024.0
@@ -934,11 +937,12 @@ impl BayesianOptimization {
     /// with their values and variances (`O(n²·m)`, once per `sample_rounds` rounds; each
     /// observation in between costs `O(n·m)`).
     fn refresh_pool(&self, st: &mut State, space: &SearchSpace, rng: &mut Rng) {
-        let Candidates::Pool(pool) = &mut st.candidates else {
-            return;
-        };
-        if pool.rounds_left > 0 {
-            pool.rounds_left -= 1;
+        if let Candidates::Pool(pool) = &mut st.candidates {
+            if pool.rounds_left > 0 {
+                pool.rounds_left -= 1;
+                return;
+            }
+        } else {
             return;
         }
         // No larger than `model_memory` allows for the rows of the next `sample_rounds`
@@ -960,15 +964,10 @@ impl BayesianOptimization {
             encode_into(&st.encoder, &st.dims, &st.aligned, &config, &mut points);
         }
         let first = st.told.len();
-        let candidates: Vec<f64> = st.told.iter().flatten().chain(&points).copied().collect();
-        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
-        let rebuilt = CandidateGp::new(kernel, candidates, width).and_then(|mut gp| {
-            gp.observe_all(&(0..first).collect::<Vec<_>>(), &st.targets.fitted())?;
-            if let Some(variances) = st.targets.model_variances() {
-                gp.set_noise(&variances)?;
-            }
-            Ok(gp)
-        });
+        let rebuilt = self.model_over(st, &points);
+        let Candidates::Pool(pool) = &mut st.candidates else {
+            return;
+        };
         // On failure (a factorisation the old model managed incrementally), the old sample
         // and model are kept for another `sample_rounds` rounds.
         if let Ok(gp) = rebuilt {
