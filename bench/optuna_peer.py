@@ -36,7 +36,7 @@ KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
 from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for, parse_seeds  # noqa: E402
+from kt_run import budget_for, done_seeds, parse_seeds  # noqa: E402
 
 import optuna  # noqa: E402
 
@@ -126,10 +126,7 @@ def main():
         _, max_fevals = budget_for(space)
         for s in samplers:
             out = os.path.join(a.out, f"{s}__{stem_of(path)}.jsonl")
-            done = set()
-            if os.path.exists(out):
-                with open(out) as f:
-                    done = {json.loads(line)["seed"] for line in f if line.strip()}
+            done = done_seeds(out)
             for seed in parse_seeds(a.seeds):
                 if seed in done:
                     continue

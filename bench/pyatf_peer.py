@@ -34,7 +34,7 @@ KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
 from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for, parse_seeds  # noqa: E402
+from kt_run import budget_for, done_seeds, parse_seeds  # noqa: E402
 
 import pyatf  # noqa: E402
 from pyatf import TP, Set, Tuner  # noqa: E402
@@ -145,10 +145,7 @@ def main():
         for t in techniques:
             label = t + ("+repeats" if a.repeats_cost else "")
             out = os.path.join(a.out, f"{label}__{stem_of(path)}.jsonl")
-            done = set()
-            if os.path.exists(out):
-                with open(out) as f:
-                    done = {json.loads(line)["seed"] for line in f if line.strip()}
+            done = done_seeds(out)
             for seed in parse_seeds(a.seeds):
                 if seed in done:
                     continue
