@@ -484,8 +484,7 @@ impl BayesianOptimization {
                 state.mark_visited(r);
                 state.record(self.opts.feasibility, &o.config, o.value.is_some());
                 if let Some(v) = o.value {
-                    self.make_room(&mut state);
-                    state.fit(r, &o.config, v, o.variance);
+                    self.fit(&mut state, r, &o.config, v, o.variance);
                 }
             }
         }
@@ -807,13 +806,13 @@ impl BayesianOptimization {
                 (ranks, predicted)
             }
             Candidates::Pool(pool) => {
+                let w = st.width();
                 let (mut ranks, mut points): (Vec<u64>, Vec<Point<'_>>) = pool
                     .ranks
                     .iter()
                     .enumerate()
                     .filter(|(_, r)| !st.visited.contains(r))
                     .map(|(k, &r)| {
-                        let w = st.width();
                         let x = &pool.points[k * w..(k + 1) * w];
                         (r, Point::keyed(x, (pool.first + k) as u64))
                     })
@@ -878,6 +877,12 @@ impl BayesianOptimization {
             }
         }
         out
+    }
+
+    /// Tells the model a valid result, making room for it first (see `make_room`).
+    fn fit(&self, st: &mut State, rank: u64, config: &[u32], value: f64, variance: Option<f64>) {
+        self.make_room(st);
+        st.fit(rank, config, value, variance);
     }
 
     /// The incremental GP over every configuration holds one row of cross-covariances per
@@ -956,8 +961,7 @@ impl BayesianOptimization {
             .max(1);
         let mut sampler = st.sampler.clone();
         let ranks: Vec<u64> = (0..size).map_while(|_| sampler.next_rank(rng)).collect();
-        let width = st.dims.len() + st.aligned.len();
-        let mut points = Vec::with_capacity(ranks.len() * width);
+        let mut points = Vec::with_capacity(ranks.len() * st.width());
         let mut config = vec![0u32; space.dims()];
         for &r in &ranks {
             space.write_configuration(r, &mut config);
@@ -1254,8 +1258,7 @@ impl Strategy for BayesianOptimization {
                     st.mark_visited(r);
                     st.record(self.opts.feasibility, &o.config, o.value.is_some());
                     if let Some(v) = o.value {
-                        self.make_room(&mut st);
-                        st.fit(r, &o.config, v, o.variance);
+                        self.fit(&mut st, r, &o.config, v, o.variance);
                         if !st.initial_done {
                             st.initial_valid += 1;
                         }
@@ -1271,8 +1274,7 @@ impl Strategy for BayesianOptimization {
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
-                self.make_room(&mut st);
-                st.fit(r, &config, v, o.variance);
+                self.fit(&mut st, r, &config, v, o.variance);
                 if af.is_none() && !st.initial_done {
                     st.initial_valid += 1;
                 }
