@@ -16,6 +16,35 @@ pg_bin() {
     command -v initdb >/dev/null 2>&1 && dirname "$(command -v initdb)"
 }
 
+# A throwaway CA, a server certificate for `localhost` and a client certificate for the role
+# `ktune_cert` signed by it, and a second CA that signed nothing, for the TLS tests (the
+# PostgreSQL storage's sslmode, sslrootcert, sslcert, sslkey).
+tls_files() {
+    local dir=$1
+    if ! command -v openssl >/dev/null 2>&1; then
+        export KTUNE_PG_TLS_SKIP="no openssl command to make the test certificates"
+        return 1
+    fi
+    mkdir -p "$dir" && (
+        cd "$dir"
+        key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+        ca() { key "$1.key" && openssl req -x509 -new -key "$1.key" -days 3 -subj "/CN=$2" -out "$1.pem"; }
+        signed() { # name, CN, extensions
+            key "$1.key" && openssl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr" &&
+                printf 'basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n%s\n' "$3" >"$1.ext" &&
+                openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 3 \
+                    -extfile "$1.ext" -out "$1.pem" 2>/dev/null
+        }
+        ca ca "ktune test CA" && ca other-ca "ktune other CA" &&
+            signed server localhost "subjectAltName=DNS:localhost
+extendedKeyUsage=serverAuth" &&
+            signed client ktune_cert "extendedKeyUsage=clientAuth" &&
+            chmod 600 ./*.key && chmod 644 ./*.pem
+    ) >"$dir.log" 2>&1 && return 0
+    export KTUNE_PG_TLS_SKIP="openssl could not make the test certificates (see $dir.log)"
+    return 1
+}
+
 start_postgres() {
     # Globals: the EXIT trap stops the server with them.
     bin=$(pg_bin || true)
@@ -50,8 +79,17 @@ start_postgres() {
         export KTUNE_PG_SKIP="initdb failed (see $pg_dir/initdb.log)"
         return
     fi
+    local ssl=""
+    if tls_files "$pg_dir/tls"; then
+        [ ${#as[@]} -gt 0 ] && chown postgres "$pg_dir/tls/server.key"
+        ssl="-c ssl=on -c ssl_cert_file=$pg_dir/tls/server.pem -c ssl_key_file=$pg_dir/tls/server.key -c ssl_ca_file=$pg_dir/tls/ca.pem"
+        # The TLS tests' role logs in with its client certificate only.
+        { printf 'hostssl all ktune_cert 127.0.0.1/32 cert\nhost all ktune_cert 127.0.0.1/32 reject\n'
+          cat "$pg_dir/data/pg_hba.conf"; } >"$pg_dir/hba" && cat "$pg_dir/hba" >"$pg_dir/data/pg_hba.conf"
+        export KTUNE_PG_TLS="$pg_dir/tls"
+    fi
     if ! "${as[@]}" "$bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
-        -o "-p $port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off" start >/dev/null; then
+        -o "-p $port -k $pg_dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off $ssl" start >/dev/null; then
         export KTUNE_PG_SKIP="the PostgreSQL server did not start (see $pg_dir/server.log)"
         return
     fi
@@ -64,6 +102,7 @@ if [ -z "${KTUNE_PG_URL:-}" ]; then
     start_postgres
 fi
 [ -n "${KTUNE_PG_SKIP:-}" ] && echo "note: PostgreSQL storage tests will be SKIPPED: $KTUNE_PG_SKIP" >&2
+[ -z "${KTUNE_PG_SKIP:-}" ] && [ -n "${KTUNE_PG_TLS_SKIP:-}" ] && echo "note: PostgreSQL TLS tests will be SKIPPED: $KTUNE_PG_TLS_SKIP" >&2
 
 echo "== cargo test --workspace"
 cargo test --workspace

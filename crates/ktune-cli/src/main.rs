@@ -70,7 +70,8 @@ fn render(e: &anyhow::Error) -> String {
             .strip_prefix("Error code ")
             .and_then(|t| t.split_once(": "))
             .map_or(text.as_str(), |(_, m)| m);
-        if line.contains(core) {
+        // tokio-postgres's "db error" only labels the server's message, which is already said.
+        if line.contains(core) || text == "db error" {
             continue;
         }
         if !line.is_empty() {

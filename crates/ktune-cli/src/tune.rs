@@ -58,7 +58,9 @@ pub struct TuneArgs {
     /// Interleaved rounds of the re-ranking.
     #[arg(long, default_value_t = 10, value_name = "N")]
     rerank_rounds: usize,
-    /// Work on a shared study in this storage (`sqlite:///path/to/file.db`): start the same
+    /// Work on a shared study in this storage (`sqlite:///path/to/file.db`, or
+    /// `postgresql://user@host/db` across machines, with libpq's TLS parameters such as
+    /// `?sslmode=verify-full&sslrootcert=ca.pem`; see docs/distributed.md): start the same
     /// command any number of times (one per GPU, node or Slurm task) and the workers share
     /// the study's budget, each configuration measured once.
     #[arg(long, value_name = "URL")]
@@ -884,7 +886,8 @@ pub(crate) use ktune_store::DIRECTION_KEY;
 pub struct ResultsArgs {
     /// The results database written by `ktune tune` (or give --storage).
     db: Option<PathBuf>,
-    /// A shared study's storage: sqlite:///path/study.db or postgresql://user@host/db.
+    /// A shared study's storage: sqlite:///path/study.db or postgresql://user@host/db
+    /// (with libpq's TLS parameters, e.g. ?sslmode=verify-full&sslrootcert=ca.pem).
     #[arg(long, value_name = "URL")]
     storage: Option<String>,
     /// The study to read, where the storage holds several.

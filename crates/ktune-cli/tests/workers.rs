@@ -148,6 +148,60 @@ fn the_same_on_postgresql() {
     killed_and_restarted(dir.path(), &study);
 }
 
+/// Two workers on a PostgreSQL study over TLS that checks the server's certificate and name
+/// (`scripts/test.sh` gives its server a certificate for `localhost` signed by a test CA).
+#[test]
+fn workers_share_a_postgresql_study_over_verified_tls() {
+    let (Ok(url), Ok(tls)) = (std::env::var("KTUNE_PG_URL"), std::env::var("KTUNE_PG_TLS")) else {
+        eprintln!(
+            "SKIPPED: no PostgreSQL server with TLS: {} (`bash scripts/test.sh` starts one)",
+            std::env::var("KTUNE_PG_SKIP")
+                .or_else(|_| std::env::var("KTUNE_PG_TLS_SKIP"))
+                .unwrap_or_else(|_| "KTUNE_PG_URL or KTUNE_PG_TLS is not set".into())
+        );
+        return;
+    };
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 6);
+    let study = Study {
+        url: format!(
+            "{}?sslmode=verify-full&sslrootcert={tls}/ca.pem",
+            url.replace("127.0.0.1", "localhost")
+        ),
+        name: format!("tls-{}", std::process::id()),
+    };
+    let workers: Vec<Child> = (0..2).map(|i| start(dir.path(), &study, i)).collect();
+    for w in workers {
+        let out = w.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rows = stored(dir.path(), &study);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    let mut makers: Vec<&str> = rows.iter().filter_map(|r| r["worker"].as_str()).collect();
+    makers.sort();
+    makers.dedup();
+    assert_eq!(makers.len(), 2, "{makers:?}");
+    // The same study through a certificate of another CA is refused, saying what was checked.
+    let other = study.url.replace("ca.pem", "other-ca.pem");
+    let out = ktune(dir.path())
+        .args(["results", "--storage", &other, "--study", &study.name])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("UnknownIssuer") && e.contains("other-ca.pem"),
+        "{e}"
+    );
+}
+
 /// Four workers, eight of them killed and replaced: the study ends with its budget of
 /// records, each configuration once, made by several workers, each naming its device.
 fn killed_and_restarted(dir: &Path, study: &Study) {
@@ -294,6 +348,24 @@ fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
         e.contains("postgresql://ktune@127.0.0.1:1/none") && !e.contains("hunter2"),
         "{e}"
     );
+    // TLS parameters that cannot work are refused before connecting, saying what to add.
+    let e = said(&[
+        "results",
+        "--storage",
+        "postgresql://ktune:hunter2@127.0.0.1:1/none?sslmode=verify-full",
+    ]);
+    assert!(
+        e.contains("needs the certificate of the CA")
+            && e.contains("sslrootcert=/path/to/ca.pem")
+            && !e.contains("hunter2"),
+        "{e}"
+    );
+    let e = said(&[
+        "results",
+        "--storage",
+        "postgresql://127.0.0.1:1/none?sslmode=verify_full",
+    ]);
+    assert!(e.contains("`sslmode=verify_full` is not one of"), "{e}");
     let e = said(&["results"]);
     assert!(e.contains("which results?"), "{e}");
     let e = said(&["results", "a.db", "--storage", "sqlite://b.db"]);

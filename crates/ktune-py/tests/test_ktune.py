@@ -363,6 +363,30 @@ def test_processes_share_a_postgresql_study():
     shared_study_by_processes(url, f"py-{uuid.uuid4().hex[:12]}")
 
 
+def test_a_postgresql_study_over_verified_tls():
+    url = os.environ.get("KTUNE_PG_URL")
+    tls = os.environ.get("KTUNE_PG_TLS")
+    if not url or not tls:
+        pytest.skip("no PostgreSQL server with TLS: "
+                    + (os.environ.get("KTUNE_PG_SKIP") or os.environ.get("KTUNE_PG_TLS_SKIP")
+                       or "KTUNE_PG_URL or KTUNE_PG_TLS is not set (scripts/test.sh sets both)"))
+    import uuid
+
+    checked = url.replace("127.0.0.1", "localhost") + f"?sslmode=verify-full&sslrootcert={tls}/ca.pem"
+    name = f"py-tls-{uuid.uuid4().hex[:12]}"
+    space = {"x": list(range(10))}
+    study = ktune.Study(space, strategy="random", storage=checked, study_name=name, max_evals=4)
+    study.optimize(lambda c: float(c["x"]))
+    assert len(ktune.Study(space, strategy="random", storage=checked, study_name=name,
+                           max_evals=4).results) == 4
+    # The server's certificate names `localhost`, not the address.
+    with pytest.raises(ktune.KtuneError, match="not valid for name"):
+        ktune.Study(space, storage=url + f"?sslmode=verify-full&sslrootcert={tls}/ca.pem",
+                    study_name=name)
+    with pytest.raises(ktune.KtuneError, match="sslrootcert=/path/to/ca.pem"):
+        ktune.Study(space, storage=url + "?sslmode=verify-ca", study_name=name)
+
+
 def test_configurations_handed_out_and_dropped_go_back(tmp_path):
     import gc
 

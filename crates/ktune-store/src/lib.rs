@@ -20,6 +20,8 @@ mod export;
 mod fingerprint;
 #[cfg(feature = "postgres")]
 mod pg;
+#[cfg(feature = "postgres")]
+mod pg_tls;
 mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -50,7 +52,8 @@ pub enum Location {
     /// An SQLite file (`sqlite:///abs/path.db` or `sqlite://relative.db`), shared by the
     /// processes of one machine or of a file system with working locks.
     Sqlite(PathBuf),
-    /// A PostgreSQL database (`postgresql://user[:password]@host[:port]/database`).
+    /// A PostgreSQL database (`postgresql://user[:password]@host[:port]/database`, with
+    /// libpq's TLS parameters `sslmode`, `sslrootcert`, `sslcert`, `sslkey`).
     Postgres(String),
 }
 

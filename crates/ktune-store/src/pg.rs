@@ -16,6 +16,7 @@ use ktune_core::{Claim, CoreError, Record, Recorded, Storage, StudyRecord, Worke
 use ktune_space::{Configuration, SearchSpace};
 
 use crate::copy::{EvaluationRow, StudyDump, WorkerRow};
+use crate::pg_tls;
 use crate::{
     Fingerprint, RawRow, Row, SCHEMA_KEY, SCHEMA_VERSION, StoreError, config_key, decode, encode,
     named_rows, parse_config_key, redact, study_records,
@@ -210,6 +211,11 @@ impl PgStore {
 
     fn connect(url: &str) -> Result<PgStore, StoreError> {
         let location = redact(url);
+        let home = std::env::home_dir();
+        let (url, tls) = pg_tls::split(url, home.as_deref()).map_err(|e| StoreError::Url {
+            url: location.clone(),
+            reason: e.to_string(),
+        })?;
         let mut config: Config = url.parse().map_err(|e: ::postgres::Error| StoreError::Url {
             url: location.clone(),
             reason: format!(
@@ -223,7 +229,23 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("ktune");
         }
-        let client = config.connect(NoTls).map_err(|e| pg_error(&location, e))?;
+        config.ssl_mode(tls.ssl_mode());
+        let connector = tls.connector().map_err(|e| StoreError::Url {
+            url: location.clone(),
+            reason: e.to_string(),
+        })?;
+        let connected = match connector {
+            Some(connector) => config.connect(connector),
+            None => config.connect(NoTls),
+        };
+        let client = connected.map_err(|e| {
+            let failed_tls = tls_failure(&e);
+            let mut error = pg_error(&location, e);
+            if let (true, StoreError::Postgres { detail, .. }) = (failed_tls, &mut error) {
+                detail.push_str(&format!(" ({})", tls.hint()));
+            }
+            error
+        })?;
         Ok(PgStore {
             client,
             location,
@@ -463,6 +485,23 @@ fn used(tx: &mut Transaction<'_>, study: i64, except: &str) -> Result<i64, ::pos
         )?
         .get::<_, Option<i64>>(0)
         .unwrap_or(0))
+}
+
+/// Whether a connection failed in its TLS handshake (a certificate refused, no TLS on the
+/// server), where the message gains what was checked.
+fn tls_failure(error: &::postgres::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(error);
+    while let Some(c) = cause {
+        let inner = c
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|e| e as &(dyn std::error::Error + 'static));
+        if c.is::<rustls::Error>() || inner.is_some_and(|e| e.is::<rustls::Error>()) {
+            return true;
+        }
+        cause = c.source();
+    }
+    error.to_string().contains("TLS")
 }
 
 fn pg_error(location: &str, source: ::postgres::Error) -> StoreError {
@@ -817,6 +856,147 @@ mod tests {
                 None
             }
         }
+    }
+
+    /// The test server's URL and the directory of its test certificates (`ca.pem`,
+    /// `other-ca.pem`, `client.pem`, `client.key`), where `scripts/test.sh` made them.
+    fn tls_server() -> Option<(String, std::path::PathBuf)> {
+        let url = server()?;
+        match std::env::var("KTUNE_PG_TLS") {
+            Ok(dir) if !dir.is_empty() => Some((url, dir.into())),
+            _ => {
+                eprintln!(
+                    "SKIPPED: the PostgreSQL server has no TLS: {}",
+                    std::env::var("KTUNE_PG_TLS_SKIP").unwrap_or_else(|_| {
+                        "KTUNE_PG_TLS is not set (scripts/test.sh sets it)".into()
+                    })
+                );
+                None
+            }
+        }
+    }
+
+    /// Whether the store's connection is encrypted, as the server sees it.
+    fn encrypted(store: &mut PgStore) -> bool {
+        store
+            .client
+            .query_one(
+                "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    }
+
+    /// Each `sslmode` encrypts and checks what libpq's does: the test server's certificate is
+    /// signed by `ca.pem` for the name `localhost` only.
+    #[test]
+    fn tls_modes_encrypt_and_check_as_in_libpq() {
+        let Some((url, dir)) = tls_server() else {
+            return;
+        };
+        let ca = dir.join("ca.pem").display().to_string();
+        let other = dir.join("other-ca.pem").display().to_string();
+        let by_name = url.replace("127.0.0.1", "localhost");
+        let connect = |url: &str| PgStore::connect(url);
+        // The default, prefer, encrypts when the server offers TLS.
+        assert!(encrypted(&mut connect(&url).unwrap()));
+        assert!(!encrypted(
+            &mut connect(&format!("{url}?sslmode=disable")).unwrap()
+        ));
+        assert!(encrypted(
+            &mut connect(&format!("{url}?sslmode=require")).unwrap()
+        ));
+        let full = format!("{by_name}?sslmode=verify-full&sslrootcert={ca}");
+        assert!(encrypted(&mut connect(&full).unwrap()));
+        // verify-ca checks the chain only, so the address works where the name is expected.
+        assert!(encrypted(
+            &mut connect(&format!("{url}?sslmode=verify-ca&sslrootcert={ca}")).unwrap()
+        ));
+        let e = connect(&format!("{url}?sslmode=verify-full&sslrootcert={ca}")).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, StoreError::Postgres { .. })
+                && text.contains("not valid for name")
+                && text.contains("host name were checked against")
+                && text.contains("ca.pem"),
+            "{text}"
+        );
+        // A certificate signed by another CA is refused, even by verify-ca and by require
+        // with a root certificate.
+        for mode in ["verify-ca", "require"] {
+            let e = connect(&format!("{by_name}?sslmode={mode}&sslrootcert={other}")).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains("UnknownIssuer") && text.contains(&format!("sslmode={mode}")),
+                "{mode}: {text}"
+            );
+        }
+        // A missing root certificate is named before anything is sent.
+        let e = connect(&format!("{url}?sslmode=verify-ca&sslrootcert=/no/such.pem")).unwrap_err();
+        assert!(
+            matches!(e, StoreError::Url { .. }) && e.to_string().contains("/no/such.pem"),
+            "{e}"
+        );
+    }
+
+    /// The whole storage works over a checked TLS connection.
+    #[test]
+    fn postgres_over_verified_tls_passes_the_storage_conformance_suite() {
+        let Some((url, dir)) = tls_server() else {
+            return;
+        };
+        let url = format!(
+            "{}?sslmode=verify-full&sslrootcert={}",
+            url.replace("127.0.0.1", "localhost"),
+            dir.join("ca.pem").display()
+        );
+        conformance::run_all(&|study, fingerprint| {
+            let mut store = PgStore::open_study(&url, study, fingerprint)?;
+            assert!(encrypted(&mut store));
+            Ok(Box::new(store))
+        });
+    }
+
+    /// A role that may log in only with a client certificate (`cert` in pg_hba.conf) logs in
+    /// with `sslcert` and `sslkey`, and is refused without them.
+    #[test]
+    fn client_certificates_log_in() {
+        let Some((url, dir)) = tls_server() else {
+            return;
+        };
+        let mut admin = PgStore::connect(&url).unwrap();
+        admin
+            .client
+            .batch_execute(
+                "DO $$ BEGIN CREATE ROLE ktune_cert LOGIN; \
+                 EXCEPTION WHEN duplicate_object THEN NULL; END $$",
+            )
+            .unwrap();
+        let as_cert = url
+            .replace("postgres@", "ktune_cert@")
+            .replace("127.0.0.1", "localhost");
+        let ca = dir.join("ca.pem").display().to_string();
+        let mut store = PgStore::connect(&format!(
+            "{as_cert}?sslmode=verify-full&sslrootcert={ca}&sslcert={}&sslkey={}",
+            dir.join("client.pem").display(),
+            dir.join("client.key").display()
+        ))
+        .unwrap();
+        assert!(encrypted(&mut store));
+        let user: String = store
+            .client
+            .query_one("SELECT current_user::text", &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(user, "ktune_cert");
+        let e = PgStore::connect(&format!("{as_cert}?sslmode=verify-full&sslrootcert={ca}"))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("requires a valid client certificate"),
+            "{e}"
+        );
     }
 
     fn unique(name: &str) -> String {

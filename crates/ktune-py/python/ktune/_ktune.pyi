@@ -33,7 +33,8 @@ class SearchSpace:
 
 class Study:
     """An ask/tell tuning study driven by one of ktune's strategies. With a ``storage``
-    (``sqlite:///path.db`` or ``postgresql://...``) it is shared: every process on the same
+    (``sqlite:///path.db`` or ``postgresql://...``, which takes libpq's ``sslmode``,
+    ``sslrootcert``, ``sslcert`` and ``sslkey``) it is shared: every process on the same
     study claims what it measures, so none is measured twice and ``max_evals`` holds for all;
     a claim not told within ``lease`` seconds goes to another process. ``device`` (default:
     the CPU model) is what this process measures on; a study refuses other hardware unless
