@@ -1,11 +1,13 @@
 //! The strategy's own cost of one round (ask one configuration, tell its value) after a
 //! number of observations: `cargo bench -p ktune-strategies --bench propose [-- OBSERVATIONS
-//! STRATEGY [large]]` (default 200 observations, `bayes_opt`, the small space).
+//! STRATEGY [large[:N]]]` (default 200 observations, `bayes_opt`, the small space).
 //!
 //! The spaces are those of `bench/python_ask_tell.py`: five parameters cut by two
 //! restrictions (1,512 valid configurations), and with `large` three more parameters of ten
 //! values (1.5 million valid: above `bayes_opt`'s candidate limit, so its rounds score a
-//! sample). The objective is the script's cheap analytic bowl. The strategy runs
+//! sample). `large:N` gives the three parameters N values each instead (1,512·N³ valid: 189,000
+//! at 5, 774,144 at 8), to compare the enumerated model with the sample near the limit. The
+//! objective is the script's cheap analytic bowl. The strategy runs
 //! OBSERVATIONS rounds, then 20 more are timed one by one; the median and the mean of those
 //! are printed, in milliseconds.
 
@@ -15,7 +17,7 @@ use ktune_core::{History, Observation, Rng};
 use ktune_space::{Parameter, SearchSpace};
 use rand::SeedableRng;
 
-fn space(large: bool) -> SearchSpace {
+fn space(large: Option<i64>) -> SearchSpace {
     let mut params = vec![
         Parameter::integer("block_x", [16, 32, 64, 128, 256]),
         Parameter::integer("block_y", [1, 2, 4, 8, 16]),
@@ -23,8 +25,8 @@ fn space(large: bool) -> SearchSpace {
         Parameter::integer("unroll", [0, 1, 2, 4]),
         Parameter::integer("vector", [1, 2, 4]),
     ];
-    if large {
-        params.extend((0..3).map(|i| Parameter::integer_range(format!("p{i}"), 0, 9, 1)));
+    if let Some(n) = large {
+        params.extend((0..3).map(|i| Parameter::integer_range(format!("p{i}"), 0, n - 1, 1)));
     }
     let params = params
         .into_iter()
@@ -56,7 +58,14 @@ fn main() {
         .first()
         .map_or(200, |a| a.parse().expect("OBSERVATIONS must be a number"));
     let spec = args.get(1).map_or("bayes_opt", String::as_str);
-    let large = args.get(2).is_some_and(|a| a == "large");
+    let large = args.get(2).map(|a| match a.strip_prefix("large") {
+        Some("") => 10,
+        Some(n) => n
+            .trim_start_matches(':')
+            .parse()
+            .expect("large:N needs a number of values N"),
+        None => panic!("the third argument is `large` or `large:N`, not {a}"),
+    });
     let space = space(large);
     let (_, mut strategy) = ktune_strategies::create_spec(spec).expect("a known strategy");
     let mut history = History::new();

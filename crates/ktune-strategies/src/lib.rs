@@ -17,6 +17,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod acquisition_search;
 mod auto;
 mod baco;
 pub mod bandit;

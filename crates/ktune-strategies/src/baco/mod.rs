@@ -40,7 +40,6 @@
 //! milliseconds at a hundred observations.
 
 mod options;
-mod search;
 mod strategy;
 
 pub use options::BacoOptions;

@@ -13,7 +13,7 @@ use rustc_hash::FxHashSet;
 
 use super::NAME;
 use super::options::{BacoOptions, OutputTransform};
-use super::search::{SearchOptions, maximise};
+use crate::acquisition_search::{SearchOptions, maximise};
 use crate::encoding::MixedEncoding;
 use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};

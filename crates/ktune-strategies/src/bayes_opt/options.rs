@@ -118,6 +118,9 @@ pub struct BoOptions {
     /// Rounds a sample is kept in large spaces (its posterior updated with each observation)
     /// before a fresh one is drawn.
     pub sample_rounds: usize,
+    /// Above the candidate limit: the best candidates of each acquisition function that
+    /// start a hill climb over their neighbours (0: none).
+    pub climb_starts: usize,
     /// MiB the incremental GP's cross-covariances may take before the model moves to a
     /// sample of the space.
     pub model_memory: f64,
@@ -162,6 +165,7 @@ impl Default for BoOptions {
             candidate_limit: 1_000_000,
             sample_size: 50_000,
             sample_rounds: 10,
+            climb_starts: 3,
             model_memory: 2048.0,
             transform: Transform::Log,
             exploration_scale: ExplorationScale::Spread,
@@ -280,6 +284,11 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         name: "sample_rounds",
         default: "10",
         doc: "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).",
+    },
+    OptionDoc {
+        name: "climb_starts",
+        default: "3",
+        doc: "Above the candidate limit: from this many of the best candidates of each acquisition function, a hill climb over the neighbours (BaCO's local search, on the exact posterior) looks for a better configuration outside the sample (0: none).",
     },
     OptionDoc {
         name: "model_memory",

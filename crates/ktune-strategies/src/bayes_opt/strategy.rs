@@ -18,6 +18,7 @@ use super::NAME;
 use super::options::{
     Alignment, Batch, BoOptions, Exploration, ExplorationScale, Method, Transform,
 };
+use crate::acquisition_search::{self, SearchOptions};
 use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};
 use crate::{StrategyError, check_range, encoding};
@@ -260,6 +261,7 @@ impl BayesianOptimization {
         )?;
         check_range(NAME, "sample_size", opts.sample_size, 1, 100_000_000)?;
         check_range(NAME, "sample_rounds", opts.sample_rounds, 1, 1_000_000)?;
+        check_range(NAME, "climb_starts", opts.climb_starts, 0, 1000)?;
         check_range(NAME, "model_memory", opts.model_memory, 0.001, 1e9)?;
         if opts.acquisition_order.is_empty() {
             return Err(invalid(
@@ -687,7 +689,7 @@ impl BayesianOptimization {
         let functions = st.portfolio.functions().to_vec();
         if matches!(st.candidates, Candidates::Pool(_) | Candidates::Sampled) && !st.notice_given {
             eprintln!(
-                "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} (drawn anew every {} rounds) plus the neighbourhoods of the best configurations",
+                "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} (drawn anew every {} rounds) plus the neighbourhoods of the best configurations{}",
                 space.size(),
                 self.opts.candidate_limit,
                 self.opts.sample_size,
@@ -695,6 +697,14 @@ impl BayesianOptimization {
                     self.opts.sample_rounds
                 } else {
                     1
+                },
+                if self.opts.climb_starts > 0 {
+                    format!(
+                        ", and climbs from its {} best candidates",
+                        self.opts.climb_starts
+                    )
+                } else {
+                    String::new()
                 }
             );
             st.notice_given = true;
@@ -702,7 +712,8 @@ impl BayesianOptimization {
         if self.opts.feasibility {
             st.refresh_forest(self.opts.feasibility_threshold, rng);
         }
-        let (ranks, (means, vars, weights)) = self.scored(st, space, rng);
+        let turn: Vec<Acquisition> = st.portfolio.turn().iter().map(|&a| functions[a]).collect();
+        let (ranks, (means, vars, weights)) = self.scored(st, space, rng, &turn);
         if ranks.is_empty() {
             return Vec::new();
         }
@@ -763,12 +774,12 @@ impl BayesianOptimization {
         }
         let mut out = Vec::new();
         for k in 0..count {
-            let (ranks, (means, vars, weights)) = self.scored(st, space, rng);
+            let af = functions[k % functions.len()];
+            let (ranks, (means, vars, weights)) = self.scored(st, space, rng, &[af]);
             if ranks.is_empty() {
                 break;
             }
             let terms = self.terms(st, &vars);
-            let af = functions[k % functions.len()];
             let j = match maximiser(af, terms, &means, &vars, &weights, |_| false) {
                 usize::MAX => 0,
                 j => j,
@@ -786,8 +797,15 @@ impl BayesianOptimization {
     }
 
     /// The unvisited candidates of a round and their posterior (and acquisition weight:
-    /// 1 but for the cGP).
-    fn scored(&self, st: &State, space: &SearchSpace, rng: &mut Rng) -> (Vec<u64>, Predicted) {
+    /// 1 but for the cGP); above the candidate limit, with where the climbs of `climb_for`
+    /// (the acquisition functions that propose next) ended.
+    fn scored(
+        &self,
+        st: &State,
+        space: &SearchSpace,
+        rng: &mut Rng,
+        climb_for: &[Acquisition],
+    ) -> (Vec<u64>, Predicted) {
         match &st.candidates {
             Candidates::All(points) => {
                 let ranks: Vec<u64> = (0..space.size())
@@ -826,6 +844,7 @@ impl BayesianOptimization {
                 points.extend(xs.iter().map(|x| Point::new(x)));
                 let mut predicted = predictions(st.model.as_ref(), &points);
                 feasible_weights(st, points.iter().map(|p| p.x), &mut predicted.2);
+                self.climb(st, space, rng, climb_for, &mut ranks, &mut predicted);
                 (ranks, predicted)
             }
             Candidates::Sampled => {
@@ -842,9 +861,89 @@ impl BayesianOptimization {
                 let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
                 let mut predicted = predictions(st.model.as_ref(), &points);
                 feasible_weights(st, xs.iter().map(Vec::as_slice), &mut predicted.2);
+                self.climb(st, space, rng, climb_for, &mut ranks, &mut predicted);
                 (ranks, predicted)
             }
         }
+    }
+
+    /// Above the candidate limit the acquisition's maximiser is seldom in the sample. From
+    /// the `climb_starts` best candidates of each of `functions`, a hill climb over
+    /// the neighbours (BaCO's local search, on the exact posterior off the sample) finds
+    /// where the function is best near them; the best configuration each climb reached that
+    /// is not a candidate yet joins the round's candidates, with its posterior.
+    fn climb(
+        &self,
+        st: &State,
+        space: &SearchSpace,
+        rng: &mut Rng,
+        functions: &[Acquisition],
+        ranks: &mut Vec<u64>,
+        predicted: &mut Predicted,
+    ) {
+        if self.opts.climb_starts == 0 || ranks.is_empty() || !st.best.is_finite() {
+            return;
+        }
+        let terms = self.terms(st, &predicted.1);
+        let mut functions = functions.to_vec();
+        functions.dedup();
+        let have: FxHashSet<u64> = ranks.iter().copied().collect();
+        let mut ends: Vec<Configuration> = Vec::new();
+        for af in functions {
+            let l = if af == Acquisition::Lcb {
+                terms.lambda
+            } else {
+                terms.lambda * terms.scale
+            };
+            let (means, vars, weights) = &*predicted;
+            let scores: Vec<f64> = (0..ranks.len())
+                .map(|j| acquisition_value(af, means[j], vars[j], weights[j], terms.best, l))
+                .collect();
+            let mut order: Vec<usize> = (0..ranks.len())
+                .filter(|&j| scores[j].is_finite())
+                .collect();
+            order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(a.cmp(&b)));
+            let starts: Vec<Configuration> = order
+                .iter()
+                .take(self.opts.climb_starts)
+                .map(|&j| space.configuration(ranks[j]))
+                .collect();
+            let found = acquisition_search::maximise(
+                space,
+                SearchOptions {
+                    random_points: 0,
+                    exhaustive: 0,
+                    starts: 0,
+                },
+                &starts,
+                &|r| !st.visited.contains(&r),
+                &mut |configs| {
+                    self.acquisition_values(st, space, configs, af, terms.best, l)
+                        .into_iter()
+                        .map(|v| if v.is_finite() { -v } else { f64::NEG_INFINITY })
+                        .collect()
+                },
+                rng,
+            );
+            if let Some((c, _)) = found.into_iter().find(|(c, _)| {
+                space
+                    .rank(c)
+                    .is_some_and(|r| !have.contains(&r) && !ends.contains(c))
+            }) {
+                ends.push(c);
+            }
+        }
+        if ends.is_empty() {
+            return;
+        }
+        let xs: Vec<Vec<f64>> = ends.iter().map(|c| st.encode(c)).collect();
+        let points = self.points_of(st, space, &ends, &xs);
+        let (m, v, mut w) = predictions(st.model.as_ref(), &points);
+        feasible_weights(st, xs.iter().map(Vec::as_slice), &mut w);
+        ranks.extend(ends.iter().filter_map(|c| space.rank(c)));
+        predicted.0.extend(m);
+        predicted.1.extend(v);
+        predicted.2.extend(w);
     }
 
     /// The unvisited configurations in the Hamming neighbourhoods of the five best
@@ -1077,14 +1176,48 @@ impl BayesianOptimization {
         if !st.initial_done || !st.best.is_finite() {
             return None;
         }
+        Some(self.acquisition_values(st, space, configs, af, st.to_model(st.best), 0.0))
+    }
+
+    /// `af` at each of `configs` against `best` (model units) with exploration `l`, in
+    /// minimisation form, weighted by the feasibility forest (+∞ where it rules one out).
+    fn acquisition_values(
+        &self,
+        st: &State,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        af: Acquisition,
+        best: f64,
+        l: f64,
+    ) -> Vec<f64> {
         let xs: Vec<Vec<f64>> = configs.iter().map(|c| st.encode(c)).collect();
-        let points: Vec<Point<'_>> = match &st.candidates {
+        let points = self.points_of(st, space, configs, &xs);
+        let (means, vars, mut weights) = predictions(st.model.as_ref(), &points);
+        feasible_weights(st, xs.iter().map(Vec::as_slice), &mut weights);
+        means
+            .iter()
+            .zip(&vars)
+            .zip(&weights)
+            .map(|((&mu, &var), &w)| acquisition_value(af, mu, var, w, best, l))
+            .collect()
+    }
+
+    /// The model's points for `configs` (encoded as `xs`): keyed where the model holds them
+    /// (cached), unkeyed otherwise.
+    fn points_of<'a>(
+        &self,
+        st: &'a State,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        xs: &'a [Vec<f64>],
+    ) -> Vec<Point<'a>> {
+        match &st.candidates {
             // Keyed by rank, as the round's candidates: the incremental model has them cached.
             Candidates::All(encoded) => {
                 let d = st.width();
                 configs
                     .iter()
-                    .zip(&xs)
+                    .zip(xs)
                     .map(|(c, x)| match space.rank(c) {
                         Some(r) => {
                             let i = r as usize;
@@ -1096,32 +1229,14 @@ impl BayesianOptimization {
             }
             Candidates::Pool(pool) => configs
                 .iter()
-                .zip(&xs)
+                .zip(xs)
                 .map(|(c, x)| match space.rank(c) {
                     Some(r) => pool.point(r, x),
                     None => Point::new(x),
                 })
                 .collect(),
             Candidates::Sampled => xs.iter().map(|x| Point::new(x)).collect(),
-        };
-        let (means, vars, mut weights) = predictions(st.model.as_ref(), &points);
-        feasible_weights(st, xs.iter().map(Vec::as_slice), &mut weights);
-        let best = st.to_model(st.best);
-        Some(
-            means
-                .iter()
-                .zip(&vars)
-                .zip(&weights)
-                .map(|((&mu, &var), &w)| {
-                    if w <= 0.0 {
-                        f64::INFINITY
-                    } else {
-                        let score = acquisition::score(af, mu, var.max(0.0).sqrt(), best, 0.0);
-                        acquisition::weighted(af, score, w)
-                    }
-                })
-                .collect(),
-        )
+        }
     }
 
     fn decode(&self, st: &State, space: &SearchSpace, x: &[f64]) -> Configuration {
@@ -1340,17 +1455,26 @@ fn maximiser(
         } else {
             t.lambda * t.scale
         };
-        let s = acquisition::weighted(
-            af,
-            acquisition::score(af, mu, var.max(0.0).sqrt(), t.best, l),
-            w,
-        );
+        let s = acquisition_value(af, mu, var, w, t.best, l);
         if s < arg_score {
             arg_score = s;
             arg = j;
         }
     }
     arg
+}
+
+/// `af` at one posterior (mean `mu`, variance `var`) with acquisition weight `w`, in
+/// minimisation form; +∞ where the weight rules the configuration out.
+fn acquisition_value(af: Acquisition, mu: f64, var: f64, w: f64, best: f64, l: f64) -> f64 {
+    if w <= 0.0 {
+        return f64::INFINITY;
+    }
+    acquisition::weighted(
+        af,
+        acquisition::score(af, mu, var.max(0.0).sqrt(), best, l),
+        w,
+    )
 }
 
 /// Means, variances and acquisition weights of `points`, or the prior (weight 1) where the

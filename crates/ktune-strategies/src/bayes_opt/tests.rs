@@ -173,6 +173,8 @@ fn options_are_validated() {
         "bayes_opt:explore_after=-1",
         "bayes_opt:sample_rounds=0",
         "bayes_opt:model_memory=0",
+        "bayes_opt:climb_starts=5000",
+        "bayes_opt:climb_starts=-1",
     ] {
         assert!(crate::create_spec(bad).is_err(), "{bad}");
     }
@@ -929,4 +931,48 @@ fn validation_runs_with_pending_proposals() {
         pending.extend(bo.ask(&space, &history, 1, &mut rng));
     }
     assert_eq!(bo.alignment_validations(), 3);
+}
+
+/// Above the candidate limit, with a sample too small to hold the acquisition's best,
+/// the round's candidates without climbs are the neighbours of the best observations, one
+/// parameter changed: a search that moves one parameter per evaluation. The climbs move
+/// as far as the acquisition improves, so the optimum of a bowl is reached in fewer
+/// evaluations.
+#[test]
+fn climbs_find_what_a_small_sample_misses() {
+    use super::{BayesianOptimization, BoOptions};
+    use crate::mls::test_support::run;
+    let space = SearchSpace::new(
+        (0..3)
+            .map(|i| Parameter::integer_range(format!("p{i}"), 0, 29, 1).unwrap())
+            .collect(),
+        &[] as &[&str],
+    )
+    .unwrap();
+    let cost = |c: &[u32]| {
+        let (x, y, z) = (c[0] as f64, c[1] as f64, c[2] as f64);
+        Some(6.0 * (x - y - 3.0).powi(2) + (x + y - 35.0).powi(2) + (z - 13.0).powi(2) + 1.0)
+    };
+    let to_optimum = |climb_starts: usize| -> Vec<usize> {
+        (0..10)
+            .map(|seed| {
+                let mut bo = BayesianOptimization::new(BoOptions {
+                    candidate_limit: 1000,
+                    sample_size: 1,
+                    climb_starts,
+                    ..BoOptions::default()
+                })
+                .unwrap();
+                let r = run(&mut bo, &space, cost, 60, seed);
+                r.records
+                    .iter()
+                    .position(|rec| rec.outcome.objective() == Some(1.0))
+                    .map_or(60, |i| i + 1)
+            })
+            .collect()
+    };
+    let (with, without) = (to_optimum(3), to_optimum(0));
+    eprintln!("with {with:?}, without {without:?}");
+    let total = |v: &[usize]| v.iter().sum::<usize>();
+    assert!(total(&with) + 20 < total(&without), "{with:?} {without:?}");
 }

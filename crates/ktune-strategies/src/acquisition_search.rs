@@ -1,7 +1,8 @@
 //! Optimising the acquisition function without enumerating the space (BaCO, section 3.3):
 //! a uniform sample of valid configurations, the best of it and the best observed
 //! configurations as starts, and hill climbing to the best valid neighbour (one parameter
-//! changed; for a permutation, two items swapped) until no neighbour improves.
+//! changed; for a permutation, two items swapped) until no neighbour improves. `baco` runs
+//! it every round; `bayes_opt` climbs from the best of its sample above the candidate limit.
 
 use ktune_core::Rng;
 use ktune_space::{Configuration, ParamKind, SearchSpace, Value};
