@@ -1126,7 +1126,19 @@ mod tests {
         let fp = Fingerprint::new(&space, "{}", "time");
         // Nothing listens on port 1.
         let e = PgStore::open_study(
-            "postgresql://tuner:secret@127.0.0.1:1/ktune?connect_timeout=5",
+            "postgresql://tuner:secret@127.0.0.1:1/ktune?connect_timeout=5&sslpassword=hidden",
+            "s",
+            &fp,
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, StoreError::Url { .. }), "{text}");
+        assert!(
+            !text.contains("secret") && !text.contains("hidden"),
+            "{text}"
+        );
+        let e = PgStore::open_study(
+            "postgresql://tuner@127.0.0.1:1/ktune?connect_timeout=5&password=secret",
             "s",
             &fp,
         )
@@ -1159,6 +1171,19 @@ mod tests {
             "postgresql://u@h:5/d"
         );
         assert_eq!(crate::redact("postgresql://h/d"), "postgresql://h/d");
+        assert_eq!(
+            crate::redact("postgresql://u@h/d?sslmode=require&password=p%40ss&sslpassword=k"),
+            "postgresql://u@h/d?sslmode=require"
+        );
+        assert_eq!(
+            crate::redact("postgresql://u:x@h/d?password=p"),
+            "postgresql://u@h/d"
+        );
+        assert_eq!(
+            crate::redact(r"host=h password='a \' b' user=u sslpassword=k dbname=d"),
+            "host=h user=u dbname=d"
+        );
+        assert_eq!(crate::redact("host=h password = secret"), "host=h");
         assert_eq!(
             Location::parse("postgres://a:b@c/d").unwrap().display(),
             "postgres://a@c/d"
