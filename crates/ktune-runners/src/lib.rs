@@ -8,9 +8,11 @@
 //!   several runs per sample for short ones), shared machinery.
 //! - [`simulate`]: replays a brute-forced Kernel Tuner cache file, with a simulated clock
 //!   (the BO paper's simulation mode), so strategies can be compared without a GPU.
+//! - [`conformance`]: the suite every runner's tests run.
 #![deny(missing_docs)]
 
 pub mod command;
+pub mod conformance;
 pub mod cuda;
 pub mod measure;
 pub mod simulate;

@@ -510,3 +510,28 @@ fn nothing_starts_in_the_last_moments_of_the_time_budget() {
     assert_eq!(out[0].objective(), Some(20.5), "{:?}", out[0]);
     assert!(built.exists());
 }
+
+/// The command runner passes the runner conformance suite on the real program: two sizes
+/// measured, a compile error, a crash, a hang killed at its timeout and a non-zero exit as
+/// failures; the printed times repeat, and it measures configurations again.
+#[test]
+fn the_command_runner_passes_the_runner_conformance_suite() {
+    let dir = dir_with_program();
+    let space = space();
+    let fixture = crate::conformance::Fixture {
+        succeed: vec![config(&space, 0, 1), config(&space, 0, 3)],
+        fail: vec![
+            (config(&space, 1, 1), FailureKind::Compile),
+            (config(&space, 2, 1), FailureKind::Runtime),
+            (config(&space, 3, 1), FailureKind::Timeout),
+            (config(&space, 5, 1), FailureKind::Runtime),
+        ],
+        repeatable: true,
+        remeasures: true,
+        space: space.clone(),
+    };
+    crate::conformance::run_all(
+        &mut || Box::new(CommandRunner::new(&spec("jobs = 2"), &space, dir.path()).unwrap()),
+        &fixture,
+    );
+}

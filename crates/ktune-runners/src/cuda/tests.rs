@@ -701,6 +701,67 @@ fn energy_is_measured_between_updates_of_the_energy_counter() {
     assert!(!observed["power_samples_w"].as_array().unwrap().is_empty());
 }
 
+/// The CUDA runner passes the runner conformance suite: two block sizes measured; wrong
+/// output, a compile error and a launch the GPU refuses as failures; it measures again.
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn the_cuda_runner_passes_the_runner_conformance_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        r#"
+extern "C" __global__ void k(float *x, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+#if mode == 2
+    if (i < n) x[i] = 2.0f;           // wrong output
+#elif mode == 3
+    this does not compile;
+#else
+    if (i < n) x[i] = 1.0f;
+#endif
+}
+"#,
+    )
+    .unwrap();
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("block_size_x", [64, 128, 2048]).unwrap(),
+            Parameter::integer("mode", [0, 2, 3]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let spec: CudaSpec = toml::from_str(
+        "source = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\n\
+         [[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
+         [[argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
+         [verify]\nreference = { block_size_x = 64, mode = 0 }",
+    )
+    .unwrap();
+    let c = |b: i64, m: i64| {
+        space
+            .configuration_of(&[Value::Int(b), Value::Int(m)])
+            .unwrap()
+    };
+    let fixture = crate::conformance::Fixture {
+        succeed: vec![c(64, 0), c(128, 0)],
+        fail: vec![
+            (c(64, 2), FailureKind::WrongOutput),
+            (c(64, 3), FailureKind::Compile),
+            (c(2048, 0), FailureKind::Runtime),
+        ],
+        repeatable: false,
+        remeasures: true,
+        space: space.clone(),
+    };
+    crate::conformance::run_all(
+        &mut || {
+            Box::new(CudaRunner::new(&spec, &space, dir.path()).unwrap_or_else(|e| panic!("{e}")))
+        },
+        &fixture,
+    );
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
 fn failures_on_the_gpu_are_outcomes_and_tuning_goes_on() {

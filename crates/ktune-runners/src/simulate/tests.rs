@@ -149,3 +149,27 @@ fn kernel_tuner_1_5_failures_carry_their_kind_in_error() {
     assert_eq!(kind(2), Some(FailureKind::Compile));
     assert_eq!(kind(3), Some(FailureKind::Invalid));
 }
+
+/// The simulation passes the runner conformance suite: its two measured configurations,
+/// its compile and runtime failures, repeatable values, and no measuring again.
+#[test]
+fn the_simulation_passes_the_runner_conformance_suite() {
+    let sim = small(None).unwrap();
+    let space = sim.space().clone();
+    let at = |x: i64, y: i64| {
+        space
+            .configuration_of(&[ktune_space::Value::Int(x), ktune_space::Value::Int(y)])
+            .unwrap()
+    };
+    let fixture = crate::conformance::Fixture {
+        succeed: vec![at(1, 0), at(4, 0)],
+        fail: vec![
+            (at(2, 0), FailureKind::Compile),
+            (at(4, 1), FailureKind::Runtime),
+        ],
+        repeatable: true,
+        remeasures: false,
+        space: space.clone(),
+    };
+    crate::conformance::run_all(&mut || Box::new(sim.runner()), &fixture);
+}
