@@ -893,6 +893,10 @@ pub struct ResultsArgs {
     /// The study to read, where the storage holds several.
     #[arg(long, value_name = "NAME")]
     study: Option<String>,
+    /// List the storage's studies instead (evaluations, failures, best, budget, workers,
+    /// when made); --format json for all fields.
+    #[arg(long, conflicts_with_all = ["study", "export", "rerank", "top"])]
+    studies: bool,
     /// Copy the study, every evaluation, worker and metadata, into an SQLite file
     /// (sqlite:///path/copy.db), e.g. to take a PostgreSQL study home.
     #[arg(long, value_name = "URL")]
@@ -991,6 +995,9 @@ fn export_study(from: &Source, to: &str) -> Result<()> {
 }
 
 pub fn results(args: &ResultsArgs) -> Result<()> {
+    if args.studies {
+        return list_studies(args);
+    }
     let from = source(args)?;
     if let Some(to) = &args.export {
         return export_study(&from, to);
@@ -1051,6 +1058,78 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
         }
     };
     emit(args.out.as_deref(), &text)
+}
+
+/// `ktune results --studies`: the studies of a storage, one line each.
+fn list_studies(args: &ResultsArgs) -> Result<()> {
+    let location = match (&args.db, &args.storage) {
+        (Some(_), Some(_)) => bail!("give either a results database or --storage URL, not both"),
+        (None, None) => bail!(
+            "whose studies? give a database (ktune results ktune.db --studies) or a --storage URL"
+        ),
+        (Some(db), None) => ktune_store::Location::Sqlite(db.clone()),
+        (None, Some(url)) => ktune_store::Location::parse(url)?,
+    };
+    let studies = location.studies()?;
+    let text = match args.format.as_str() {
+        "json" => serde_json::to_string_pretty(&studies)?,
+        "table" => studies_table(&studies),
+        other => bail!("--studies lists as a table or as json, not as {other}"),
+    };
+    emit(args.out.as_deref(), &text)
+}
+
+fn studies_table(studies: &[ktune_store::StudySummary]) -> String {
+    let width = studies
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let mut out = format!(
+        "{:<width$}  {:>11}  {:>6}  {:>14}  {:<9}  {:>6}  {:>7}  created (UTC)\n",
+        "study", "evaluations", "failed", "best", "direction", "budget", "workers"
+    );
+    for s in studies {
+        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "{:<width$}  {:>11}  {:>6}  {:>14}  {:<9}  {:>6}  {:>7}  {}\n",
+            s.name,
+            s.evaluations,
+            s.failed,
+            or_dash(s.best.map(|b| format!("{b:.6}"))),
+            or_dash(s.direction.clone()),
+            or_dash(s.budget.map(|b| b.to_string())),
+            s.workers,
+            or_dash(s.created.map(utc)),
+        ));
+    }
+    if studies.is_empty() {
+        out.push_str("(no studies)\n");
+    }
+    out
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM` in UTC (the civil-from-days
+/// conversion of the proleptic Gregorian calendar; a whole date library for one column
+/// would be more than it is worth).
+fn utc(seconds: f64) -> String {
+    let secs = seconds.floor() as i64;
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        rest / 3600,
+        rest % 3600 / 60
+    )
 }
 
 /// `ktune results --rerank K`: the stored best K measured again with the spec's runner.
@@ -1218,4 +1297,19 @@ fn t4(rows: &[Row], objective: &str) -> serde_json::Value {
         })
         .collect();
     ktune_core::t4::document(results)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates_match_the_calendar() {
+        for (seconds, date) in [
+            (0.0, "1970-01-01 00:00"),
+            (951_782_400.0, "2000-02-29 00:00"),
+            (1_795_489_826.7, "2026-11-24 03:10"),
+            (-31_622_400.0, "1968-12-31 00:00"),
+        ] {
+            assert_eq!(super::utc(seconds), date, "{seconds}");
+        }
+    }
 }

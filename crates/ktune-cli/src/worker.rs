@@ -41,17 +41,17 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     store.join(&worker, args.allow_mixed_hardware)?;
     // The study's budget is the first worker's; later workers keep it.
     if let Some(m) = budget.max_evaluations {
-        match store.meta("max_evaluations")? {
+        match store.meta(ktune_store::BUDGET_KEY)? {
             Some(stored) if stored != m.to_string() => eprintln!(
                 "warning: study `{study}` has a budget of {stored} evaluations; this worker's {m} is ignored"
             ),
             Some(_) => {}
-            None => store.set_meta("max_evaluations", &m.to_string())?,
+            None => store.set_meta(ktune_store::BUDGET_KEY, &m.to_string())?,
         }
     }
     let budget = Budget {
         max_evaluations: store
-            .meta("max_evaluations")?
+            .meta(ktune_store::BUDGET_KEY)?
             .and_then(|m| m.parse().ok())
             .or(budget.max_evaluations),
         ..budget

@@ -484,3 +484,68 @@ fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
     );
     assert_eq!(rows.len(), 2);
 }
+
+/// `ktune results --studies` lists every study of a storage with its counts and budget,
+/// as a table or as JSON; other formats are refused.
+#[test]
+fn the_studies_of_a_storage_are_listed() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 2);
+    for (i, name) in ["first", "second"].iter().enumerate() {
+        let study = Study {
+            url: "sqlite://shared.db".into(),
+            name: name.to_string(),
+        };
+        let out = start(dir.path(), &study, i).wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let list = |extra: &[&str]| {
+        let out = ktune(dir.path())
+            .args(["results", "--storage", "sqlite://shared.db", "--studies"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, table, err) = list(&[]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].starts_with("study") && lines[0].contains("evaluations"),
+        "{table}"
+    );
+    assert!(
+        lines[1].starts_with("first") && lines[2].starts_with("second"),
+        "{table}"
+    );
+    let (ok, json, err) = list(&["--format", "json"]);
+    assert!(ok, "{err}");
+    let studies: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for s in studies.as_array().unwrap() {
+        assert_eq!(s["evaluations"], 2, "{s}");
+        assert_eq!(s["budget"], 2, "{s}");
+        assert_eq!(s["direction"], "minimize", "{s}");
+        assert_eq!(s["workers"], 1, "{s}");
+    }
+    let (ok, _, err) = list(&["--format", "csv"]);
+    assert!(!ok && err.contains("as a table or as json"), "{err}");
+    // Without --study, the studies are named, and how to list them.
+    let out = ktune(dir.path())
+        .args(["results", "--storage", "sqlite://shared.db"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("first, second"), "{err}");
+}

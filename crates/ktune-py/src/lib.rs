@@ -818,7 +818,7 @@ impl Study {
                     .map_err(store_error)?;
                 if let Some(m) = budget.max_evaluations {
                     storage
-                        .set_meta("max_evaluations", &m.to_string())
+                        .set_meta(ktune_store::BUDGET_KEY, &m.to_string())
                         .map_err(store_error)?;
                 }
                 let mut me = ktune_core::Participant::new(ktune_core::Cooperation {
@@ -989,6 +989,31 @@ fn simulate<'py>(
     Ok(out)
 }
 
+/// The studies of a storage (`sqlite:///path.db` or `postgresql://...`), oldest first: per
+/// study its name, evaluations, failures, best objective value (in its direction), direction,
+/// budget, workers and when it was made (seconds since the Unix epoch), as dicts.
+#[pyfunction]
+fn study_summaries<'py>(py: Python<'py>, storage: &str) -> PyResult<Bound<'py, PyList>> {
+    let location = Location::parse(storage).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let studies = py
+        .detach(|| location.studies())
+        .map_err(|e| KtuneError::new_err(e.to_string()))?;
+    let out = PyList::empty(py);
+    for s in studies {
+        let d = PyDict::new(py);
+        d.set_item("name", s.name)?;
+        d.set_item("evaluations", s.evaluations)?;
+        d.set_item("failed", s.failed)?;
+        d.set_item("best", s.best)?;
+        d.set_item("direction", s.direction)?;
+        d.set_item("budget", s.budget)?;
+        d.set_item("workers", s.workers)?;
+        d.set_item("created", s.created)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// The compiled core of the `ktune` package.
 #[pymodule]
 fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -997,6 +1022,7 @@ fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<kernel::CudaKernel>()?;
     m.add_function(wrap_pyfunction!(kernel::cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(study_summaries, m)?)?;
     m.add("KtuneError", m.py().get_type::<KtuneError>())?;
     Ok(())
 }

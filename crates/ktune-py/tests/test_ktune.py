@@ -387,6 +387,28 @@ def test_a_postgresql_study_over_verified_tls():
         ktune.Study(space, storage=url + "?sslmode=verify-ca", study_name=name)
 
 
+def test_the_studies_of_a_storage_are_summarised(tmp_path):
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    space = {"x": list(range(10))}
+    a = ktune.Study(space, strategy="random", storage=url, study_name="slow", max_evals=3)
+    a.optimize(lambda c: float(c["x"]) + 1.0)
+    b = ktune.Study(space, strategy="random", storage=url, study_name="fast", max_evals=2,
+                    direction="maximize")
+    b.tell(b.ask(), 5.0)
+    b.tell(b.ask(), failure="compile")
+    studies = ktune.study_summaries(url)
+    assert [s["name"] for s in studies] == ["slow", "fast"]
+    slow, fast = studies
+    assert (slow["evaluations"], slow["failed"], slow["budget"]) == (3, 0, 3)
+    assert slow["best"] == min(r["value"] for r in a.results)
+    assert (fast["evaluations"], fast["failed"], fast["best"]) == (2, 1, 5.0)
+    assert fast["direction"] == "maximize"
+    with pytest.raises(ktune.KtuneError, match="no results database"):
+        ktune.study_summaries(f"sqlite:///{tmp_path / 'none.db'}")
+    with pytest.raises(ValueError, match="not a storage URL"):
+        ktune.study_summaries("mysql://h/db")
+
+
 def test_configurations_handed_out_and_dropped_go_back(tmp_path):
     import gc
 

@@ -43,6 +43,9 @@ pub use pg::PgStore;
 /// is stored by every program that records a study.
 pub const DIRECTION_KEY: &str = "direction";
 
+/// The study metadata key of a shared study's evaluation budget, stored by its first worker.
+pub const BUDGET_KEY: &str = "max_evaluations";
+
 /// The study metadata key of the objective's unit (`ms`, `s`, `GFLOP/s`), where known.
 pub const UNIT_KEY: &str = "unit";
 
@@ -116,6 +119,20 @@ impl Location {
         }
     }
 
+    /// Every study of the storage, summarised, oldest first.
+    pub fn studies(&self) -> Result<Vec<StudySummary>, StoreError> {
+        match self {
+            Location::Sqlite(path) => Store::open_read(path)?.summaries(),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => PgStore::open_database(url)?.summaries(),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::Url {
+                url: redact(url),
+                reason: "this ktune was built without PostgreSQL".into(),
+            }),
+        }
+    }
+
     /// An existing study (`name`, or the only one), column by column, for reading and
     /// copying.
     pub fn dump_study(&self, name: Option<&str>) -> Result<StudyDump, StoreError> {
@@ -129,6 +146,96 @@ impl Location {
                 reason: "this ktune was built without PostgreSQL".into(),
             }),
         }
+    }
+}
+
+/// One study of a storage, summarised (`ktune results --studies`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct StudySummary {
+    /// Its name.
+    pub name: String,
+    /// Evaluations recorded.
+    pub evaluations: u64,
+    /// Of those, how many failed.
+    pub failed: u64,
+    /// The best objective value, in the study's direction (minimised where none is stored).
+    pub best: Option<f64>,
+    /// `minimize` or `maximize`, where the study stored it.
+    pub direction: Option<String>,
+    /// The study's evaluation budget, where it has one.
+    pub budget: Option<u64>,
+    /// Workers that joined it.
+    pub workers: u64,
+    /// When it was made, in seconds since the Unix epoch.
+    pub created: Option<f64>,
+}
+
+/// The query behind [`StudySummary`], for the tables of both storages (`prefix`: their
+/// schema, with its dot).
+fn summary_sql(prefix: &str) -> String {
+    let of = |table: &str| format!("{prefix}{table} x WHERE x.study = s.id");
+    let meta = |key: &str| {
+        format!(
+            "(SELECT x.value FROM {} AND x.key = '{key}')",
+            of("study_meta")
+        )
+    };
+    format!(
+        "SELECT s.name, s.created, \
+         (SELECT COUNT(*) FROM {e}), \
+         (SELECT COUNT(*) FROM {e} AND x.status <> 'ok'), \
+         (SELECT MIN(x.objective) FROM {e} AND x.status = 'ok'), \
+         (SELECT MAX(x.objective) FROM {e} AND x.status = 'ok'), \
+         {direction}, {budget}, \
+         (SELECT COUNT(*) FROM {w}) \
+         FROM {prefix}studies s ORDER BY s.id",
+        e = of("evaluations"),
+        w = of("workers"),
+        direction = meta(DIRECTION_KEY),
+        budget = meta(BUDGET_KEY),
+    )
+}
+
+/// A summary from the columns of [`summary_sql`].
+#[allow(clippy::too_many_arguments)]
+fn summary(
+    name: String,
+    created: Option<f64>,
+    evaluations: i64,
+    failed: i64,
+    min: Option<f64>,
+    max: Option<f64>,
+    direction: Option<String>,
+    budget: Option<String>,
+    workers: i64,
+) -> StudySummary {
+    StudySummary {
+        best: if direction.as_deref() == Some("maximize") {
+            max
+        } else {
+            min
+        },
+        name,
+        evaluations: evaluations.max(0) as u64,
+        failed: failed.max(0) as u64,
+        direction,
+        budget: budget.and_then(|b| b.parse().ok()),
+        workers: workers.max(0) as u64,
+        created,
+    }
+}
+
+/// Study names for a message: all of them, or the first twelve and how many more.
+fn name_list(names: &[String]) -> String {
+    const SHOWN: usize = 12;
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!(
+            "{}, and {} more (list them with `ktune results --storage URL --studies`)",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        )
     }
 }
 
@@ -594,6 +701,41 @@ impl Store {
     /// creates or changes the file ([`record`](Self::record) and [`set_meta`](Self::set_meta)
     /// fail), and it works on a read-only file or directory.
     pub fn open_existing_study(path: &Path, name: Option<&str>) -> Result<Store, StoreError> {
+        let mut store = Store::open_read(path)?;
+        let names = store.studies()?;
+        let chosen = match name {
+            Some(n) => n.to_string(),
+            None if names.len() == 1 => names[0].clone(),
+            None => DEFAULT_STUDY.to_string(),
+        };
+        let id: Option<i64> = store
+            .conn
+            .query_row("SELECT id FROM studies WHERE name = ?1", [&chosen], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| store.sqlite(e))?;
+        let Some(id) = id else {
+            return Err(StoreError::Study {
+                path: store.path.clone(),
+                message: if names.is_empty() {
+                    "it holds no study yet".to_string()
+                } else {
+                    format!(
+                        "it has no study `{chosen}`; its studies are: {} (choose one with --study)",
+                        name_list(&names)
+                    )
+                },
+            });
+        };
+        store.study = id;
+        store.study_name = chosen;
+        Ok(store)
+    }
+
+    /// An existing database opened read-only (upgraded through a temporary copy where its
+    /// schema is older), at no study yet.
+    fn open_read(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
@@ -622,34 +764,6 @@ impl Store {
         if version < SCHEMA_VERSION {
             store = store.upgraded_copy(version)?;
         }
-        let names = store.studies()?;
-        let chosen = match name {
-            Some(n) => n.to_string(),
-            None if names.len() == 1 => names[0].clone(),
-            None => DEFAULT_STUDY.to_string(),
-        };
-        let id: Option<i64> = store
-            .conn
-            .query_row("SELECT id FROM studies WHERE name = ?1", [&chosen], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(|e| store.sqlite(e))?;
-        let Some(id) = id else {
-            return Err(StoreError::Study {
-                path: store.path.clone(),
-                message: if names.is_empty() {
-                    "it holds no study yet".to_string()
-                } else {
-                    format!(
-                        "it has no study `{chosen}`; its studies are: {} (choose one with --study)",
-                        names.join(", ")
-                    )
-                },
-            });
-        };
-        store.study = id;
-        store.study_name = chosen;
         Ok(store)
     }
 
@@ -672,6 +786,29 @@ impl Store {
         stmt.query_map([], |r| r.get(0))
             .and_then(|rows| rows.collect::<Result<_, _>>())
             .map_err(|e| self.sqlite(e))
+    }
+
+    /// Every study in the file, summarised, oldest first.
+    pub fn summaries(&self) -> Result<Vec<StudySummary>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&summary_sql(""))
+            .map_err(|e| self.sqlite(e))?;
+        stmt.query_map([], |r| {
+            Ok(summary(
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+            ))
+        })
+        .and_then(|rows| rows.collect::<Result<_, _>>())
+        .map_err(|e| self.sqlite(e))
     }
 
     /// The fingerprint the study was made for.

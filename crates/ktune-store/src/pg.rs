@@ -18,8 +18,9 @@ use ktune_space::{Configuration, SearchSpace};
 use crate::copy::{EvaluationRow, StudyDump, WorkerRow};
 use crate::pg_tls;
 use crate::{
-    Fingerprint, RawRow, Row, SCHEMA_KEY, SCHEMA_VERSION, StoreError, config_key, decode, encode,
-    named_rows, parse_config_key, redact, study_records,
+    Fingerprint, RawRow, Row, SCHEMA_KEY, SCHEMA_VERSION, StoreError, StudySummary, config_key,
+    decode, encode, name_list, named_rows, parse_config_key, redact, study_records, summary,
+    summary_sql,
 };
 
 /// The server's clock in seconds since the epoch (not the transaction's start time: a
@@ -156,19 +157,7 @@ impl PgStore {
     /// Opens an existing study for reading (`ktune results`): `name`, or the only study of
     /// the database; nothing is created.
     pub fn open_existing_study(url: &str, name: Option<&str>) -> Result<PgStore, StoreError> {
-        let mut store = PgStore::connect(url)?;
-        let has_tables: bool = store
-            .client
-            .query_one("SELECT to_regclass('ktune.studies') IS NOT NULL", &[])
-            .map_err(|e| store.pg(e))?
-            .get(0);
-        if !has_tables {
-            return Err(StoreError::Study {
-                path: PathBuf::from(&store.location),
-                message: "the database holds no ktune study (no `ktune` schema)".into(),
-            });
-        }
-        store.check_schema()?;
+        let mut store = PgStore::open_database(url)?;
         let names = store.studies()?;
         let chosen = match name {
             Some(n) => n.to_string(),
@@ -181,7 +170,7 @@ impl PgStore {
                     } else {
                         format!(
                             "it holds several studies: {} (choose one with --study)",
-                            names.join(", ")
+                            name_list(&names)
                         )
                     },
                 });
@@ -199,7 +188,7 @@ impl PgStore {
                     if names.is_empty() {
                         "none".into()
                     } else {
-                        names.join(", ")
+                        name_list(&names)
                     }
                 ),
             });
@@ -288,6 +277,49 @@ impl PgStore {
                 found: other.unwrap_or("none").to_string(),
             }),
         }
+    }
+
+    /// Connects to a database that holds ktune's tables, at no study yet (nothing is
+    /// created).
+    pub(crate) fn open_database(url: &str) -> Result<PgStore, StoreError> {
+        let mut store = PgStore::connect(url)?;
+        let has_tables: bool = store
+            .client
+            .query_one("SELECT to_regclass('ktune.studies') IS NOT NULL", &[])
+            .map_err(|e| store.pg(e))?
+            .get(0);
+        if !has_tables {
+            return Err(StoreError::Study {
+                path: PathBuf::from(&store.location),
+                message: "the database holds no ktune study (no `ktune` schema)".into(),
+            });
+        }
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    /// Every study in the database, summarised, oldest first.
+    pub fn summaries(&mut self) -> Result<Vec<StudySummary>, StoreError> {
+        let rows = self
+            .client
+            .query(&summary_sql("ktune."), &[])
+            .map_err(|e| self.pg(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                summary(
+                    r.get(0),
+                    r.get(1),
+                    r.get(2),
+                    r.get(3),
+                    r.get(4),
+                    r.get(5),
+                    r.get(6),
+                    r.get(7),
+                    r.get(8),
+                )
+            })
+            .collect())
     }
 
     /// The server and database, without the password.
@@ -1015,6 +1047,12 @@ mod tests {
         conformance::run_all(&|study, fingerprint| {
             Ok(Box::new(PgStore::open_study(&url, study, fingerprint)?))
         });
+    }
+
+    #[test]
+    fn postgres_studies_are_summarised() {
+        let Some(url) = server() else { return };
+        crate::tests::studies_are_summarised(&Location::parse(&url).unwrap());
     }
 
     /// Sixteen workers starting at the same moment on a study that does not exist yet (a

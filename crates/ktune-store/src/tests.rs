@@ -1034,3 +1034,77 @@ fn processes_creating_the_same_new_file_at_once_all_open_it() {
         });
     }
 }
+
+/// Two studies, one minimised with a budget and a failure, one maximised with two workers,
+/// among whatever else the storage holds: each is summarised with its own counts, best value
+/// in its direction, budget and workers, the older first.
+pub(crate) fn studies_are_summarised(location: &Location) {
+    use ktune_core::{Storage, Worker};
+    let space = crate::conformance::space();
+    let fp = Fingerprint::new(&space, "{}", "time");
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let (a, b) = (format!("sum-a-{tag}"), format!("sum-b-{tag}"));
+    let ok = |x: u32, v: f64| Record {
+        config: vec![x],
+        outcome: Outcome::ok(vec![v], Timings::default()),
+        clock: f64::from(x),
+    };
+    let worker = |id: &str| Worker {
+        id: id.into(),
+        host: "node".into(),
+        device: "GPU".into(),
+    };
+    let mut sa: Box<dyn Storage> = location.open_study(&a, &fp).unwrap();
+    sa.join(&worker("w1"), false).unwrap();
+    sa.set_meta(DIRECTION_KEY, "minimize").unwrap();
+    sa.set_meta(BUDGET_KEY, "10").unwrap();
+    let failed = Record {
+        config: vec![5],
+        outcome: Outcome::failed(FailureKind::Compile, "no", Timings::default()),
+        clock: 5.0,
+    };
+    for r in [ok(1, 3.0), ok(2, 2.0), failed] {
+        sa.record(&space, "w1", &r, None).unwrap();
+    }
+    let mut sb: Box<dyn Storage> = location.open_study(&b, &fp).unwrap();
+    sb.join(&worker("w1"), false).unwrap();
+    sb.join(&worker("w2"), false).unwrap();
+    sb.set_meta(DIRECTION_KEY, "maximize").unwrap();
+    for r in [ok(1, 5.0), ok(2, 7.0)] {
+        sb.record(&space, "w2", &r, None).unwrap();
+    }
+    drop((sa, sb));
+    let all = location.studies().unwrap();
+    let at = |name: &str| all.iter().position(|s| s.name == name).unwrap();
+    let (ia, ib) = (at(&a), at(&b));
+    assert!(ia < ib, "{all:?}");
+    let (sa, sb) = (&all[ia], &all[ib]);
+    assert_eq!(
+        (sa.evaluations, sa.failed, sa.best, sa.budget, sa.workers),
+        (3, 1, Some(2.0), Some(10), 1),
+        "{sa:?}"
+    );
+    assert_eq!(sa.direction.as_deref(), Some("minimize"));
+    assert_eq!(
+        (sb.evaluations, sb.failed, sb.best, sb.budget, sb.workers),
+        (2, 0, Some(7.0), None, 2),
+        "{sb:?}"
+    );
+    assert!(sa.created.is_some_and(|t| t > 1.7e9) && sb.created >= sa.created);
+}
+
+#[test]
+fn sqlite_studies_are_summarised() {
+    let dir = tempfile::tempdir().unwrap();
+    let location = Location::Sqlite(dir.path().join("shared.db"));
+    studies_are_summarised(&location);
+    // A missing file is the usual error.
+    let missing = Location::Sqlite(dir.path().join("none.db"));
+    assert!(matches!(missing.studies(), Err(StoreError::Missing { .. })));
+}

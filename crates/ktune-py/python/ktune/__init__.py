@@ -16,7 +16,7 @@ from ktune._kernel_tuner import (
     RuntimeFailedConfig,
     tune_kernel,
 )
-from ktune._ktune import KtuneError, SearchSpace, cuda_available, simulate
+from ktune._ktune import KtuneError, SearchSpace, cuda_available, simulate, study_summaries
 
 __all__ = [
     "CompilationFailedConfig",
@@ -29,6 +29,7 @@ __all__ = [
     "Study",
     "cuda_available",
     "simulate",
+    "study_summaries",
     "tune_kernel",
 ]
 

@@ -111,6 +111,11 @@ class Study:
     def space(self) -> SearchSpace: ...
     def __len__(self) -> int: ...
 
+def study_summaries(storage: str) -> List[Dict[str, Any]]:
+    """The studies of a storage (``sqlite:///path.db`` or ``postgresql://...``), oldest
+    first: per study ``name``, ``evaluations``, ``failed``, ``best`` (in its direction),
+    ``direction``, ``budget``, ``workers`` and ``created`` (seconds since the Unix epoch)."""
+
 def simulate(
     cache_file: str,
     strategy: str = "auto",
