@@ -509,11 +509,17 @@ impl CandidateGp {
                 0.0
             }
         });
+        let told: Vec<f64> = self
+            .obs
+            .iter()
+            .flat_map(|&j| self.candidate(j).iter().copied())
+            .collect();
         // A block of points at a time, so that the right-hand sides stay `n × CHUNK`.
         let block = |xs: &[&[f64]]| -> Vec<(f64, f64)> {
-            let mut v = Mat::from_fn(n, xs.len(), |i, p| {
-                self.prep.eval(self.candidate(self.obs[i]), xs[p])
-            });
+            let mut v = Mat::<f64>::zeros(n, xs.len());
+            for (p, x) in xs.iter().enumerate() {
+                self.prep.eval_many(x, &told, v.col_as_slice_mut(p));
+            }
             l.solve_lower_triangular_in_place(v.as_mut());
             (0..xs.len())
                 .map(|p| {
@@ -714,6 +720,8 @@ impl CandidateGp {
             return false;
         }
         let shift = ys[0];
+        // The observed points, contiguous: each candidate's column of `K` is one pass.
+        let told: Vec<f64> = (0..n).flat_map(|i| x(i).iter().copied()).collect();
         let mut z = Mat::from_fn(n, 2, |i, c| if c == 0 { ys[i] - shift } else { 1.0 });
         l.solve_lower_triangular_in_place(z.as_mut());
         let (z_y, z_1): (Vec<f64>, Vec<f64>) = (0..n).map(|i| (z[(i, 0)], z[(i, 1)])).unzip();
@@ -722,9 +730,11 @@ impl CandidateGp {
             .into_par_iter()
             .map(|c| {
                 let (j0, j1) = (c * CHUNK, ((c + 1) * CHUNK).min(self.m));
-                let mut v = Mat::from_fn(n, j1 - j0, |i, j| {
-                    self.prep.eval(x(i), self.candidate(j0 + j))
-                });
+                let mut v = Mat::<f64>::zeros(n, j1 - j0);
+                for j in 0..j1 - j0 {
+                    self.prep
+                        .eval_many(self.candidate(j0 + j), &told, v.col_as_slice_mut(j));
+                }
                 l.solve_lower_triangular_in_place(v.as_mut());
                 let abr = (0..j1 - j0)
                     .map(|j| {
@@ -911,9 +921,7 @@ impl UpdateCtx<'_> {
     fn update(&self, j0: usize, w: &mut [f64], a: &mut [f64], b: &mut [f64], r: &mut [f64]) {
         let len = w.len();
         let pts = &self.cands[j0 * self.dims..(j0 + len) * self.dims];
-        for (wj, x) in w.iter_mut().zip(pts.chunks_exact(self.dims)) {
-            *wj = self.prep.eval(self.x_new, x);
-        }
+        self.prep.eval_many(self.x_new, pts, w);
         let seg = |i: usize| &self.rows[i][j0..j0 + len];
         let mut quads = self.l.chunks_exact(4);
         let mut i = 0;
