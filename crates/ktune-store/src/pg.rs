@@ -218,11 +218,23 @@ impl PgStore {
         if config.get_application_name().is_none() {
             config.application_name("ktune");
         }
-        config.ssl_mode(tls.ssl_mode());
-        let connector = tls.connector().map_err(|e| StoreError::Url {
-            url: location.clone(),
-            reason: e.to_string(),
-        })?;
+        // As in libpq, sslmode is ignored for Unix-domain sockets: PostgreSQL never offers
+        // TLS on them, and they do not leave the machine.
+        let local = !config.get_hosts().is_empty()
+            && config
+                .get_hosts()
+                .iter()
+                .all(|h| matches!(h, ::postgres::config::Host::Unix(_)));
+        let connector = if local {
+            config.ssl_mode(::postgres::config::SslMode::Disable);
+            None
+        } else {
+            config.ssl_mode(tls.ssl_mode());
+            tls.connector().map_err(|e| StoreError::Url {
+                url: location.clone(),
+                reason: e.to_string(),
+            })?
+        };
         let connected = match connector {
             Some(connector) => config.connect(connector),
             None => config.connect(NoTls),
@@ -231,7 +243,15 @@ impl PgStore {
             let failed_tls = tls_failure(&e);
             let mut error = pg_error(&location, e);
             if let (true, StoreError::Postgres { detail, .. }) = (failed_tls, &mut error) {
-                detail.push_str(&format!(" ({})", tls.hint()));
+                let hint = if detail.contains("server does not support TLS") {
+                    format!(
+                        "sslmode={} needs TLS: turn it on in the server (ssl = on) or connect with sslmode=prefer",
+                        tls.mode_name()
+                    )
+                } else {
+                    tls.hint()
+                };
+                detail.push_str(&format!(" ({hint})"));
             }
             error
         })?;
@@ -964,6 +984,15 @@ mod tests {
                 "{mode}: {text}"
             );
         }
+        // On the server's Unix-domain socket (in the folder above the certificates') sslmode
+        // is ignored, as in libpq: there is no TLS there.
+        let port = url.rsplit_once(':').unwrap().1.split('/').next().unwrap();
+        let socket_dir = dir.parent().unwrap().display().to_string();
+        let socket = format!(
+            "postgresql://postgres@{}:{port}/postgres?sslmode=verify-full&sslrootcert={ca}",
+            socket_dir.replace('/', "%2F")
+        );
+        assert!(!encrypted(&mut connect(&socket).unwrap()));
         // A missing root certificate is named before anything is sent.
         let e = connect(&format!("{url}?sslmode=verify-ca&sslrootcert=/no/such.pem")).unwrap_err();
         assert!(

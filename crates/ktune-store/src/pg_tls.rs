@@ -14,6 +14,9 @@
 //! | `verify-ca` | always | chain to the root certificate |
 //! | `verify-full` | always | chain, and the host name in the URL |
 //!
+//! On a Unix-domain socket the connection is never encrypted, whatever `sslmode` says (as in
+//! libpq, which ignores it there).
+//!
 //! The root certificate is `sslrootcert` (a PEM file, or `system` for the system's CAs),
 //! else `~/.postgresql/root.crt` where it exists. A client certificate (`sslcert` and
 //! `sslkey`, else `~/.postgresql/postgresql.crt` and `.key` where they exist) is presented
@@ -351,6 +354,11 @@ impl Tls {
             }
         };
         Ok(Some(MakeRustlsConnect::new(config)))
+    }
+
+    /// The `sslmode` as given.
+    pub(crate) fn mode_name(&self) -> &'static str {
+        self.mode.name()
     }
 
     /// A hint for a connection whose TLS failed, saying what was checked.
