@@ -911,7 +911,8 @@ mod tests {
     }
 
     /// The test server's URL and the directory of its test certificates (`ca.pem`,
-    /// `other-ca.pem`, `client.pem`, `client.key`), where `scripts/test.sh` made them.
+    /// `other-ca.pem`, `client.pem`, `client.key`), where `scripts/test.sh` made them: in
+    /// the server's folder, which also holds its Unix-domain socket.
     fn tls_server() -> Option<(String, std::path::PathBuf)> {
         let url = server()?;
         match std::env::var("KTUNE_PG_TLS") {
