@@ -1232,6 +1232,44 @@ mod tests {
         );
     }
 
+    /// A server that answers the TLS request with PostgreSQL's "no" (a minimal peer on a
+    /// local port: the byte `N`), under `sslmode=require`: the message says TLS is needed
+    /// and how to get it; `prefer` would go on without it and is not refused for TLS.
+    #[test]
+    fn a_server_without_tls_under_require_says_what_to_do() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let peer = std::thread::spawn(move || {
+            // Two connections: require (refused after `N`), then prefer (goes on in plain
+            // text, and gets closed).
+            for _ in 0..2 {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut request = [0u8; 8];
+                s.read_exact(&mut request).unwrap();
+                // Length 8, then the SSLRequest code 80877103.
+                assert_eq!(request, [0, 0, 0, 8, 4, 210, 22, 47]);
+                s.write_all(b"N").unwrap();
+            }
+        });
+        let e = PgStore::connect(&format!(
+            "postgresql://u@127.0.0.1:{port}/d?sslmode=require&connect_timeout=5"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("server does not support TLS") && e.contains("(ssl = on)"),
+            "{e}"
+        );
+        let e = PgStore::connect(&format!(
+            "postgresql://u@127.0.0.1:{port}/d?connect_timeout=5"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains("TLS"), "{e}");
+        peer.join().unwrap();
+    }
+
     #[test]
     fn passwords_never_reach_messages() {
         assert_eq!(
