@@ -4,7 +4,9 @@
 #[macro_use]
 mod output;
 mod bench;
+mod results;
 mod space;
+mod spec;
 mod tune;
 mod tune_strategy;
 mod worker;
@@ -36,7 +38,7 @@ enum Command {
     /// same command again resumes.
     Tune(tune::TuneArgs),
     /// List, filter and export the results stored by `ktune tune`.
-    Results(tune::ResultsArgs),
+    Results(results::ResultsArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,7 +47,7 @@ fn main() -> ExitCode {
         Command::Space(args) => space::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Tune(args) => tune::run(&args),
-        Command::Results(args) => tune::results(&args),
+        Command::Results(args) => results::results(&args),
         Command::Strategies => out!("{}", ktune_strategies::markdown()).map_err(Into::into),
     };
     match result {

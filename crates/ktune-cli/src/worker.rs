@@ -9,7 +9,8 @@ use ktune_core::{Budget, Cooperation, Kept, Rng, Session, Worker, cooperate};
 use ktune_store::Location;
 use rand::SeedableRng;
 
-use crate::tune::{Opened, TuneArgs, open_spec, strategy_and_budget};
+use crate::spec::{Opened, open_spec};
+use crate::tune::{TuneArgs, strategy_and_budget};
 use ktune_problem::ProblemSpec;
 
 pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
@@ -64,8 +65,8 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     {
         store.set_meta(ktune_store::UNIT_KEY, unit)?;
     }
-    if store.meta(crate::tune::DIRECTION_KEY)?.is_none() {
-        store.set_meta(crate::tune::DIRECTION_KEY, objective.direction.name())?;
+    if store.meta(ktune_store::DIRECTION_KEY)?.is_none() {
+        store.set_meta(ktune_store::DIRECTION_KEY, objective.direction.name())?;
     }
 
     // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.
