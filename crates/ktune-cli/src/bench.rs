@@ -9,13 +9,15 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use ktune_bench::{
-    Direction as BenchDirection, SpaceStats, TimeModel, Trace, TraceAppender, plot_convergence,
-    read_finished_traces, read_traces, score_traces,
+    SpaceStats, TimeModel, Trace, TraceAppender, plot_convergence, read_finished_traces,
+    read_traces, score_traces,
 };
-use ktune_core::{Budget, Direction, Rng, Session, Tuner, simulate_workers};
+use ktune_core::{Budget, Rng, Session, Tuner, simulate_workers};
 use ktune_runners::Simulation;
 use rand::SeedableRng;
 use rayon::prelude::*;
+
+use crate::brute_forced::{evaluations, open_spaces};
 
 /// Arguments of `ktune bench`.
 #[derive(clap::Args)]
@@ -131,31 +133,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         Some(BenchCommand::TuneStrategy(t)) => crate::tune_strategy::run(t),
         None => bench(&args.run),
     }
-}
-
-/// Opens each space and its statistics, in parallel.
-pub(crate) fn open_spaces(
-    paths: &[PathBuf],
-    objective: &str,
-    maximize: bool,
-) -> Result<Vec<(Simulation, SpaceStats)>> {
-    let direction = maximize.then_some(Direction::Maximize);
-    paths
-        .par_iter()
-        .map(|p| {
-            let sim = Simulation::open(p, Some(objective), direction)
-                .with_context(|| format!("cannot use `{}` as a space", p.display()))?;
-            for w in sim.warnings() {
-                eprintln!("warning: {w}");
-            }
-            let dir = match sim.objective().direction {
-                Direction::Minimize => BenchDirection::Minimize,
-                Direction::Maximize => BenchDirection::Maximize,
-            };
-            let stats = SpaceStats::new(sim.name(), &sim.objective_values(), dir)?;
-            Ok((sim, stats))
-        })
-        .collect()
 }
 
 /// A strategy as traces label it, its spec, and the simulated workers that run it.
@@ -473,12 +450,6 @@ fn time_scores(
         eprintln!("time scores: {}", p.display());
     }
     Ok(())
-}
-
-/// The evaluations a run gets on a space: `budget` if given, else the space's own
-/// (n_max, at least 220), never more than the space holds.
-pub(crate) fn evaluations(budget: Option<usize>, stats: &SpaceStats) -> usize {
-    budget.unwrap_or(stats.budget()).min(stats.n_total())
 }
 
 /// Prints the score table, writes it (and the plots) where asked.

@@ -4,6 +4,7 @@
 #[macro_use]
 mod output;
 mod bench;
+mod brute_forced;
 mod results;
 mod space;
 mod spec;

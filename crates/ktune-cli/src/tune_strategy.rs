@@ -132,7 +132,7 @@ impl Scorer<'_> {
                     ktune_strategies::create(&self.name, options).map_err(|e| e.to_string())?;
                 let mut runner = sim.runner();
                 let budget = Budget {
-                    max_evaluations: Some(crate::bench::evaluations(self.budget, stats)),
+                    max_evaluations: Some(crate::brute_forced::evaluations(self.budget, stats)),
                     ..Budget::default()
                 };
                 let run = Tuner::new(sim.space(), &mut runner, budget)
@@ -262,7 +262,8 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
         );
     }
     let meta_space = settings_space(&searched)?;
-    let mut spaces = crate::bench::open_spaces(&args.spaces, &args.objective, args.maximize)?;
+    let mut spaces =
+        crate::brute_forced::open_spaces(&args.spaces, &args.objective, args.maximize)?;
     spaces.sort_by(|a, b| a.0.name().cmp(b.0.name()));
     eprintln!(
         "ktune bench tune-strategy: {} options of `{}` ({} settings), {} spaces in {} fold(s), {} seeds, {} settings tried per fold by `{}`",
