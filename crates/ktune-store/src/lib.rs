@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod conformance;
+mod conninfo;
 mod copy;
 mod export;
 mod fingerprint;
@@ -33,6 +34,7 @@ use ktune_space::{Configuration, SearchSpace, Value};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde_json::Value as Json;
 
+use conninfo::redact;
 pub use copy::{EvaluationRow, StudyDump, WorkerRow};
 pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
 pub use fingerprint::Fingerprint;
@@ -237,104 +239,6 @@ fn name_list(names: &[String]) -> String {
             names.len() - SHOWN
         )
     }
-}
-
-/// Connection parameters whose values are secrets.
-const SECRET_KEYS: [&str; 2] = ["password", "sslpassword"];
-
-/// A connection string without its passwords: the one of a URL's authority, and any
-/// `password` or `sslpassword` parameter of its query or of libpq's key-value form.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return redact_key_values(url);
-    };
-    let (rest, query) = match rest.split_once('?') {
-        Some((rest, query)) => {
-            let kept: Vec<&str> = query
-                .split('&')
-                .filter(|pair| !SECRET_KEYS.contains(&pair.split('=').next().unwrap_or("")))
-                .collect();
-            (rest, kept.join("&"))
-        }
-        None => (rest, String::new()),
-    };
-    let query = if query.is_empty() {
-        query
-    } else {
-        format!("?{query}")
-    };
-    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = user.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{host}{tail}{query}")
-        }
-        None => format!("{scheme}://{authority}{tail}{query}"),
-    }
-}
-
-/// libpq's key-value form (`host=h password='a b'`) without its secret parameters.
-fn redact_key_values(conn: &str) -> String {
-    let mut out = String::new();
-    let mut rest = conn;
-    loop {
-        rest = rest.trim_start();
-        if rest.is_empty() {
-            break;
-        }
-        let key_end = rest
-            .find(|c: char| c == '=' || c.is_whitespace())
-            .unwrap_or(rest.len());
-        let key = &rest[..key_end];
-        let after = rest[key_end..].trim_start();
-        let Some(value) = after.strip_prefix('=') else {
-            // Not key-value: nothing to recognise, so nothing shown past this point.
-            out.push_str(key);
-            break;
-        };
-        let value = value.trim_start();
-        // The value runs to an unescaped closing quote, or to the next whitespace.
-        let mut end = value.len();
-        let mut chars = value.char_indices();
-        if value.starts_with('\'') {
-            chars.next();
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => {
-                        chars.next();
-                    }
-                    '\'' => {
-                        end = i + 1;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            while let Some((i, c)) = chars.next() {
-                match c {
-                    '\\' => {
-                        chars.next();
-                    }
-                    c if c.is_whitespace() => {
-                        end = i;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-        }
-        if !SECRET_KEYS.contains(&key) {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(key);
-            out.push('=');
-            out.push_str(&value[..end]);
-        }
-        rest = &value[end..];
-    }
-    out
 }
 
 /// The schema version this crate writes and reads.

@@ -243,14 +243,7 @@ impl PgStore {
             let failed_tls = tls_failure(&e);
             let mut error = pg_error(&location, e);
             if let (true, StoreError::Postgres { detail, .. }) = (failed_tls, &mut error) {
-                let hint = if detail.contains("server does not support TLS") {
-                    format!(
-                        "sslmode={} needs TLS: turn it on in the server (ssl = on) or connect with sslmode=prefer",
-                        tls.mode_name()
-                    )
-                } else {
-                    tls.hint()
-                };
+                let hint = tls.hint(detail);
                 detail.push_str(&format!(" ({hint})"));
             }
             error

@@ -41,6 +41,8 @@ use rustls::{
 };
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use crate::conninfo::{self, Pair, Stop};
+
 /// libpq's `sslmode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -231,58 +233,27 @@ fn split_url(url: &str) -> (String, Vec<(String, String)>) {
 }
 
 /// The key-value form (`host=h user='a b' sslmode=require`) without its TLS parameters, and
-/// those parameters, with libpq's quoting (single quotes, backslash escapes).
+/// those parameters.
 fn split_key_values(conn: &str) -> Result<(String, Vec<(String, String)>), TlsError> {
-    let mut kept = String::new();
-    let mut taken = Vec::new();
-    let mut chars = conn.char_indices().peekable();
-    loop {
-        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
-        let Some(&(start, _)) = chars.peek() else {
-            break;
-        };
-        let mut key = String::new();
-        while let Some((_, c)) = chars.next_if(|(_, c)| *c != '=' && !c.is_whitespace()) {
-            key.push(c);
+    let (pairs, stop) = conninfo::pairs(conn);
+    match stop {
+        // Not ours to judge: tokio-postgres says what is wrong with it.
+        Some(Stop::NotAPair(_)) => return Ok((conn.to_string(), Vec::new())),
+        Some(Stop::Unclosed(key, _)) => {
+            return Err(TlsError(format!(
+                "the value of `{key}` has no closing quote"
+            )));
         }
-        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
-        if chars.next_if(|(_, c)| *c == '=').is_none() {
-            // Not ours to judge: tokio-postgres says what is wrong with it.
-            return Ok((conn.to_string(), Vec::new()));
-        }
-        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
-        let mut value = String::new();
-        if chars.next_if(|(_, c)| *c == '\'').is_some() {
-            loop {
-                match chars.next() {
-                    Some((_, '\'')) => break,
-                    Some((_, '\\')) => value.extend(chars.next().map(|(_, c)| c)),
-                    Some((_, c)) => value.push(c),
-                    None => {
-                        return Err(TlsError(format!(
-                            "the value of `{key}` has no closing quote"
-                        )));
-                    }
-                }
-            }
-        } else {
-            while let Some((_, c)) = chars.next_if(|(_, c)| !c.is_whitespace()) {
-                if c == '\\' {
-                    value.extend(chars.next().map(|(_, c)| c));
-                } else {
-                    value.push(c);
-                }
-            }
-        }
-        let end = chars.peek().map_or(conn.len(), |&(i, _)| i);
-        if KEYS.contains(&key.as_str()) {
-            taken.push((key, value));
-        } else {
-            kept.push_str(conn[start..end].trim_end());
-            kept.push(' ');
-        }
+        None => {}
     }
-    Ok((kept.trim_end().to_string(), taken))
+    let (taken, kept): (Vec<Pair>, Vec<Pair>) = pairs
+        .into_iter()
+        .partition(|p| KEYS.contains(&p.key.as_str()));
+    let kept: Vec<&str> = kept.iter().map(|p| &conn[p.span.clone()]).collect();
+    Ok((
+        kept.join(" "),
+        taken.into_iter().map(|p| (p.key, p.value)).collect(),
+    ))
 }
 
 /// `rest` with `key=value` added, in the form of the original string `conn`.
@@ -356,13 +327,15 @@ impl Tls {
         Ok(Some(MakeRustlsConnect::new(config)))
     }
 
-    /// The `sslmode` as given.
-    pub(crate) fn mode_name(&self) -> &'static str {
-        self.mode.name()
-    }
-
-    /// A hint for a connection whose TLS failed, saying what was checked.
-    pub(crate) fn hint(&self) -> String {
+    /// A hint for a connection whose TLS failed with `detail`: what to do where the server
+    /// has no TLS, else what was checked.
+    pub(crate) fn hint(&self, detail: &str) -> String {
+        if detail.contains("server does not support TLS") {
+            return format!(
+                "sslmode={} needs TLS: turn it on in the server (ssl = on) or connect with sslmode=prefer",
+                self.mode.name()
+            );
+        }
         let what = match self.mode {
             Mode::VerifyFull => "the server's certificate chain and its host name were checked",
             Mode::VerifyCa => "the server's certificate chain was checked (not its host name)",
@@ -653,6 +626,6 @@ mod tests {
         assert!(e.0.contains("junk.pem`: cannot read"), "{e}");
         let (_, tls) = split_ok("postgres://h/d?sslmode=require", None);
         assert!(tls.connector().unwrap().is_some());
-        assert!(tls.hint().contains("not checked"), "{}", tls.hint());
+        assert!(tls.hint("").contains("not checked"), "{}", tls.hint(""));
     }
 }

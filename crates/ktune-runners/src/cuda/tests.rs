@@ -701,18 +701,14 @@ fn energy_is_measured_between_updates_of_the_energy_counter() {
     assert!(!observed["power_samples_w"].as_array().unwrap().is_empty());
 }
 
-/// The CUDA runner passes the runner conformance suite: two block sizes measured; wrong
-/// output, a compile error and a launch the GPU refuses as failures; it measures again.
-#[test]
-#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
-fn the_cuda_runner_passes_the_runner_conformance_suite() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("k.cu"),
-        r#"
+/// A kernel that fails as its `mode` says: 1 faults (far out of bounds), 2 writes the wrong
+/// output, 3 does not compile (on line 9 of `k.cu`); 0 is right.
+const FAILING_KERNEL: &str = r#"
 extern "C" __global__ void k(float *x, int n) {
     int i = blockIdx.x * block_size_x + threadIdx.x;
-#if mode == 2
+#if mode == 1
+    x[i + (1 << 30)] = 1.0f;          // far out of bounds: a kernel fault
+#elif mode == 2
     if (i < n) x[i] = 2.0f;           // wrong output
 #elif mode == 3
     this does not compile;
@@ -720,13 +716,17 @@ extern "C" __global__ void k(float *x, int n) {
     if (i < n) x[i] = 1.0f;
 #endif
 }
-"#,
-    )
-    .unwrap();
+"#;
+
+/// [`FAILING_KERNEL`] as `k.cu` in a folder of its own, the space of `blocks` × `modes`,
+/// and its spec: 4096 floats, verified against block 64 in mode 0.
+fn failing_kernel(blocks: &[i64], modes: &[i64]) -> (tempfile::TempDir, SearchSpace, CudaSpec) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), FAILING_KERNEL).unwrap();
     let space = SearchSpace::new(
         vec![
-            Parameter::integer("block_size_x", [64, 128, 2048]).unwrap(),
-            Parameter::integer("mode", [0, 2, 3]).unwrap(),
+            Parameter::integer("block_size_x", blocks.iter().copied()).unwrap(),
+            Parameter::integer("mode", modes.iter().copied()).unwrap(),
         ],
         &[] as &[&str],
     )
@@ -738,6 +738,15 @@ extern "C" __global__ void k(float *x, int n) {
          [verify]\nreference = { block_size_x = 64, mode = 0 }",
     )
     .unwrap();
+    (dir, space, spec)
+}
+
+/// The CUDA runner passes the runner conformance suite: two block sizes measured; wrong
+/// output, a compile error and a launch the GPU refuses as failures; it measures again.
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn the_cuda_runner_passes_the_runner_conformance_suite() {
+    let (dir, space, spec) = failing_kernel(&[64, 128, 2048], &[0, 2, 3]);
     let c = |b: i64, m: i64| {
         space
             .configuration_of(&[Value::Int(b), Value::Int(m)])
@@ -765,40 +774,7 @@ extern "C" __global__ void k(float *x, int n) {
 #[test]
 #[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
 fn failures_on_the_gpu_are_outcomes_and_tuning_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("k.cu"),
-        r#"
-extern "C" __global__ void k(float *x, int n) {
-    int i = blockIdx.x * block_size_x + threadIdx.x;
-#if mode == 1
-    x[i + (1 << 30)] = 1.0f;          // far out of bounds: a kernel fault
-#elif mode == 2
-    if (i < n) x[i] = 2.0f;           // wrong output
-#elif mode == 3
-    this does not compile;
-#else
-    if (i < n) x[i] = 1.0f;
-#endif
-}
-"#,
-    )
-    .unwrap();
-    let space = SearchSpace::new(
-        vec![
-            Parameter::integer("block_size_x", [64, 2048]).unwrap(),
-            Parameter::integer("mode", [0, 1, 2, 3]).unwrap(),
-        ],
-        &[] as &[&str],
-    )
-    .unwrap();
-    let spec: CudaSpec = toml::from_str(
-        "source = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\n\
-         [[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
-         [[argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
-         [verify]\nreference = { block_size_x = 64, mode = 0 }",
-    )
-    .unwrap();
+    let (dir, space, spec) = failing_kernel(&[64, 2048], &[0, 1, 2, 3]);
     let mut r = CudaRunner::new(&spec, &space, dir.path()).unwrap_or_else(|e| panic!("{e}"));
     let c = |b: i64, m: i64| {
         space
