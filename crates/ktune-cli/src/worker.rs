@@ -10,7 +10,7 @@ use ktune_store::Location;
 use rand::SeedableRng;
 
 use crate::spec::{Opened, open_spec};
-use crate::tune::{TuneArgs, strategy_and_budget};
+use crate::tune_args::{TuneArgs, strategy_and_budget};
 use ktune_problem::ProblemSpec;
 
 pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
