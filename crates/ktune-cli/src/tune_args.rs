@@ -26,7 +26,9 @@ pub struct TuneArgs {
     /// Stop after this many seconds of tuning (evaluation and strategy time).
     #[arg(long)]
     pub(crate) time_limit: Option<f64>,
-    /// Seed of the strategy's random numbers.
+    /// Seed of the strategy's random numbers. In a shared study the first worker to join
+    /// uses it as given and each later worker a stream of its own derived from it and the
+    /// order it joined in.
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
     /// The results database (default: `<spec>.db` next to the spec).

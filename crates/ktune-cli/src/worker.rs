@@ -39,7 +39,7 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     let fingerprint = problem.fingerprint(&space, &objective.name);
     let mut store = location.open_study(&study, &fingerprint)?;
     let worker = Worker::local(args.device.clone().or_else(|| runner.device()));
-    store.join(&worker, args.allow_mixed_hardware)?;
+    let rank = store.join(&worker, args.allow_mixed_hardware)?;
     // The study's budget is the first worker's; later workers keep it.
     if let Some(m) = budget.max_evaluations {
         match store.meta(ktune_store::BUDGET_KEY)? {
@@ -107,7 +107,7 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
                 .map_or(String::new(), |m| format!(", {m} evaluations shared"))
         );
     }
-    let seed = args.seed ^ u64::from(std::process::id()).rotate_left(32);
+    let seed = ktune_core::worker_seed(args.seed, rank);
     let mut session = Session::new(
         &space,
         strategy,

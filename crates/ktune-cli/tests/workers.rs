@@ -549,3 +549,65 @@ fn the_studies_of_a_storage_are_listed() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("first, second"), "{err}");
 }
+
+/// A shared study's first worker proposes what `ktune tune` alone proposes with the same
+/// seed; a second worker started with that seed draws from a stream of its own.
+#[test]
+fn workers_draw_their_own_random_numbers_and_the_first_reproduces_a_single_run() {
+    if Command::new("gcc").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: no gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 6);
+    let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
+    std::fs::write(
+        dir.path().join("ktune.toml"),
+        spec.replace("values = [400]", "values = [1]"),
+    )
+    .unwrap();
+    let tune = |extra: &[&str]| {
+        let out = ktune(dir.path())
+            .args(["tune", "ktune.toml", "--quiet", "--seed", "3"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let configs = |rows: Vec<serde_json::Value>| -> Vec<String> {
+        rows.iter().map(|r| r["params"].to_string()).collect()
+    };
+    tune(&["--no-default", "--db", "single.db"]);
+    let single = configs(results_json(dir.path(), &["single.db"]));
+    assert_eq!(single.len(), 6);
+    tune(&["--storage", "sqlite://shared.db", "--study", "first"]);
+    let first = configs(results_json(
+        dir.path(),
+        &["--storage", "sqlite://shared.db", "--study", "first"],
+    ));
+    assert_eq!(first, single);
+    // The same seed for the second worker of a study: another stream. The first worker
+    // joins, fixes the budget at 12 and stops at once (at most one evaluation).
+    let pair = ["--storage", "sqlite://shared.db", "--study", "pair"];
+    tune(
+        &[
+            &pair[..],
+            &["--max-evals", "12", "--time-limit", "0.000001"],
+        ]
+        .concat(),
+    );
+    let before = configs(results_json(dir.path(), &pair)).len();
+    assert!(before <= 1, "{before}");
+    tune(&pair);
+    let both = configs(results_json(dir.path(), &pair));
+    assert_eq!(both.len(), 12);
+    tune(&["--no-default", "--db", "single12.db", "--max-evals", "12"]);
+    let single12 = configs(results_json(dir.path(), &["single12.db"]));
+    assert_eq!(single12[..6], single[..]);
+    // With the first worker's stream it would have measured the single run's sequence.
+    assert_ne!(both[before..], single12[before..]);
+}

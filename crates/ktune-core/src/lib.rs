@@ -66,7 +66,7 @@ pub use rerank::{Finalist, Reranking, rerank};
 pub use runner::Runner;
 pub use session::{Asked, RecordHook, Session, SpaceRef};
 pub use simulated::{SimulatedRun, simulate_workers};
-pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker};
+pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker, worker_seed};
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 

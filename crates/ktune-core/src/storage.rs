@@ -105,6 +105,20 @@ pub struct StudyRecord {
     pub worker: Option<String>,
 }
 
+/// The seed of the worker of rank `rank` (see [`Storage::join`]) in a study run with
+/// `seed`: `seed` itself for the first worker, and for the others a stream of their own
+/// (SplitMix64's finaliser of the rank, so that neighbouring ranks and seeds do not
+/// overlap), the same on every run.
+pub fn worker_seed(seed: u64, rank: usize) -> u64 {
+    if rank == 0 {
+        return seed;
+    }
+    let mut z = (rank as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    seed ^ z ^ (z >> 31)
+}
+
 /// A store of studies that many workers share. Every method commits before it returns.
 pub trait Storage: Send {
     /// Where the storage is, for messages (`sqlite:///path`, `postgresql://host/db`).
@@ -113,9 +127,13 @@ pub trait Storage: Send {
     /// The study this handle is opened on.
     fn study(&self) -> &str;
 
-    /// Registers `worker` (its host and device). A study whose earlier workers measured on
-    /// other hardware refuses it unless `allow_mixed_hardware`.
-    fn join(&mut self, worker: &Worker, allow_mixed_hardware: bool) -> Result<(), CoreError>;
+    /// Registers `worker` (its host and device) and returns its rank: how many other
+    /// workers the study had when it joined (0 for the first). Workers draw their random
+    /// numbers from [`worker_seed`]`(seed, rank)`, so that each has its own stream and a
+    /// study's first worker makes the proposals of a single-process run with that seed.
+    /// A study whose earlier workers measured on other hardware refuses it unless
+    /// `allow_mixed_hardware`.
+    fn join(&mut self, worker: &Worker, allow_mixed_hardware: bool) -> Result<usize, CoreError>;
 
     /// Claims `config` for `worker` for `lease`, atomically (see [`Claim`]); with a `budget`,
     /// a new claim is refused once the study's records and live claims reach it. Renews the

@@ -785,15 +785,8 @@ impl Study {
         seed: u64,
     ) -> PyResult<Study> {
         let store_error = |e: ktune_core::CoreError| KtuneError::new_err(e.to_string());
-        let mut session = Session::new(
-            SpaceRef::Shared(space.clone()),
-            strategy,
-            budget.clone(),
-            direction,
-            Rng::seed_from_u64(seed),
-        )
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let shared = match storage {
+        // A shared study's worker joins first: its rank picks its stream of random numbers.
+        let joined = match storage {
             None => None,
             Some(choice) => {
                 let lease = ktune_core::checked_seconds(choice.lease)
@@ -810,7 +803,7 @@ impl Study {
                     .open_study(&choice.study, &choice.fingerprint)
                     .map_err(|e| KtuneError::new_err(e.to_string()))?;
                 let worker = ktune_core::Worker::local(choice.device);
-                storage
+                let rank = storage
                     .join(&worker, choice.allow_mixed_hardware)
                     .map_err(store_error)?;
                 storage
@@ -821,6 +814,21 @@ impl Study {
                         .set_meta(ktune_store::BUDGET_KEY, &m.to_string())
                         .map_err(store_error)?;
                 }
+                Some((storage, worker, lease, rank))
+            }
+        };
+        let rank = joined.as_ref().map_or(0, |j| j.3);
+        let mut session = Session::new(
+            SpaceRef::Shared(space.clone()),
+            strategy,
+            budget.clone(),
+            direction,
+            Rng::seed_from_u64(ktune_core::worker_seed(seed, rank)),
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let shared = match joined {
+            None => None,
+            Some((mut storage, worker, lease, _)) => {
                 let mut me = ktune_core::Participant::new(ktune_core::Cooperation {
                     worker: worker.id,
                     lease,

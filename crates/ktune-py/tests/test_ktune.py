@@ -165,6 +165,22 @@ def test_a_study_resumes_from_its_storage(tmp_path):
     assert rows[0] == 20
 
 
+def test_processes_of_a_shared_study_draw_their_own_random_numbers(tmp_path):
+    url = f"sqlite:///{tmp_path}/tuning.db"
+    alone = ktune.Study(GRID, strategy="random", seed=7)
+    stream = [alone.ask() for _ in range(6)]
+    first = ktune.Study(GRID, strategy="random", storage=url, seed=7)
+    second = ktune.Study(GRID, strategy="random", storage=url, seed=7)
+    # The first to join proposes what the study alone proposes with that seed.
+    assert first.ask() == stream[0]
+    # The second, started with the same seed, has a stream of its own: with the first's
+    # stream it would skip the claimed configuration and follow it step for step.
+    theirs = [second.ask() for _ in range(5)]
+    assert len({repr(c) for c in theirs}) == 5
+    assert theirs != stream[1:6]
+    assert len({repr(c) for c in theirs} & {repr(c) for c in stream}) <= 1
+
+
 def test_a_storage_refuses_another_problem(tmp_path):
     url = f"sqlite:///{tmp_path}/tuning.db"
     ktune.Study(GRID, storage=url, strategy="random").optimize(objective, max_evals=2)

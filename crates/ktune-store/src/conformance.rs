@@ -35,7 +35,7 @@ pub type Check = fn(&Open<'_>);
 
 /// Runs every check of the suite, panicking with the check's name on the first failure.
 pub fn run_all(open: &Open<'_>) {
-    let checks: [(&str, Check); 11] = [
+    let checks: [(&str, Check); 13] = [
         (
             "claims_are_exclusive_and_settled_by_records",
             claims_are_exclusive_and_settled_by_records,
@@ -63,6 +63,14 @@ pub fn run_all(open: &Open<'_>) {
         (
             "workers_on_other_hardware_are_refused_unless_allowed",
             workers_on_other_hardware_are_refused_unless_allowed,
+        ),
+        (
+            "workers_are_ranked_in_the_order_they_join",
+            workers_are_ranked_in_the_order_they_join,
+        ),
+        (
+            "workers_joining_at_once_get_distinct_ranks",
+            workers_joining_at_once_get_distinct_ranks,
         ),
         ("metadata_round_trips", metadata_round_trips),
         (
@@ -371,6 +379,60 @@ pub fn workers_on_other_hardware_are_refused_unless_allowed(open: &Open<'_>) {
         "{e}"
     );
     s.join(&worker("c", "NVIDIA A100"), true).unwrap();
+}
+
+/// A worker's rank is how many other workers the study had when it joined, per study; a
+/// worker joining again counts every other.
+pub fn workers_are_ranked_in_the_order_they_join(open: &Open<'_>) {
+    let space = space();
+    let fp = fingerprint(&space);
+    let (one, two) = (unique("rank"), unique("rank"));
+    let mut s = opened(open, &one, &fp);
+    let worker = |id: &str| Worker {
+        id: id.into(),
+        host: "node1".into(),
+        device: "NVIDIA H100".into(),
+    };
+    assert_eq!(s.join(&worker("a"), false).unwrap(), 0);
+    assert_eq!(s.join(&worker("b"), false).unwrap(), 1);
+    assert_eq!(s.join(&worker("c"), false).unwrap(), 2);
+    assert_eq!(s.join(&worker("a"), false).unwrap(), 2);
+    let mut t = opened(open, &two, &fp);
+    assert_eq!(t.join(&worker("c"), false).unwrap(), 0);
+}
+
+/// Workers that join a study at the same moment, each on its own connection, get the ranks
+/// 0, 1, 2, ... once each (so their seeds differ).
+pub fn workers_joining_at_once_get_distinct_ranks(open: &Open<'_>) {
+    let space = space();
+    let study = unique("ranks");
+    let fp = fingerprint(&space);
+    drop(opened(open, &study, &fp));
+    let mut ranks: Vec<usize> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..6)
+            .map(|w| {
+                let (study, fp) = (&study, &fp);
+                scope.spawn(move || {
+                    let mut s = opened(open, study, fp);
+                    s.join(
+                        &Worker {
+                            id: format!("w{w}"),
+                            host: format!("node{w}"),
+                            device: "NVIDIA H100".into(),
+                        },
+                        false,
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker panicked"))
+            .collect()
+    });
+    ranks.sort_unstable();
+    assert_eq!(ranks, (0..6).collect::<Vec<_>>());
 }
 
 /// Study metadata is stored per study.

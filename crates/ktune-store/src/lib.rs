@@ -996,7 +996,7 @@ impl Store {
         &mut self,
         worker: &ktune_core::Worker,
         allow_mixed: bool,
-    ) -> Result<(), StoreError> {
+    ) -> Result<usize, StoreError> {
         let study = self.study;
         let path = self.path.clone();
         let sqlite = |source| sqlite_error(&path, source);
@@ -1028,6 +1028,15 @@ impl Store {
                     .collect(),
             });
         }
+        // Counted in the same immediate transaction as the insert, so that workers joining
+        // at once get distinct ranks.
+        let rank: i64 = tx
+            .query_row(
+                "SELECT COUNT(*) FROM workers WHERE study = ?1 AND worker != ?2",
+                params![study, &worker.id],
+                |r| r.get(0),
+            )
+            .map_err(sqlite)?;
         tx.execute(
             &format!(
                 "INSERT OR REPLACE INTO workers (study, worker, host, device, joined) \
@@ -1036,7 +1045,8 @@ impl Store {
             params![study, &worker.id, &worker.host, &worker.device],
         )
         .map_err(sqlite)?;
-        tx.commit().map_err(sqlite)
+        tx.commit().map_err(sqlite)?;
+        Ok(rank as usize)
     }
 
     /// Every stored record in evaluation order, with configurations as value indices of

@@ -581,7 +581,7 @@ impl Storage for PgStore {
         &self.study_name
     }
 
-    fn join(&mut self, worker: &Worker, allow_mixed_hardware: bool) -> Result<(), CoreError> {
+    fn join(&mut self, worker: &Worker, allow_mixed_hardware: bool) -> Result<usize, CoreError> {
         let (location, study, name) = (self.location.clone(), self.study, self.study_name.clone());
         let pg = |e| pg_error(&location, e);
         let mut tx = self.locked()?;
@@ -604,6 +604,15 @@ impl Storage for PgStore {
             }
             .into());
         }
+        // Under the study's lock, like the insert, so that workers joining at once get
+        // distinct ranks.
+        let rank: i64 = tx
+            .query_one(
+                "SELECT COUNT(*) FROM ktune.workers WHERE study = $1 AND worker <> $2",
+                &[&study, &worker.id],
+            )
+            .map_err(pg)?
+            .get(0);
         tx.execute(
             &format!(
                 "INSERT INTO ktune.workers (study, worker, host, device, joined) \
@@ -614,7 +623,7 @@ impl Storage for PgStore {
         )
         .map_err(pg)?;
         tx.commit().map_err(pg)?;
-        Ok(())
+        Ok(rank as usize)
     }
 
     fn claim(

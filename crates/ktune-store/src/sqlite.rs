@@ -29,7 +29,7 @@ impl Storage for Store {
         Store::study(self)
     }
 
-    fn join(&mut self, worker: &Worker, allow_mixed_hardware: bool) -> Result<(), CoreError> {
+    fn join(&mut self, worker: &Worker, allow_mixed_hardware: bool) -> Result<usize, CoreError> {
         Ok(Store::join(self, worker, allow_mixed_hardware)?)
     }
 

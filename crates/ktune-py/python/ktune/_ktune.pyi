@@ -38,7 +38,10 @@ class Study:
     study claims what it measures, so none is measured twice and ``max_evals`` holds for all;
     a claim not told within ``lease`` seconds goes to another process. ``device`` (default:
     the CPU model) is what this process measures on; a study refuses other hardware unless
-    ``allow_mixed_hardware``."""
+    ``allow_mixed_hardware``. ``seed`` seeds the strategy; in a shared study the first
+    process to join uses it as given and each later one a stream of its own derived from it
+    and the order it joined in, so processes started with the same seed do not propose
+    alike."""
 
     def __init__(
         self,
