@@ -196,6 +196,33 @@ mod tests {
         assert_eq!(sc.early[2], sc.score);
     }
 
+    /// Capping a space's budget at a horizon makes the score the early score there.
+    #[test]
+    fn a_capped_space_scores_the_early_score() {
+        let wide: Vec<Option<f64>> = (0..20_000)
+            .map(|i| {
+                Some(if i % 1000 == 0 {
+                    1.0 + i as f64 * 1e-4
+                } else {
+                    100.0 + (i % 997) as f64
+                })
+            })
+            .collect();
+        let st = SpaceStats::new("s", &wide, Direction::Minimize).unwrap();
+        assert!(st.n_max() > 120, "{}", st.n_max());
+        let mut run: Vec<Option<f64>> = (0..50).map(|i| Some(150.0 - i as f64)).collect();
+        run.push(Some(st.optimum()));
+        run.extend((0..100).map(|_| Some(st.median())));
+        let full = score_run(&st, &run);
+        for (h, early) in EARLY_HORIZONS.iter().zip(full.early) {
+            let capped = st.capped(*h);
+            assert_eq!(capped.n_max(), *h);
+            assert!((score_run(&capped, &run).score - early).abs() < 1e-12);
+            assert!((score_run(&capped, &run[..*h]).score - early).abs() < 1e-12);
+        }
+        assert_eq!(st.capped(100_000).n_max(), st.n_max());
+    }
+
     #[test]
     fn optimum_first_scores_one() {
         let st = SpaceStats::new("s", &space(2000), Direction::Minimize).unwrap();

@@ -206,6 +206,16 @@ impl SpaceStats {
         self.n_max
     }
 
+    /// The same space scored over at most `horizon` evaluations: `n_max` capped at it, so
+    /// that a run's score is its early score at `horizon`. For comparing tools that were given
+    /// fewer evaluations than the space's budget (a peer too slow to run to it).
+    pub fn capped(&self, horizon: usize) -> SpaceStats {
+        SpaceStats {
+            n_max: self.n_max.min(horizon.max(1)),
+            ..self.clone()
+        }
+    }
+
     /// The number of evaluations to give every strategy on this space: `max(n_max, 220)`,
     /// capped at N.
     pub fn budget(&self) -> usize {

@@ -125,6 +125,11 @@ struct ScoreArgs {
     /// `time`: score against simulated time instead (see `ktune bench --help`).
     #[arg(long, value_enum, default_value = "evaluations")]
     budget_kind: BudgetKind,
+    /// Score only the first N evaluations of each run: each space's budget n_max is capped
+    /// at N, so the score and the per-space tables are the score at N. For traces of a tool
+    /// too slow to run to the spaces' budgets (a peer run with a budget of N).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    horizon: Option<u64>,
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -350,6 +355,7 @@ fn bench(args: &RunArgs) -> Result<()> {
         &stats,
         Some(&args.out.join("scores.md")),
         (!args.no_plots).then(|| args.out.join("plots")).as_deref(),
+        None,
     )?;
     if args.budget_kind == BudgetKind::Time {
         time_scores(&traces, &sims, &stats, Some(&args.out.join("time.md")))?;
@@ -405,14 +411,29 @@ fn score(args: &ScoreArgs) -> Result<()> {
         traces.extend(read_traces(f)?);
     }
     let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
-    let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) =
+    let (sims, mut stats): (Vec<Simulation>, Vec<SpaceStats>) =
         open_spaces(&spaces, &args.objective, args.maximize)?
             .into_iter()
             .unzip();
+    if let Some(h) = args.horizon {
+        if args.budget_kind == BudgetKind::Time {
+            bail!("--horizon counts evaluations; it does not apply to --budget-kind time");
+        }
+        let h = usize::try_from(h).unwrap_or(usize::MAX);
+        stats = stats.iter().map(|s| s.capped(h)).collect();
+        // The report names the horizon (the Spaces table shows the capped n_max).
+    }
     if args.budget_kind == BudgetKind::Time {
         return time_scores(&traces, &sims, &stats, args.out.as_deref());
     }
-    report(&traces, &stats, args.out.as_deref(), args.plots.as_deref())
+    report(
+        &traces,
+        &stats,
+        args.out.as_deref(),
+        args.plots.as_deref(),
+        args.horizon
+            .map(|h| usize::try_from(h).unwrap_or(usize::MAX)),
+    )
 }
 
 /// What evaluating each configuration of a simulated space costs: its recorded compile,
@@ -458,9 +479,15 @@ fn report(
     stats: &[SpaceStats],
     table_path: Option<&Path>,
     plots: Option<&Path>,
+    horizon: Option<usize>,
 ) -> Result<()> {
     let table = score_traces(traces, stats)?;
-    let markdown = table.to_markdown();
+    let mut markdown = table.to_markdown();
+    if let Some(h) = horizon {
+        markdown = format!(
+            "Scored over the first {h} evaluations of each run (`--horizon {h}`): every space's n_max is capped at {h}.\n\n{markdown}"
+        );
+    }
     outln!("{markdown}")?;
     if let Some(p) = table_path {
         std::fs::write(p, &markdown).with_context(|| format!("cannot write `{}`", p.display()))?;

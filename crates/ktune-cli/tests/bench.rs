@@ -74,6 +74,38 @@ fn runs_strategies_and_writes_traces_scores_and_plots() {
         String::from_utf8_lossy(&rescored.stderr)
     );
     assert_eq!(String::from_utf8(rescored.stdout).unwrap(), table);
+
+    // Scored over the first 20 evaluations, each strategy's score is its @20 column, and the
+    // report says so.
+    let early = ktune()
+        .args(["bench", "score", "--horizon", "20"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    assert!(early.status.success());
+    let early = String::from_utf8(early.stdout).unwrap();
+    assert!(early.contains("first 20 evaluations"), "{early}");
+    let at20 = summary_columns(&table, 2);
+    assert_eq!(at20.len(), 2, "{table}");
+    assert_eq!(summary_columns(&early, 1), at20);
+    assert_ne!(summary_columns(&table, 1), at20);
+}
+
+/// The `column`-th cell of each strategy's row in the summary table (1: the score, 2: @20).
+fn summary_columns(markdown: &str, column: usize) -> Vec<(String, String)> {
+    markdown
+        .split("### Performance score per space")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| ktune-"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_string(), cells[1 + column].to_string())
+        })
+        .collect()
 }
 
 fn fails_with(args: &[&str], extra: &[PathBuf], needle: &str) {
