@@ -1,12 +1,14 @@
 """Overhead of one ask/tell round trip from Python: ktune.Study (random, bayes_opt) beside
 Optuna 5.0's ask/tell with its default sampler, on one discrete space, in one process:
 
-    python bench/python_ask_tell.py [OBSERVATIONS=200] [--large] [--storage DIR]
+    python bench/python_ask_tell.py [OBSERVATIONS=200] [--large] [--storage DIR] [--gp]
 
 `--large` adds three parameters of ten values (1.8 million combinations, 1.5 million valid:
 above bayes_opt's candidate limit, so each of its rounds scores a sample). `--storage DIR`
 records every round trip in an SQLite file in DIR, for both tools (ktune: a shared study,
-each configuration claimed at ask and recorded at tell; Optuna: its RDB storage).
+each configuration claimed at ask and recorded at tell; Optuna: its RDB storage). `--gp`
+adds the Gaussian-process samplers: ktune's `baco` and Optuna's `GPSampler` (which needs
+PyTorch), beside `bayes_opt`.
 
 Each tool runs OBSERVATIONS + 20 round trips on a cheap analytic objective; the figure is
 the median time of the 20 round trips after the first OBSERVATIONS (the strategy's own
@@ -63,8 +65,8 @@ def ktune_rounds(strategy, n):
     return times
 
 
-def optuna_rounds(n):
-    study = optuna.create_study(storage=url("optuna"))  # the default sampler
+def optuna_rounds(n, sampler=None):
+    study = optuna.create_study(storage=url("optuna"), sampler=sampler)  # None: the default
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -87,7 +89,14 @@ def main(observations):
         ("ktune random", lambda: ktune_rounds("random", n)),
         ("ktune bayes_opt", lambda: ktune_rounds("bayes_opt", n)),
         (f"Optuna {optuna.__version__} {type(optuna.create_study().sampler).__name__} (default)", lambda: optuna_rounds(n)),
-    ]:
+    ] + (
+        [
+            ("ktune baco", lambda: ktune_rounds("baco", n)),
+            (f"Optuna {optuna.__version__} GPSampler", lambda: optuna_rounds(n, optuna.samplers.GPSampler(seed=1))),
+        ]
+        if "--gp" in sys.argv
+        else []
+    ):
         times = run()
         tail = times[observations:]
         print(f"| {name} | {statistics.median(tail) * 1e3:.3f} | {statistics.mean(times) * 1e3:.3f} |")
