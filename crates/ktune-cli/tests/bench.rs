@@ -462,4 +462,24 @@ fn budget_kind_time_scores_runs_against_simulated_time() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("evaluations, time"));
+    // A horizon counts evaluations: not with time, and not zero.
+    for (args, expected) in [
+        (
+            &["--horizon", "60", "--budget-kind", "time"][..],
+            "--horizon counts evaluations",
+        ),
+        (&["--horizon", "0"][..], "--horizon"),
+    ] {
+        let bad = ktune()
+            .args(["bench", "score"])
+            .args(args)
+            .arg(out.path().join("traces.jsonl"))
+            .arg(space("convolution_A100"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&bad.stderr);
+        assert!(!bad.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
