@@ -160,11 +160,10 @@ mod tests {
         assert!(s.score.abs() < 1e-12, "{}", s.score);
     }
 
-    #[test]
-    fn early_scores_average_the_first_evaluations_only() {
-        // A few good configurations among many: random search needs long to get close, so
-        // n_max > 120.
-        let wide: Vec<Option<f64>> = (0..20_000)
+    /// A few good configurations among many: random search needs long to get close, so
+    /// n_max > 120.
+    fn wide_space() -> Vec<Option<f64>> {
+        (0..20_000)
             .map(|i| {
                 Some(if i % 1000 == 0 {
                     1.0 + i as f64 * 1e-4
@@ -172,7 +171,12 @@ mod tests {
                     100.0 + (i % 997) as f64
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn early_scores_average_the_first_evaluations_only() {
+        let wide = wide_space();
         let st = SpaceStats::new("s", &wide, Direction::Minimize).unwrap();
         assert!(st.n_max() > 120, "{}", st.n_max());
         // The baseline scores zero at every horizon; the optimum at once scores one.
@@ -199,15 +203,7 @@ mod tests {
     /// Capping a space's budget at a horizon makes the score the early score there.
     #[test]
     fn a_capped_space_scores_the_early_score() {
-        let wide: Vec<Option<f64>> = (0..20_000)
-            .map(|i| {
-                Some(if i % 1000 == 0 {
-                    1.0 + i as f64 * 1e-4
-                } else {
-                    100.0 + (i % 997) as f64
-                })
-            })
-            .collect();
+        let wide = wide_space();
         let st = SpaceStats::new("s", &wide, Direction::Minimize).unwrap();
         assert!(st.n_max() > 120, "{}", st.n_max());
         let mut run: Vec<Option<f64>> = (0..50).map(|i| Some(150.0 - i as f64)).collect();

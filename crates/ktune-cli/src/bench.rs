@@ -415,24 +415,24 @@ fn score(args: &ScoreArgs) -> Result<()> {
         open_spaces(&spaces, &args.objective, args.maximize)?
             .into_iter()
             .unzip();
-    if let Some(h) = args.horizon {
-        if args.budget_kind == BudgetKind::Time {
+    if args.budget_kind == BudgetKind::Time {
+        if args.horizon.is_some() {
             bail!("--horizon counts evaluations; it does not apply to --budget-kind time");
         }
-        let h = usize::try_from(h).unwrap_or(usize::MAX);
-        stats = stats.iter().map(|s| s.capped(h)).collect();
-        // The report names the horizon (the Spaces table shows the capped n_max).
-    }
-    if args.budget_kind == BudgetKind::Time {
         return time_scores(&traces, &sims, &stats, args.out.as_deref());
+    }
+    let horizon = args
+        .horizon
+        .map(|h| usize::try_from(h).unwrap_or(usize::MAX));
+    if let Some(h) = horizon {
+        stats = stats.iter().map(|s| s.capped(h)).collect();
     }
     report(
         &traces,
         &stats,
         args.out.as_deref(),
         args.plots.as_deref(),
-        args.horizon
-            .map(|h| usize::try_from(h).unwrap_or(usize::MAX)),
+        horizon,
     )
 }
 
