@@ -137,7 +137,7 @@ pub struct AutoOptions {
     /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
     pub explore_after: usize,
     /// The strategies beside the model, joined by `+`: `mls` (the climb from the study's
-    /// best), `annealing`, `genetic`, `pso`, or `none`.
+    /// best), `annealing`, `genetic`, `pso`, `tpe`, or `none`.
     pub local: String,
     /// Random configurations the local search samples to start a climb when the study's
     /// best is a local optimum already.
@@ -235,7 +235,7 @@ const OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "local",
         default: "\"mls\"",
-        doc: "The strategies beside the model, joined by `+`: \"mls\" (multi-start local search climbing from the study's best configuration), \"annealing\", \"genetic\", \"pso\" (each with its defaults), or \"none\" (the model alone).",
+        doc: "The strategies beside the model, joined by `+`: \"mls\" (multi-start local search climbing from the study's best configuration), \"annealing\", \"genetic\", \"pso\", \"tpe\" (each with its defaults), or \"none\" (the model alone).",
     },
     OptionDoc {
         name: "local_start_samples",
@@ -418,12 +418,13 @@ impl Auto {
                 }
                 "genetic" => Member::Other(crate::create("genetic_algorithm", &Options::new())?),
                 "pso" => Member::Other(crate::create("pso", &Options::new())?),
+                "tpe" => Member::Other(crate::create("tpe", &Options::new())?),
                 other => {
                     return Err(StrategyError::Invalid {
                         strategy: NAME.into(),
                         option: "local".into(),
                         message: format!(
-                            "names \"{other}\"; give \"mls\", \"annealing\", \"genetic\", \"pso\" or \"none\", joined by +"
+                            "names \"{other}\"; give \"mls\", \"annealing\", \"genetic\", \"pso\", \"tpe\" or \"none\", joined by +"
                         ),
                     });
                 }

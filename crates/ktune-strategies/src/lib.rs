@@ -34,6 +34,7 @@ mod pso;
 mod random;
 mod simulated_annealing;
 pub mod surrogate;
+mod tpe;
 pub mod transform;
 
 pub use auto::{Auto, AutoOptions, ClimbGuide, Model as AutoModel, Schedule as AutoSchedule};
@@ -91,6 +92,7 @@ pub const REGISTRY: &[Entry] = &[
     genetic_algorithm::ENTRY,
     bayes_opt::ENTRY,
     baco::ENTRY,
+    tpe::ENTRY,
     auto::ENTRY,
 ];
 

@@ -87,6 +87,7 @@ _KTUNE_STRATEGIES = {
     "differential_evolution",
     "firefly",
     "baco",
+    "tpe",
 }
 _UNSUPPORTED_STRATEGIES = {"minimize", "basinhopping", "dual_annealing", "greedy_mls", "ordered_greedy_mls"}
 
