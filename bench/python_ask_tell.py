@@ -1,4 +1,4 @@
-"""Overhead of one ask/tell round trip from Python: ktune.Study (random, bayes_opt) beside
+"""Overhead of one ask/tell round trip from Python: ktune.Study (random, bayes_opt, tpe) beside
 Optuna 5.0's ask/tell with its default sampler, on one discrete space, in one process:
 
     python bench/python_ask_tell.py [OBSERVATIONS=200] [--large] [--storage DIR] [--gp]
@@ -89,6 +89,7 @@ def main(observations):
         ("ktune random", lambda: ktune_rounds("random", n)),
         ("ktune bayes_opt", lambda: ktune_rounds("bayes_opt", n)),
         (f"Optuna {optuna.__version__} {type(optuna.create_study().sampler).__name__} (default)", lambda: optuna_rounds(n)),
+        ("ktune tpe", lambda: ktune_rounds("tpe", n)),
     ] + (
         [
             ("ktune baco", lambda: ktune_rounds("baco", n)),

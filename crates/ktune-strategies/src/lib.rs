@@ -26,6 +26,7 @@ mod brute_force;
 mod differential_evolution;
 pub mod encoding;
 mod firefly;
+mod fresh;
 mod genetic_algorithm;
 mod greedy_ils;
 mod mls;

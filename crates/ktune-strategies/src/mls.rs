@@ -50,13 +50,15 @@
 //!   Metaheuristics, 2003 (local search with restarts as the baseline of ILS).
 
 use ktune_core::{History, Observation, Rng, Strategy};
-use ktune_space::{Configuration, DistinctSampler, Neighbourhood, SearchSpace};
+use ktune_space::{Configuration, Neighbourhood, SearchSpace};
+
 use rand::RngExt;
 use rand::seq::SliceRandom;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::StrategyError;
+use crate::fresh::FreshSampler;
 
 // ----------------------------------------------------------------------------------------
 // Shared by the local searches (MLS, greedy ILS, simulated annealing).
@@ -112,53 +114,6 @@ pub(crate) fn check_positive(
         });
     }
     Ok(())
-}
-
-/// Draws random configurations that were never evaluated, for (re)starts. It is kept in step
-/// with the history through [`exclude`](Self::exclude), so a draw is O(1) expected.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct FreshSampler {
-    sampler: Option<DistinctSampler>,
-}
-
-impl FreshSampler {
-    /// A uniformly random configuration not in `history`, or `None` when the whole space has
-    /// been evaluated.
-    pub(crate) fn draw(
-        &mut self,
-        space: &SearchSpace,
-        history: &History,
-        rng: &mut Rng,
-    ) -> Option<Configuration> {
-        let sampler = self.sampler.get_or_insert_with(|| {
-            // Whatever was evaluated before this strategy started (a resumed run).
-            let mut s = DistinctSampler::new(space.size());
-            for o in history.observations() {
-                if let Some(r) = space.rank(&o.config) {
-                    s.exclude(r);
-                }
-            }
-            s
-        });
-        while let Some(r) = sampler.next_rank(rng) {
-            let c = space.configuration(r);
-            if !history.contains(&c) {
-                return Some(c);
-            }
-        }
-        None
-    }
-
-    /// Marks evaluated configurations as used (call from `tell`).
-    pub(crate) fn exclude(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        if let Some(s) = &mut self.sampler {
-            for o in observations {
-                if let Some(r) = space.rank(&o.config) {
-                    s.exclude(r);
-                }
-            }
-        }
-    }
 }
 
 /// The default number of random configurations a local search samples for each (re)start.
