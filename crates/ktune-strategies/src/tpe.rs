@@ -394,7 +394,7 @@ fn create(options: &crate::Options) -> Result<Box<dyn Strategy + Send>, crate::S
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &["tree_parzen"],
-    about: "Tree-structured Parzen estimator as Optuna's default sampler runs it, every parameter a categorical: after random start-up configurations, the configuration of largest ratio of the good results' density to the others' among draws from the former (multivariate: the densities are mixtures of product kernels); constraint-aware (only valid draws compete).",
+    about: "Tree-structured Parzen estimator as Optuna's default sampler runs it, every parameter a categorical: after random start-up configurations, the configuration of largest ratio of the good results' density to the others' among draws from the former (multivariate: the densities are mixtures of product kernels); constraint-aware (only valid, new draws compete).",
     options: &[
         crate::OptionDoc {
             name: "startup",
