@@ -47,7 +47,8 @@ KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
 from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for, done_seeds, parse_seeds  # noqa: E402
+from kt_run import budget_for  # noqa: E402
+from peer_runs import append_runs, numeric  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -109,10 +110,6 @@ def _norm(v):
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
         return float(v)
     return str(v)
-
-
-def numeric(values):
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
 def scenario(space, membership, run_dir, iterations):
@@ -219,20 +216,16 @@ def main():
             max_fevals = a.budget
         membership = Membership(space)
         baco_constraints.evaluate_constraints = membership.evaluate
-        out = os.path.join(a.out, f"baco__{stem_of(path)}.jsonl")
-        done = done_seeds(out)
-        for seed in parse_seeds(a.seeds):
-            if seed in done:
-                continue
-            rec = run_one(space, membership, seed, max_fevals)
-            with open(out, "a") as f:
-                f.write(json.dumps(rec) + "\n")
-            m = rec["meta"]
-            print(
+        append_runs(
+            os.path.join(a.out, f"baco__{stem_of(path)}.jsonl"),
+            a.seeds,
+            lambda seed: run_one(space, membership, seed, max_fevals),
+            lambda seed, rec: (
                 f"baco {space.stem:20s} seed {seed:3d} evals {len(rec['values']):4d}/{max_fevals}"
-                f" proposals {m['proposals']:5d} repeats {m['repeats']:5d} {rec['wall_seconds']:.1f}s",
-                flush=True,
-            )
+                f" proposals {rec['meta']['proposals']:5d} repeats {rec['meta']['repeats']:5d}"
+                f" {rec['wall_seconds']:.1f}s"
+            ),
+        )
 
 
 if __name__ == "__main__":

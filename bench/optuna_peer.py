@@ -29,7 +29,6 @@ budget only the scores up to it (@20, @60) compare with the other tools.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -39,7 +38,8 @@ KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
 from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for, done_seeds, parse_seeds  # noqa: E402
+from kt_run import budget_for  # noqa: E402
+from peer_runs import append_runs, numeric  # noqa: E402
 
 import optuna  # noqa: E402
 
@@ -64,10 +64,6 @@ SAMPLERS = {
     # model), like tpe-fail.
     "gp-fail": lambda seed: optuna.samplers.GPSampler(seed=seed),
 }
-
-
-def numeric(values):
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
 def violation(trial):
@@ -160,21 +156,16 @@ def main():
         if a.budget:
             max_fevals = a.budget
         for s in samplers:
-            out = os.path.join(a.out, f"{s}__{stem_of(path)}.jsonl")
-            done = done_seeds(out)
-            for seed in parse_seeds(a.seeds):
-                if seed in done:
-                    continue
-                rec = run_one(space, s, seed, max_fevals)
-                with open(out, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-                m = rec["meta"]
-                print(
+            append_runs(
+                os.path.join(a.out, f"{s}__{stem_of(path)}.jsonl"),
+                a.seeds,
+                lambda seed: run_one(space, s, seed, max_fevals),
+                lambda seed, rec: (
                     f"{s:17s} {space.stem:20s} seed {seed:3d} evals {len(rec['values']):4d}/{max_fevals}"
-                    f" asks {m['asks']:6d} infeasible {m['infeasible']:6d} repeats {m['repeats']:5d}"
-                    f" {rec['wall_seconds']:.1f}s",
-                    flush=True,
-                )
+                    f" asks {rec['meta']['asks']:6d} infeasible {rec['meta']['infeasible']:6d}"
+                    f" repeats {rec['meta']['repeats']:5d} {rec['wall_seconds']:.1f}s"
+                ),
+            )
 
 
 if __name__ == "__main__":

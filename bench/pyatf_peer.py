@@ -34,7 +34,8 @@ KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
 from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for, done_seeds, parse_seeds  # noqa: E402
+from kt_run import budget_for  # noqa: E402
+from peer_runs import append_runs  # noqa: E402
 
 import pyatf  # noqa: E402
 from pyatf import TP, Set, Tuner  # noqa: E402
@@ -144,20 +145,16 @@ def main():
         tps = parameters(space)
         for t in techniques:
             label = t + ("+repeats" if a.repeats_cost else "")
-            out = os.path.join(a.out, f"{label}__{stem_of(path)}.jsonl")
-            done = done_seeds(out)
-            for seed in parse_seeds(a.seeds):
-                if seed in done:
-                    continue
-                rec = run_one(space, tps, t, seed, max_fevals, a.repeats_cost)
-                with open(out, "a") as f:
-                    f.write(json.dumps(rec) + "\n")
-                m = rec["meta"]
-                print(
+            append_runs(
+                os.path.join(a.out, f"{label}__{stem_of(path)}.jsonl"),
+                a.seeds,
+                lambda seed: run_one(space, tps, t, seed, max_fevals, a.repeats_cost),
+                lambda seed, rec: (
                     f"{label:22s} {space.stem:20s} seed {seed:3d} evals {len(rec['values']):4d}/{max_fevals}"
-                    f" steps {m['steps']:6d} repeats {m['repeats']:5d} {rec['wall_seconds']:.1f}s",
-                    flush=True,
-                )
+                    f" steps {rec['meta']['steps']:6d} repeats {rec['meta']['repeats']:5d}"
+                    f" {rec['wall_seconds']:.1f}s"
+                ),
+            )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,17 @@ int main(void) {
 }
 "#;
 
-fn project(dir: &Path, budget: usize) {
+/// Whether gcc is missing (the tests that compile skip, and say so).
+fn gcc_missing() -> bool {
+    let missing = Command::new("gcc").arg("--version").output().is_err();
+    if missing {
+        eprintln!("SKIPPED: no gcc");
+    }
+    missing
+}
+
+/// A project whose program sleeps `sleep_ms` per evaluation, tuned with `budget` evaluations.
+fn project(dir: &Path, budget: usize, sleep_ms: u64) {
     std::fs::write(dir.join("prog.c"), PROGRAM).unwrap();
     let spec = format!(
         r#"
@@ -36,7 +46,7 @@ values = [0, 1, 2, 3]
 
 [[parameter]]
 name = "SLEEP_MS"
-values = [400]
+values = [{sleep_ms}]
 
 [runner]
 kind = "command"
@@ -161,12 +171,11 @@ fn workers_share_a_postgresql_study_over_verified_tls() {
         );
         return;
     };
-    if Command::new("gcc").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no gcc");
+    if gcc_missing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 6);
+    project(dir.path(), 6, 400);
     let study = Study {
         url: format!(
             "{}?sslmode=verify-full&sslrootcert={tls}/ca.pem",
@@ -205,12 +214,11 @@ fn workers_share_a_postgresql_study_over_verified_tls() {
 /// Four workers, eight of them killed and replaced: the study ends with its budget of
 /// records, each configuration once, made by several workers, each naming its device.
 fn killed_and_restarted(dir: &Path, study: &Study) {
-    if Command::new("gcc").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no gcc");
+    if gcc_missing() {
         return;
     }
     let budget = 40;
-    project(dir, budget);
+    project(dir, budget, 400);
     let mut workers: Vec<Child> = (0..4).map(|i| start(dir, study, i)).collect();
     // A fixed sequence of kills (deterministic, no clock in the choice): every 400 ms one
     // worker dies mid-run and a new one takes its place.
@@ -309,7 +317,7 @@ fn killed_and_restarted(dir: &Path, study: &Study) {
 #[test]
 fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 4);
+    project(dir.path(), 4, 400);
     let said = |args: &[&str]| {
         let out = ktune(dir.path()).args(args).output().unwrap();
         assert!(!out.status.success(), "{args:?} succeeded");
@@ -386,16 +394,13 @@ fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
 /// single-process database alike.
 #[test]
 fn results_rank_by_the_direction_the_study_was_tuned_in() {
-    if Command::new("gcc").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no gcc");
+    if gcc_missing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 6);
+    project(dir.path(), 6, 1);
     let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
-    let spec = spec
-        .replace("ms' }", "ms', direction = \"maximize\" }")
-        .replace("values = [400]", "values = [1]");
+    let spec = spec.replace("ms' }", "ms', direction = \"maximize\" }");
     assert!(spec.contains("maximize"));
     std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
     let shared = Study {
@@ -433,15 +438,13 @@ fn results_rank_by_the_direction_the_study_was_tuned_in() {
 
 #[test]
 fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
-    if Command::new("gcc").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no gcc");
+    if gcc_missing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 4);
+    project(dir.path(), 4, 1);
     let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
-    let spec = spec.replace("values = [400]", "values = [1]")
-        + "\n[storage]\nurl = \"sqlite://from-spec.db\"\nstudy = \"spec-study\"\n";
+    let spec = spec + "\n[storage]\nurl = \"sqlite://from-spec.db\"\nstudy = \"spec-study\"\n";
     std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
     let out = ktune(dir.path())
         .args(["tune", "ktune.toml", "--quiet"])
@@ -489,12 +492,11 @@ fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
 /// as a table or as JSON; other formats are refused.
 #[test]
 fn the_studies_of_a_storage_are_listed() {
-    if Command::new("gcc").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no gcc");
+    if gcc_missing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 2);
+    project(dir.path(), 2, 400);
     for (i, name) in ["first", "second"].iter().enumerate() {
         let study = Study {
             url: "sqlite://shared.db".into(),
@@ -554,18 +556,11 @@ fn the_studies_of_a_storage_are_listed() {
 /// seed; a second worker started with that seed draws from a stream of its own.
 #[test]
 fn workers_draw_their_own_random_numbers_and_the_first_reproduces_a_single_run() {
-    if Command::new("gcc").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no gcc");
+    if gcc_missing() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 6);
-    let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
-    std::fs::write(
-        dir.path().join("ktune.toml"),
-        spec.replace("values = [400]", "values = [1]"),
-    )
-    .unwrap();
+    project(dir.path(), 6, 1);
     let tune = |extra: &[&str]| {
         let out = ktune(dir.path())
             .args(["tune", "ktune.toml", "--quiet", "--seed", "3"])

@@ -89,6 +89,8 @@ struct Parzen {
     centres: Vec<Configuration>,
     /// Per kernel, the log of its mixture weight; the prior's last.
     log_weights: Vec<f64>,
+    /// The log density of any configuration under the prior kernel, its weight included.
+    log_prior: f64,
     /// Per kernel, the cumulative mixture weights, for drawing kernels.
     cumulative: Vec<f64>,
     /// Per parameter: domain size, and the log probability of the centre's value and of
@@ -118,8 +120,11 @@ impl Parzen {
         // Optuna: every value gets prior_weight / kernels, the observed one 1 more.
         let s = prior_weight / (centres.len() + 1) as f64;
         let norm: Vec<f64> = sizes.iter().map(|&k| 1.0 + k as f64 * s).collect();
+        let log_weights: Vec<f64> = weights.iter().map(|w| (w / total).ln()).collect();
+        let uniform: f64 = sizes.iter().map(|&k| -(k as f64).ln()).sum();
         Parzen {
-            log_weights: weights.iter().map(|w| (w / total).ln()).collect(),
+            log_prior: log_weights[centres.len()] + uniform,
+            log_weights,
             cumulative,
             log_hit: norm.iter().map(|n| ((1.0 + s) / n).ln()).collect(),
             log_miss: norm.iter().map(|n| (s / n).ln()).collect(),
@@ -146,29 +151,40 @@ impl Parzen {
     }
 
     fn log_pdf(&self, x: &[u32]) -> f64 {
-        let prior: f64 = self.sizes.iter().map(|&k| -(k as f64).ln()).sum();
-        let terms: Vec<f64> = self
-            .centres
-            .iter()
-            .zip(&self.log_weights)
-            .map(|(c, lw)| {
-                lw + (0..x.len())
-                    .map(|d| {
-                        if c[d] == x[d] {
-                            self.log_hit[d]
-                        } else {
-                            self.log_miss[d]
-                        }
-                    })
-                    .sum::<f64>()
-            })
-            .chain(std::iter::once(
-                self.log_weights[self.centres.len()] + prior,
-            ))
-            .collect();
-        let m = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        m + terms.iter().map(|t| (t - m).exp()).sum::<f64>().ln()
+        let kernel = |c: &Configuration| -> f64 {
+            (0..x.len())
+                .map(|d| {
+                    if c[d] == x[d] {
+                        self.log_hit[d]
+                    } else {
+                        self.log_miss[d]
+                    }
+                })
+                .sum()
+        };
+        log_sum_exp(
+            self.centres
+                .iter()
+                .zip(&self.log_weights)
+                .map(|(c, lw)| lw + kernel(c))
+                .chain(std::iter::once(self.log_prior)),
+        )
     }
+}
+
+/// ln Σ exp(t) over `terms`, in one pass without overflow (it is called for every draw of
+/// every proposal, with a term per observation).
+fn log_sum_exp(terms: impl Iterator<Item = f64>) -> f64 {
+    let (mut max, mut sum) = (f64::NEG_INFINITY, 0.0);
+    for t in terms {
+        if t > max {
+            sum = sum * (max - t).exp() + 1.0;
+            max = t;
+        } else {
+            sum += (t - max).exp();
+        }
+    }
+    max + sum.ln()
 }
 
 /// The product of one categorical density per parameter (univariate TPE).
@@ -208,6 +224,11 @@ impl Independent {
             log.push(p.iter().map(|v| v.ln()).collect());
         }
         Independent { cumulative, log }
+    }
+
+    /// ln l(v) − ln g(v) of value `v` of parameter `d`, `self` being l.
+    fn log_ratio(&self, g: &Independent, d: usize, v: u32) -> f64 {
+        self.log[d][v as usize] - g.log[d][v as usize]
     }
 
     fn draw_value(&self, d: usize, rng: &mut Rng) -> u32 {
@@ -303,7 +324,7 @@ impl Tpe {
             Some((l, g)) => c
                 .iter()
                 .enumerate()
-                .map(|(d, &v)| l.log[d][v as usize] - g.log[d][v as usize])
+                .map(|(d, &v)| l.log_ratio(g, d, v))
                 .sum(),
         };
         if let Some((l, g)) = &independent {
@@ -311,10 +332,9 @@ impl Tpe {
             // the summed ratio over the draws' combinations).
             let choice: Configuration = (0..space.dims())
                 .map(|d| {
-                    let r = |v: u32| l.log[d][v as usize] - g.log[d][v as usize];
                     (0..self.opts.candidates)
                         .map(|_| l.draw_value(d, rng))
-                        .max_by(|&a, &b| r(a).total_cmp(&r(b)))
+                        .max_by(|&a, &b| l.log_ratio(g, d, a).total_cmp(&l.log_ratio(g, d, b)))
                         .unwrap_or(0)
                 })
                 .collect();
@@ -444,20 +464,12 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
 
 #[cfg(test)]
 mod tests {
-    use ktune_core::{FailureKind, History, Observation, Rng, Strategy};
+    use ktune_core::{History, Rng, Strategy};
     use ktune_space::{Parameter, SearchSpace};
     use rand::SeedableRng;
 
     use super::{Independent, Parzen, Tpe, TpeOptions, observation_weights};
-
-    fn observe(history: &mut History, config: &[u32], value: Option<f64>) {
-        history.push(Observation {
-            config: config.to_vec(),
-            value,
-            failure: value.is_none().then_some(FailureKind::Runtime),
-            variance: None,
-        });
-    }
+    use crate::mls::test_support::observe;
 
     /// Every configuration of a `sizes` Cartesian product.
     fn all(sizes: &[usize]) -> Vec<Vec<u32>> {
