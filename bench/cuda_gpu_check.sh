@@ -9,10 +9,14 @@
 #   strip .gpu/*                                       # .gpu is git-ignored
 #   (on the GPU machine, from the repository root)  bash bench/cuda_gpu_check.sh .gpu "$OUT" [steps]
 #
-# steps (default: tests examples jobs energy): those four, `measure` and `l2` (issue 17), or single runs:
-# example:<kernel>:<strategy> (kernel: matmul, convolution, reduction), jobs:<n>:<strategy>,
-# kt:<kernel>:<backend> (Kernel Tuner 1.5, bayes_opt, 60 evaluations; backend NVCUDA or CUPY;
-# needs kernel_tuner on PYTHONPATH). Add `cold` to empty the CUDA compile cache before every
+# (bench/gpu_carry.sh fills .gpu with all of it, and with the Python packages under .gpu/py.)
+# steps (default: tests examples jobs energy): those four, `measure` and `l2` (issue 17), `python`
+# (issue 16: the bindings' GPU tests and the two Kernel Tuner examples run through ktune), or
+# single runs: example:<kernel>:<strategy> (kernel: matmul, convolution, reduction),
+# jobs:<n>:<strategy>, kt:<kernel>:<backend> (bench/kt_cuda.py: Kernel Tuner 1.5, bayes_opt,
+# 60 evaluations; backend NVCUDA or CUPY; or `ktune`: the same script through
+# ktune.tune_kernel. Both verify against the one reference output of Kernel Tuner's run_kernel,
+# computed before the cache is emptied). Add `cold` to empty the CUDA compile cache before every
 # run: NVRTC (CUDA 12.9 and later) keeps compiled programs in it across processes, so a run
 # after another run of the same kernel compiles several times faster. BENCHMARKS.md's figures:
 #   cold example:matmul:bayes_opt example:matmul:random example:convolution:bayes_opt
@@ -25,7 +29,12 @@ bin=${1:?usage: cuda_gpu_check.sh <dir with ktune and the ktune_runners test bin
 out=${2:?usage: cuda_gpu_check.sh <bin dir> <out dir> [steps]}
 steps=${3:-tests examples jobs energy}
 mkdir -p "$out"
+bin=$(cd "$bin" && pwd)
 ktune="$bin/ktune"
+# Kernel Tuner and the ktune wheel, where bench/gpu_carry.sh put them.
+if [[ -d $bin/py ]]; then
+    export PYTHONPATH="$bin/py${PYTHONPATH:+:$PYTHONPATH}"
+fi
 want() { [[ " $steps " == *" $1 "* ]]; }
 
 {
@@ -97,13 +106,30 @@ for step in $steps; do
         jobs:*:*) IFS=: read -r _ n strategy <<< "$step"; jobs "$n" "$strategy" ;;
         kt:*:*)
             IFS=: read -r _ kernel backend <<< "$step"
+            tool=(--lang "$backend")
+            [[ $backend == ktune ]] && tool=(--tool ktune --lang NVCUDA)
+            reference=(--reference "$out/reference-$kernel.npz")
+            python3 bench/kt_cuda.py --kernel "$kernel" --seed 1 --reference-only "${reference[@]}" \
+                > "$out/kt-$kernel-$backend.log" 2>&1
             cold
             python3 bench/kt_cuda.py --kernel "$kernel" --strategy bayes_opt --evals 60 --seed 1 \
-                --lang "$backend" --out "$out/kt-$kernel-$backend.json" > "$out/kt-$kernel-$backend.log" 2>&1
+                "${tool[@]}" "${reference[@]}" --out "$out/kt-$kernel-$backend.json" >> "$out/kt-$kernel-$backend.log" 2>&1
             tail -1 "$out/kt-$kernel-$backend.log" >> "$out/kt-summary.jsonl"
             ;;
     esac
 done
+
+# Issue 16 on the GPU: the bindings' tests (their GPU tests run here instead of skipping) and
+# the examples, which are Kernel Tuner scripts with only the import changed.
+if want python; then
+    python3 -m pytest -v -rs crates/ktune-py/tests/test_tune_kernel.py > "$out/py-tests.txt" 2>&1
+    echo "pytest exit $?" >> "$out/py-tests.txt"
+    for example in vector_add matmul; do
+        cold
+        python3 "examples/python/$example.py" > "$out/py-$example.txt" 2>&1
+        echo "exit $?" >> "$out/py-$example.txt"
+    done
+fi
 
 if want jobs; then
     for n in 1 4; do

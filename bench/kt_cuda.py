@@ -1,14 +1,20 @@
 """Kernel Tuner 1.5 tuning the three CUDA examples on the same GPU, for the side-by-side
-comparison with `ktune tune examples/cuda-<kernel>/ktune.toml` (issue 19). Same kernel files,
-parameters, restrictions, problem sizes, arguments, 7 timed iterations, and verification
-against the default configuration's output.
+comparison with `ktune tune examples/cuda-<kernel>/ktune.toml` (issue 19); with
+`--tool ktune`, the same script through `ktune.tune_kernel` (issue 16: a Kernel Tuner script
+with only the import changed). Same kernel files, parameters, restrictions, problem sizes,
+arguments, 7 timed iterations, and verification against the default configuration's output.
 
     python3 bench/kt_cuda.py --kernel matmul --strategy bayes_opt --evals 40 --seed 1 --out kt.json
+    python3 bench/kt_cuda.py --tool ktune --kernel matmul --strategy bayes_opt --evals 40 --seed 1 --out ktpy.json
 
-Needs kernel_tuner==1.5.0, numpy and cuda-python (lang="NVCUDA", NVRTC like ktune) on a GPU
-machine. Prints one JSON summary: the best time and configuration, the evaluation and the
-wall time at which it was first reached, the total wall time, and Kernel Tuner's own
-overhead per evaluation (wall time not spent compiling, verifying or benchmarking).
+Needs numpy on a GPU machine; Kernel Tuner 1.5.0 and cuda-python (lang="NVCUDA", NVRTC like
+ktune) for `--tool kernel_tuner` and for the reference output, which Kernel Tuner's
+`run_kernel` computes (ktune has no `run_kernel`); with `--tool ktune` that happens in a child
+process, so that the tuning process never loads Kernel Tuner. `--reference FILE` keeps the
+reference in an .npz file and reuses it when it exists (the same reference for both tools).
+Prints one JSON summary: the best time and configuration, the evaluation and the wall time at
+which it was first reached, the total wall time, and the tool's own overhead per evaluation
+(wall time not spent compiling, verifying or benchmarking).
 """
 import argparse
 import datetime
@@ -17,8 +23,10 @@ import pathlib
 import random
 import time
 
+import subprocess
+import sys
+
 import numpy as np
-import kernel_tuner
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
@@ -131,7 +139,10 @@ parser.add_argument("--evals", type=int, default=40)
 parser.add_argument("--lang", default="NVCUDA")
 parser.add_argument("--out", default="kt-cuda.json")
 parser.add_argument("--no-verify", action="store_true", help="tune without checking outputs")
-parser.add_argument("--verbose", action="store_true", help="Kernel Tuner's own verbose output")
+parser.add_argument("--verbose", action="store_true", help="the tool's own verbose output")
+parser.add_argument("--tool", choices=["kernel_tuner", "ktune"], default="kernel_tuner")
+parser.add_argument("--reference", help="an .npz file holding the reference output (written when missing)")
+parser.add_argument("--reference-only", action="store_true", help="write --reference and stop")
 args = parser.parse_args()
 
 # Kernel Tuner 1.5's strategies take no seed option; they draw from numpy's and Python's
@@ -144,16 +155,53 @@ launch = dict(grid_div_x=k["grid_div_x"], lang=args.lang, **k["extra"])
 if k["grid_div_y"] is not None:
     launch["grid_div_y"] = k["grid_div_y"]
 
-# The reference output: the default configuration, as ktune uses it.
-reference = kernel_tuner.run_kernel(k["kernel_name"], source, k["problem_size"], k["arguments"], k["default"], **launch)
-answer = [reference[i] if i in k["outputs"] else None for i in range(len(k["arguments"]))]
-if args.no_verify:
-    answer = None
+
+def reference_outputs():
+    """The default configuration's outputs (None for the other arguments), as Kernel Tuner's
+    run_kernel computes them, from --reference when that file exists."""
+    path = pathlib.Path(args.reference) if args.reference else None
+    if path is not None and path.exists():
+        return reference_outputs_from(path)
+    if args.tool == "ktune":
+        path = path or pathlib.Path(args.out).with_suffix(".reference.npz")
+        child = [sys.executable, __file__, "--tool", "kernel_tuner", "--reference-only", "--reference", str(path),
+                 "--kernel", args.kernel, "--seed", str(args.seed), "--lang", args.lang]
+        subprocess.run(child, check=True)
+        return reference_outputs_from(path)
+    import kernel_tuner
+
+    reference = kernel_tuner.run_kernel(k["kernel_name"], source, k["problem_size"], k["arguments"], k["default"], **launch)
+    outputs = [reference[i] if i in k["outputs"] else None for i in range(len(k["arguments"]))]
+    if path is not None:
+        np.savez(path, **{f"out{i}": o for i, o in enumerate(outputs) if o is not None})
+    return outputs
+
+
+def reference_outputs_from(path):
+    stored = np.load(path)
+    return [stored[f"out{i}"] if f"out{i}" in stored else None for i in range(len(k["arguments"]))]
+
+
+if args.reference_only:
+    if not args.reference:
+        sys.exit("--reference-only needs --reference FILE")
+    reference_outputs()
+    sys.exit(0)
+answer = None if args.no_verify else reference_outputs()
+if args.tool == "ktune":
+    import ktune as tuner
+
+    version = f"ktune-{tuner.__version__}"
+    launch["seed"] = args.seed
+else:
+    import kernel_tuner as tuner
+
+    version = f"kernel_tuner-{tuner.__version__}"
 
 started_utc = datetime.datetime.now(datetime.timezone.utc)
 started = time.perf_counter()
 options = {"max_fevals": args.evals} if args.strategy != "brute_force" else None
-results, env = kernel_tuner.tune_kernel(
+results, env = tuner.tune_kernel(
     k["kernel_name"], source, k["problem_size"], k["arguments"], k["tune_params"],
     restrictions=k["restrictions"], answer=answer, atol=k["atol"],
     strategy=args.strategy, strategy_options=options,
@@ -172,7 +220,7 @@ best = min(ok, key=lambda r: r["time"]) if ok else None
 first_best = next((i for i, r in enumerate(results) if r is best), None)
 spent = sum((r.get("compile_time", 0) + r.get("benchmark_time", 0) + r.get("verification_time", 0)) / 1000 for r in results)
 summary = {
-    "tool": f"kernel_tuner-{kernel_tuner.__version__}",
+    "tool": version,
     "kernel": args.kernel,
     "strategy": args.strategy,
     "seed": args.seed,

@@ -1032,5 +1032,7 @@ fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(study_summaries, m)?)?;
     m.add("KtuneError", m.py().get_type::<KtuneError>())?;
+    // The crate's version is the wheel's (pyproject.toml takes it from Cargo.toml).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -21,6 +21,13 @@ def brute_force(params, keep):
     ]
 
 
+def test_the_version_is_the_installed_distribution_s():
+    from importlib.metadata import version
+
+    assert ktune.__version__ == version("ktune")
+    assert ktune.__version__.count(".") == 2
+
+
 def test_the_space_holds_exactly_the_valid_configurations():
     space = ktune.SearchSpace(PARAMS, RESTRICTIONS)
     expected = brute_force(PARAMS, lambda c: c["bx"] * c["by"] <= 256)

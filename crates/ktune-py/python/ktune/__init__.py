@@ -16,7 +16,7 @@ from ktune._kernel_tuner import (
     RuntimeFailedConfig,
     tune_kernel,
 )
-from ktune._ktune import KtuneError, SearchSpace, cuda_available, simulate, study_summaries
+from ktune._ktune import KtuneError, SearchSpace, __version__, cuda_available, simulate, study_summaries
 
 __all__ = [
     "CompilationFailedConfig",
@@ -27,6 +27,7 @@ __all__ = [
     "RuntimeFailedConfig",
     "SearchSpace",
     "Study",
+    "__version__",
     "cuda_available",
     "simulate",
     "study_summaries",

@@ -2,6 +2,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ktune._ktune import KtuneError as KtuneError
 from ktune._ktune import SearchSpace as SearchSpace
+from ktune._ktune import __version__ as __version__
 from ktune._ktune import Study as Study
 from ktune._ktune import cuda_available as cuda_available
 from ktune._ktune import simulate as simulate

@@ -4,6 +4,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ktune import ResultList
 
+__version__: str
+"""The package's version (the wheel's)."""
+
 Value = Union[int, float, bool, str]
 Config = Dict[str, Value]
 
