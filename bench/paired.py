@@ -7,7 +7,10 @@ Python of `target/peer-venv`, which has numpy), takes per seed the mean over spa
 seeds' shared luck (the same first samples) cancels, so this is tighter than comparing two
 means with their own standard errors.
 
-    target/peer-venv/bin/python bench/paired.py A.jsonl STRATEGY_A B.jsonl STRATEGY_B
+    target/peer-venv/bin/python bench/paired.py A.jsonl STRATEGY_A B.jsonl STRATEGY_B [--horizon N]
+
+`--horizon N` scores the first N evaluations only (every space's n_max capped at N), as
+`ktune bench score --horizon N` does: for runs made with a small `--budget`.
 
 On a fresh machine, make that virtualenv first:
 
@@ -33,9 +36,19 @@ def runs(path, strategy, stats):
 
 
 def main():
-    if len(sys.argv) != 5:
+    args = sys.argv[1:]
+    horizon = None
+    if "--horizon" in args:
+        i = args.index("--horizon")
+        horizon = int(args[i + 1])
+        del args[i : i + 2]
+    if len(args) != 4:
         sys.exit(__doc__)
+    sys.argv[1:] = args
     stats = {s: score.SpaceStats(sp) for s, sp in load_spaces(("shared",)).items()}
+    if horizon is not None:
+        for st in stats.values():
+            st.n_max = min(st.n_max, horizon)
     a = runs(sys.argv[1], sys.argv[2], stats)
     b = runs(sys.argv[3], sys.argv[4], stats)
     keys = set(a) & set(b)
