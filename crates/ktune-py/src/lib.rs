@@ -169,6 +169,15 @@ fn config_dict<'py>(
     Ok(d)
 }
 
+/// `repr(value)`, cut to 80 characters (an objective may return anything, of any size).
+fn short_repr(value: &Bound<'_, PyAny>) -> String {
+    let r = value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
+    match r.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}...", &r[..cut]),
+        None => r,
+    }
+}
+
 /// A dict of parameter values as a configuration of `space` (constraints not checked).
 fn config_of(space: &SearchSpace, config: &Bound<'_, PyDict>) -> PyResult<Configuration> {
     let mut values = Vec::with_capacity(space.dims());
@@ -599,7 +608,8 @@ impl Study {
 
     /// Reports the measurement of `config`: its `value`, or `failure` (`"compile"`,
     /// `"runtime"`, `"timeout"`, `"wrong_output"`) with a `reason`. `seconds` is how long
-    /// the measurement took (for the study's time limit).
+    /// the measurement took (for the study's time limit). A configuration is told once, and
+    /// only one in the search space: otherwise `ValueError` (naming the broken restriction).
     #[pyo3(signature = (config, value=None, *, failure=None, reason="", seconds=0.0))]
     fn tell(
         &mut self,
@@ -631,6 +641,41 @@ impl Study {
                 ));
             }
         };
+        if !self.space.contains(&c) {
+            // Recorded, it could become the best result of a space it is not in.
+            let assign = self.space.scalars(&c);
+            let broken: Vec<String> = self
+                .space
+                .constraints()
+                .iter()
+                .filter(|k| !k.is_satisfied(&assign))
+                .map(|k| format!("`{}`", k.source()))
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "{} is not in the search space: it breaks {}",
+                short_repr(config.as_any()),
+                if broken.is_empty() {
+                    "its restrictions".to_string()
+                } else {
+                    broken.join(", ")
+                }
+            )));
+        }
+        let told = self.session.history().contains(&c);
+        if let Some(r) = told
+            .then(|| self.session.records().iter().find(|r| r.config == c))
+            .flatten()
+        {
+            // The core drops a repeated record without a word (another worker's copy); told
+            // by hand, it is a mistake the user should see.
+            return Err(PyValueError::new_err(format!(
+                "{} is already recorded ({}): a study records each configuration once",
+                short_repr(config.as_any()),
+                r.outcome
+                    .objective()
+                    .map_or_else(|| "as failed".to_string(), |v| format!("value {v}"))
+            )));
+        }
         self.record(c, outcome)
     }
 
@@ -675,11 +720,12 @@ impl Study {
                         format!("the objective returned {x}"),
                         timings,
                     ),
-                    Err(_) => Outcome::failed(
+                    Err(why) => Outcome::failed(
                         FailureKind::Runtime,
                         format!(
-                            "the objective returned {}, not a number",
-                            v.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+                            "the objective returned {}, not a number ({})",
+                            short_repr(&v),
+                            why.value(py)
                         ),
                         timings,
                     ),

@@ -112,6 +112,17 @@ def test_ask_and_tell_record_values_and_failures():
         study.tell(told[0], 1.0, failure="runtime")
     with pytest.raises(ValueError, match="failure must be"):
         study.tell(told[0], failure="exploded")
+    # A configuration is recorded once: telling it again is an error, not a silent drop.
+    first = results[0]
+    with pytest.raises(ValueError, match="is already recorded") as again:
+        study.tell(told[0], 0.5)
+    assert str(first["config"]) in str(again.value)
+    assert study.results[0] == first and len(study.results) == 6
+    # Outside the space (x + y < 25 broken), it is refused, naming the restriction.
+    with pytest.raises(ValueError, match=r"not in the search space: it breaks `x \+ y < 25`"):
+        study.tell({"x": 19, "y": 9}, 0.0)
+    assert len(study.results) == 6
+    assert study.best is None or study.best["value"] != 0.0
 
 
 def test_optimize_records_exceptions_and_keeps_going():
@@ -133,6 +144,12 @@ def test_optimize_records_exceptions_and_keeps_going():
     )
     odd = [r for r in results if r["config"]["x"] == 4]
     assert odd and all("not a number" in r["reason"] for r in odd)
+    # A huge result is named briefly, with why it is no float.
+    study = ktune.Study(GRID, strategy="brute_force", max_evals=1, seed=0)
+    study.optimize(lambda c: 10**400)
+    reason = study.results[0]["reason"]
+    assert reason.startswith("the objective returned 1000") and len(reason) < 200, reason
+    assert "too large" in reason, reason
     assert best["value"] == min(r["value"] for r in results if r["value"] is not None)
 
 

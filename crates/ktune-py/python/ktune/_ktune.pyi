@@ -77,7 +77,8 @@ class Study:
         reason: str = "",
         seconds: float = 0.0,
     ) -> None:
-        """Reports a measured ``value``, or a ``failure`` kind with its ``reason``."""
+        """Reports a measured ``value``, or a ``failure`` kind with its ``reason``. A
+        configuration is told once, and only one in the search space (else ``ValueError``)."""
     def optimize(
         self,
         func: Callable[[Config], float],
