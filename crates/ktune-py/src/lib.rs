@@ -104,15 +104,31 @@ fn parameters(tune_params: &Bound<'_, PyDict>) -> PyResult<Vec<Parameter>> {
     Ok(params)
 }
 
+/// The restrictions as expressions: a list of strings, or one string (as Kernel Tuner takes).
+fn restriction_list(restrictions: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(r) = restrictions.filter(|r| !r.is_none()) else {
+        return Ok(Vec::new());
+    };
+    if let Ok(one) = r.extract::<String>() {
+        return Ok(vec![one]);
+    }
+    r.extract::<Vec<String>>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "restrictions must be a list of strings (expressions such as \"x * y <= 1024\"), not {}",
+            short_repr(r)
+        ))
+    })
+}
+
 /// Builds the space; a large one on a thread of its own, so that Ctrl-C (checked every 50 ms
 /// while the build runs) cancels a long enumeration instead of waiting for it.
 fn build_space(
     tune_params: &Bound<'_, PyDict>,
-    restrictions: Option<Vec<String>>,
+    restrictions: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<SearchSpace> {
     let py = tune_params.py();
     let params = parameters(tune_params)?;
-    let restrictions = restrictions.unwrap_or_default();
+    let restrictions = restriction_list(restrictions)?;
     // Below a million combinations a build takes milliseconds: no thread for it.
     let combinations: f64 = params.iter().map(|p| p.len() as f64).product();
     if combinations <= 1e6 {
@@ -216,7 +232,10 @@ struct SearchSpacePy {
 impl SearchSpacePy {
     #[new]
     #[pyo3(signature = (tune_params, restrictions=None))]
-    fn new(tune_params: &Bound<'_, PyDict>, restrictions: Option<Vec<String>>) -> PyResult<Self> {
+    fn new(
+        tune_params: &Bound<'_, PyDict>,
+        restrictions: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         Ok(SearchSpacePy {
             space: Arc::new(build_space(tune_params, restrictions)?),
         })
@@ -445,7 +464,7 @@ impl Study {
     #[allow(clippy::too_many_arguments)]
     fn new(
         tune_params: &Bound<'_, PyAny>,
-        restrictions: Option<Vec<String>>,
+        restrictions: Option<&Bound<'_, PyAny>>,
         strategy: &str,
         strategy_options: Option<&Bound<'_, PyDict>>,
         objective: &str,
@@ -460,7 +479,7 @@ impl Study {
         lease: f64,
     ) -> PyResult<Self> {
         let space = if let Ok(space) = tune_params.cast::<SearchSpacePy>() {
-            if restrictions.is_some() {
+            if restrictions.is_some_and(|r| !r.is_none()) {
                 return Err(PyValueError::new_err(
                     "restrictions belong to the SearchSpace given as tune_params; give them there",
                 ));

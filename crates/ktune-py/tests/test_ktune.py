@@ -78,6 +78,14 @@ def test_bad_input_is_a_clear_python_error():
         ktune.Study({"x": [1, 2]}, strategy="nonexistent")
     with pytest.raises(ValueError, match="has no `x`"):
         ktune.SearchSpace({"x": [1, 2]}).neighbours({"y": 1})
+    # One restriction may be given as a string (as Kernel Tuner takes it); anything else that
+    # is not a list of strings is named.
+    assert len(ktune.SearchSpace({"x": [1, 2, 3]}, "x > 1")) == 2
+    assert len(ktune.Study({"x": [1, 2, 3]}, "x > 1", strategy="random").space) == 2
+    with pytest.raises(TypeError, match=r"restrictions must be a list of strings .*\['x > 1', 3\]"):
+        ktune.SearchSpace({"x": [1, 2]}, ["x > 1", 3])
+    with pytest.raises(ValueError, match="storage URL `mysql://x`: not a storage URL"):
+        ktune.Study({"x": [1, 2]}, storage="mysql://x")
 
 
 def objective(c):

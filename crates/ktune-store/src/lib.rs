@@ -406,8 +406,8 @@ pub enum StoreError {
         #[source]
         source: ::postgres::Error,
     },
-    /// A `--storage` URL that names no storage this build has.
-    #[error("--storage {url}: {reason}")]
+    /// A storage URL (`--storage`, `[storage]`, `storage=`) that names no storage this build has.
+    #[error("storage URL `{url}`: {reason}")]
     Url {
         /// The URL as given.
         url: String,

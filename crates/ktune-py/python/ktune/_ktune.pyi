@@ -17,7 +17,7 @@ class SearchSpace:
     """The configurations of ``tune_params`` that satisfy every restriction."""
 
     def __init__(
-        self, tune_params: Dict[str, Sequence[Value]], restrictions: Optional[List[str]] = None
+        self, tune_params: Dict[str, Sequence[Value]], restrictions: Union[str, Sequence[str], None] = None
     ) -> None: ...
     @property
     def size(self) -> int:
@@ -49,7 +49,7 @@ class Study:
     def __init__(
         self,
         tune_params: Union[Dict[str, Sequence[Value]], SearchSpace],
-        restrictions: Optional[List[str]] = None,
+        restrictions: Union[str, Sequence[str], None] = None,
         *,
         strategy: str = "auto",
         strategy_options: Optional[Dict[str, Any]] = None,
