@@ -1013,7 +1013,8 @@ fn simulate<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let direction = direction.map(parse_direction).transpose()?;
     let sim = ktune_runners::Simulation::open(&cache_file, Some(objective), direction)
-        .map_err(|e| PyValueError::new_err(format!("{}: {e}", cache_file.display())))?;
+        // Its errors name the file already.
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let bench_direction = match sim.objective().direction {
         Direction::Minimize => ktune_bench::Direction::Minimize,
         Direction::Maximize => ktune_bench::Direction::Maximize,
