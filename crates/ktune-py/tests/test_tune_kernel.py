@@ -331,6 +331,19 @@ def test_wrong_output_is_a_failed_configuration_on_the_gpu():
     assert "best_config" not in env
 
 
+@gpu
+def test_arguments_that_do_not_fit_the_kernel_are_named_on_the_gpu():
+    # The driver launches with whatever it is given; ktune compares the arguments with the
+    # kernel's parameters first (drivers of CUDA 12.4 and later) and names the mismatch.
+    args, answer = vector_add_args()
+    refused(r"the kernel takes 4 parameters but 3 arguments are given", arguments=args[:3], answer=None)
+    refused(
+        r"argument 3 \(`arguments\[3\]`, an int64 scalar\) passes 8 bytes, but the kernel's parameter 3 takes 4",
+        arguments=args[:3] + [np.int64(SIZE)],
+        answer=answer,
+    )
+
+
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "python")
 
 

@@ -859,6 +859,11 @@ impl CudaRunner {
     fn failure(&mut self, e: GpuError, timings: Timings, observed: Observed) -> Outcome {
         let (kind, reason) = match &e {
             GpuError::Load(m) => (FailureKind::Compile, m.clone()),
+            GpuError::Arguments(m) => {
+                // Every configuration would fail alike: the run stops with the reason.
+                self.broken = Some(m.clone());
+                (FailureKind::Compile, m.clone())
+            }
             GpuError::Launch(m) | GpuError::Setup(m) => (FailureKind::Runtime, m.clone()),
             GpuError::Fault(m) => {
                 let reason = match self.gpu.recover(&self.problem.args) {

@@ -51,6 +51,22 @@ impl DType {
         })
     }
 
+    /// Its name in a spec (`float32`, `int64`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+        }
+    }
+
     /// The type of NumPy's `descr` (`<f4`, `|u1`, `=i8`, ...); `None` for big-endian,
     /// boolean, complex and other types a kernel argument cannot have.
     pub fn from_npy_descr(descr: &str) -> Option<DType> {

@@ -34,14 +34,19 @@ pub enum GpuError {
     Timeout(f64),
     /// The device cannot be used at all.
     Setup(String),
+    /// The kernel's parameters do not match the arguments (their number or sizes): every
+    /// configuration would fail the same way, or worse, launch with garbage.
+    Arguments(String),
 }
 
 impl std::fmt::Display for GpuError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            GpuError::Launch(m) | GpuError::Load(m) | GpuError::Fault(m) | GpuError::Setup(m) => {
-                f.write_str(m)
-            }
+            GpuError::Launch(m)
+            | GpuError::Load(m)
+            | GpuError::Fault(m)
+            | GpuError::Setup(m)
+            | GpuError::Arguments(m) => f.write_str(m),
             GpuError::Timeout(s) => write!(f, "ran past its timeout ({s:.1} s)"),
         }
     }
@@ -73,6 +78,72 @@ fn describe(r: CUresult) -> String {
     match (e.error_name(), e.error_string()) {
         (Ok(n), Ok(s)) => format!("{} ({})", n.to_string_lossy(), s.to_string_lossy()),
         _ => format!("{r:?}"),
+    }
+}
+
+/// Why the arguments do not fit the kernel's parameters of `sizes` bytes, if they do not:
+/// their number, then each one's size. `passed`: per argument its name, the bytes it passes
+/// and its type in words.
+pub(super) fn parameter_mismatch(
+    sizes: &[usize],
+    passed: &[(String, usize, String)],
+) -> Option<String> {
+    if sizes.len() != passed.len() {
+        let names: Vec<&str> = passed.iter().map(|(n, _, _)| n.as_str()).collect();
+        return Some(format!(
+            "the kernel takes {} parameter{} but {} argument{} given ({}): give one \
+             argument per kernel parameter, in order",
+            sizes.len(),
+            if sizes.len() == 1 { "" } else { "s" },
+            passed.len(),
+            if passed.len() == 1 { " is" } else { "s are" },
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
+    }
+    for (i, (size, (name, bytes, what))) in sizes.iter().zip(passed).enumerate() {
+        if size != bytes {
+            return Some(format!(
+                "argument {i} (`{name}`, {what}) passes {bytes} bytes, but the kernel's \
+                 parameter {i} takes {size}: give it the type the kernel declares"
+            ));
+        }
+    }
+    None
+}
+
+/// Per argument: its name, the bytes it passes to the kernel (a pointer's for an array) and
+/// its type in words, for [`parameter_mismatch`].
+pub(super) fn passed_arguments(args: &[HostArg]) -> Vec<(String, usize, String)> {
+    args.iter()
+        .map(|a| match a {
+            HostArg::Array { name, dtype, .. } => (
+                name.clone(),
+                std::mem::size_of::<CUdeviceptr>(),
+                format!(
+                    "{} {} array, passed as a pointer",
+                    article(*dtype),
+                    dtype.name()
+                ),
+            ),
+            HostArg::Scalar { name, dtype, bytes } => (
+                name.clone(),
+                bytes.len(),
+                format!("{} {} scalar", article(*dtype), dtype.name()),
+            ),
+        })
+        .collect()
+}
+
+/// "a float32", "an int32", "a uint8".
+fn article(dtype: super::data::DType) -> &'static str {
+    if dtype.name().starts_with('i') {
+        "an"
+    } else {
+        "a"
     }
 }
 
@@ -130,6 +201,9 @@ pub struct Gpu {
     pointers: Vec<CUdeviceptr>,
     /// Per argument: a scalar's bytes in an 8-byte-aligned cell.
     scalars: Vec<[u64; 1]>,
+    /// Per argument: its name, the bytes it passes (a pointer's 8 for an array) and its type
+    /// in words, to check against the kernel's parameters.
+    passed: Vec<(String, usize, String)>,
     /// A buffer twice the size of the L2 cache, written between timed launches to flush
     /// it (0 when flushing is off).
     flush: CUdeviceptr,
@@ -203,6 +277,7 @@ impl Gpu {
                 end: std::ptr::null_mut(),
                 pointers: Vec::new(),
                 scalars: Vec::new(),
+                passed: passed_arguments(args),
                 flush: 0,
                 flush_wanted: false,
                 abandoned: false,
@@ -434,6 +509,10 @@ impl Gpu {
                     describe(r)
                 )));
             }
+            if let Err(why) = self.check_parameters(function) {
+                self.unload(kernel);
+                return Err(GpuError::Arguments(why));
+            }
             let fattr = |a: CUfunction_attribute| -> i32 {
                 let mut v: c_int = 0;
                 if ok(sys::cuFuncGetAttribute(&mut v, a, function)) {
@@ -497,6 +576,36 @@ impl Gpu {
             }
             Ok(kernel)
         }
+    }
+
+    /// Compares the kernel's parameters (their number and sizes, from `cuFuncGetParamInfo`,
+    /// CUDA 12.4 and later) with the arguments: the driver launches with whatever it is
+    /// given, so a missing or wrongly sized argument would otherwise be read as garbage.
+    /// Older drivers cannot tell; then nothing is checked.
+    fn check_parameters(&self, function: CUfunction) -> Result<(), String> {
+        if self.info.driver_version < 12040 {
+            return Ok(());
+        }
+        let mut sizes: Vec<usize> = Vec::new();
+        loop {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: `function` is live; the out-pointers point to locals.
+            let r =
+                unsafe { sys::cuFuncGetParamInfo(function, sizes.len(), &mut offset, &mut size) };
+            if r == sys::CUresult::CUDA_ERROR_INVALID_VALUE {
+                break;
+            }
+            if !ok(r) || sizes.len() > 4096 {
+                return Ok(());
+            }
+            sizes.push(size);
+        }
+        if sizes.is_empty() {
+            // No parameter at all is also what a driver that cannot look into this
+            // function would say: a kernel of no parameters is not worth a false alarm.
+            return Ok(());
+        }
+        parameter_mismatch(&sizes, &self.passed).map_or(Ok(()), Err)
     }
 
     /// Unloads a kernel's module.

@@ -430,6 +430,52 @@ fn arguments_are_filled_as_declared() {
     assert_eq!(again[0], args[3].clone());
 }
 
+/// What `cuFuncGetParamInfo` reports (each parameter's size) is compared with what the
+/// arguments pass: their number first, then each size, naming the argument and its type.
+#[test]
+fn arguments_are_checked_against_the_kernels_parameter_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = build_args(
+        &arg_specs(
+            "[[argument]]\nname = \"c\"\ntype = \"float32\"\nsize = 4\n\
+             [[argument]]\nname = \"flags\"\ntype = \"uint8\"\nsize = 4\n\
+             [[argument]]\nname = \"n\"\ntype = \"int64\"\nvalue = 4",
+        ),
+        dir.path(),
+    )
+    .unwrap();
+    let passed = driver::passed_arguments(&args);
+    // `void k(float *c, unsigned char *flags, long n)`: it fits.
+    assert_eq!(driver::parameter_mismatch(&[8, 8, 8], &passed), None);
+    // `void k(float *c, unsigned char *flags, int n)`: n is too wide.
+    assert_eq!(
+        driver::parameter_mismatch(&[8, 8, 4], &passed).as_deref(),
+        Some(
+            "argument 2 (`n`, an int64 scalar) passes 8 bytes, but the kernel's parameter 2 \
+             takes 4: give it the type the kernel declares"
+        )
+    );
+    // `void k(float *c, float4 v, long n)`: a 16-byte struct by value, not a pointer.
+    let m = driver::parameter_mismatch(&[8, 16, 8], &passed).unwrap();
+    assert!(
+        m.starts_with("argument 1 (`flags`, a uint8 array, passed as a pointer) passes 8 bytes"),
+        "{m}"
+    );
+    // One parameter too many, or too few.
+    assert_eq!(
+        driver::parameter_mismatch(&[8, 8, 8, 4], &passed).as_deref(),
+        Some(
+            "the kernel takes 4 parameters but 3 arguments are given (c, flags, n): give one \
+             argument per kernel parameter, in order"
+        )
+    );
+    let m = driver::parameter_mismatch(&[8], &passed[..0]).unwrap();
+    assert!(
+        m.starts_with("the kernel takes 1 parameter but 0 arguments are given (none)"),
+        "{m}"
+    );
+}
+
 #[test]
 fn bad_arguments_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -648,6 +694,85 @@ fn vector_add_is_timed_and_verified_on_the_gpu() {
         // A shared study's worker records the same name.
         assert_eq!(Runner::device(&r).as_deref(), observed["device"].as_str());
         assert!(timings.compile > 0.0 && timings.verification > 0.0);
+    }
+}
+
+/// The kernel's parameters are checked against the arguments when it is loaded: a missing
+/// argument or one of the wrong size is named, and the run stops instead of launching with
+/// garbage (at the reference configuration when there is one, at the first otherwise).
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn arguments_that_do_not_match_the_kernel_are_named() {
+    let _ = GPU;
+    assert!(driver::driver_available(), "no CUDA driver on this machine");
+    let dir = examples().join("cuda-vector-add");
+    let path = dir.join("ktune.toml");
+    let space = ktune_space::spec::SpaceSpec::from_path(&path)
+        .unwrap()
+        .build()
+        .unwrap();
+    let doc: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let runner_with = |edit: &dyn Fn(&mut toml::Table)| {
+        let mut runner = doc["runner"].as_table().unwrap().clone();
+        edit(&mut runner);
+        let spec: CudaSpec = toml::Value::Table(runner).try_into().unwrap();
+        CudaRunner::new(&spec, &space, &dir)
+    };
+    let drop_n = |r: &mut toml::Table| {
+        r["argument"].as_array_mut().unwrap().pop();
+    };
+    let n_as_int64 = |r: &mut toml::Table| {
+        let args = r["argument"].as_array_mut().unwrap();
+        args[3].as_table_mut().unwrap()["type"] = "int64".into();
+    };
+    let version = runner_with(&|_| {})
+        .unwrap_or_else(|e| panic!("{e}"))
+        .device()
+        .driver_version;
+    if version < 12040 {
+        eprintln!(
+            "SKIPPED: driver {version} is older than CUDA 12.4 and cannot tell a kernel's parameters"
+        );
+        return;
+    }
+    // With verification, the reference configuration is the first to load.
+    let Err(e) = runner_with(&drop_n) else {
+        panic!("a missing argument was not noticed")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("the kernel takes 4 parameters but 3 arguments are given (c, a, b)"),
+        "{e}"
+    );
+    let Err(e) = runner_with(&n_as_int64) else {
+        panic!("an int64 for an int was not noticed")
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains(
+            "argument 3 (`n`, an int64 scalar) passes 8 bytes, but the kernel's parameter 3 takes 4"
+        ),
+        "{e}"
+    );
+    // Without it, the first configuration fails and the run stops with the reason.
+    let mut r = runner_with(&|r: &mut toml::Table| {
+        drop_n(r);
+        r.remove("verify");
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let configs: Vec<Configuration> = [32, 64]
+        .iter()
+        .map(|&b| by_values(&space, &[("block_size_x", b)]))
+        .collect();
+    match r.evaluate(&space, &configs) {
+        Err(CoreError::RunnerStopped {
+            message, outcomes, ..
+        }) => {
+            assert!(message.contains("takes 4 parameters"), "{message}");
+            assert_eq!(outcomes.len(), 1);
+            assert_eq!(outcomes[0].failure(), Some(FailureKind::Compile));
+        }
+        other => panic!("{other:?}"),
     }
 }
 
