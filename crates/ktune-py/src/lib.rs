@@ -185,6 +185,26 @@ fn config_dict<'py>(
     Ok(d)
 }
 
+/// A count from Python (`n`, `max_evals`, `seeds`): a whole number, at least 0, named when
+/// it is not (pyo3's own message for a negative `usize` names neither the argument nor why).
+fn count(name: &str, v: i64) -> PyResult<usize> {
+    usize::try_from(v).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name} must be a whole number, at least 0, not {v}"
+        ))
+    })
+}
+
+/// A time limit from Python: positive and finite (a NaN one would never be reached).
+fn time_limit_of(v: Option<f64>) -> PyResult<Option<f64>> {
+    match v {
+        Some(t) if !(t.is_finite() && t > 0.0) => Err(PyValueError::new_err(format!(
+            "time_limit must be a positive number of seconds, not {t}"
+        ))),
+        _ => Ok(v),
+    }
+}
+
 /// `repr(value)`, cut to 80 characters (an objective may return anything, of any size).
 fn short_repr(value: &Bound<'_, PyAny>) -> String {
     let r = value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
@@ -287,9 +307,10 @@ impl SearchSpacePy {
     fn sample<'py>(
         &self,
         py: Python<'py>,
-        n: usize,
+        n: i64,
         seed: Option<u64>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let n = count("n", n)?;
         let mut rng = match seed {
             Some(s) => Rng::seed_from_u64(s),
             None => Rng::seed_from_u64(rand::rng().random()),
@@ -471,7 +492,7 @@ impl Study {
         direction: &str,
         storage: Option<&str>,
         study_name: &str,
-        max_evals: Option<usize>,
+        max_evals: Option<i64>,
         time_limit: Option<f64>,
         seed: u64,
         device: Option<String>,
@@ -496,8 +517,8 @@ impl Study {
         let direction = parse_direction(direction)?;
         let strategy = strategy_of(strategy, strategy_options)?;
         let budget = Budget {
-            max_evaluations: max_evals,
-            max_seconds: time_limit,
+            max_evaluations: max_evals.map(|m| count("max_evals", m)).transpose()?,
+            max_seconds: time_limit_of(time_limit)?,
             ..Budget::default()
         };
         let storage = storage
@@ -544,7 +565,7 @@ impl Study {
         strategy_options: Option<&Bound<'_, PyDict>>,
         storage: Option<&str>,
         study_name: Option<String>,
-        max_evals: Option<usize>,
+        max_evals: Option<i64>,
         time_limit: Option<f64>,
         seed: u64,
         device: Option<String>,
@@ -567,8 +588,11 @@ impl Study {
             (None, None) => strategy_of("auto", strategy_options)?,
         };
         let budget = Budget {
-            max_evaluations: max_evals.or(problem.budget.max_evaluations),
-            max_seconds: time_limit.or(problem.budget.max_seconds),
+            max_evaluations: max_evals
+                .map(|m| count("max_evals", m))
+                .transpose()?
+                .or(problem.budget.max_evaluations),
+            max_seconds: time_limit_of(time_limit)?.or(problem.budget.max_seconds),
             target: problem.budget.target,
         };
         let objective = problem
@@ -612,7 +636,8 @@ impl Study {
 
     /// Up to `n` configurations to measure at once (fewer near the end of the budget, an
     /// empty list when the study is over); tell each before the study's budget counts it.
-    fn ask_batch<'py>(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+    fn ask_batch<'py>(&mut self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
+        let n = count("n", n)?;
         let list = PyList::empty(py);
         if n == 0 {
             return Ok(list);
@@ -707,9 +732,11 @@ impl Study {
         &mut self,
         py: Python<'py>,
         func: &Bound<'py, PyAny>,
-        max_evals: Option<usize>,
+        max_evals: Option<i64>,
         time_limit: Option<f64>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let max_evals = max_evals.map(|m| count("max_evals", m)).transpose()?;
+        let time_limit = time_limit_of(time_limit)?;
         let started = Instant::now();
         let mut done = 0usize;
         loop {
@@ -1006,8 +1033,8 @@ fn simulate<'py>(
     cache_file: std::path::PathBuf,
     strategy: &str,
     strategy_options: Option<&Bound<'py, PyDict>>,
-    seeds: u64,
-    budget: Option<usize>,
+    seeds: i64,
+    budget: Option<i64>,
     objective: &str,
     direction: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -1021,7 +1048,12 @@ fn simulate<'py>(
     };
     let stats = ktune_bench::SpaceStats::new(sim.name(), &sim.objective_values(), bench_direction)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let budget = budget.unwrap_or(stats.budget()).min(stats.n_total());
+    let seeds = count("seeds", seeds)? as u64;
+    let budget = match budget {
+        Some(b) => count("budget", b)?,
+        None => stats.budget(),
+    }
+    .min(stats.n_total());
     // Checked once, before any run.
     strategy_of(strategy, strategy_options)?;
     let runs = PyList::empty(py);

@@ -78,6 +78,20 @@ def test_bad_input_is_a_clear_python_error():
         ktune.Study({"x": [1, 2]}, strategy="nonexistent")
     with pytest.raises(ValueError, match="has no `x`"):
         ktune.SearchSpace({"x": [1, 2]}).neighbours({"y": 1})
+    # Counts and time limits are named when they are out of range (a NaN time limit would
+    # never be reached).
+    with pytest.raises(ValueError, match="n must be a whole number, at least 0, not -1"):
+        ktune.SearchSpace({"x": [1, 2]}).sample(-1)
+    with pytest.raises(ValueError, match="max_evals must be a whole number, at least 0, not -2"):
+        ktune.Study({"x": [1, 2]}, max_evals=-2)
+    with pytest.raises(ValueError, match="time_limit must be a positive number of seconds, not -1"):
+        ktune.Study({"x": [1, 2]}, time_limit=-1)
+    study = ktune.Study({"x": [1, 2]}, strategy="random")
+    with pytest.raises(ValueError, match="time_limit must be a positive number of seconds, not NaN"):
+        study.optimize(lambda c: 1.0, time_limit=float("nan"))
+    with pytest.raises(ValueError, match="n must be a whole number"):
+        study.ask_batch(-3)
+    assert len(study) == 0
     # One restriction may be given as a string (as Kernel Tuner takes it); anything else that
     # is not a list of strings is named.
     assert len(ktune.SearchSpace({"x": [1, 2, 3]}, "x > 1")) == 2
@@ -272,6 +286,10 @@ def test_simulate_errors_name_the_problem(tmp_path):
             ktune.simulate(str(cache), "nonexistent")
         with pytest.raises(ValueError, match="popsize|pop_size|unknown"):
             ktune.simulate(str(cache), "genetic_algorithm", {"no_such_option": 3})
+        with pytest.raises(ValueError, match="seeds must be a whole number, at least 0, not -1"):
+            ktune.simulate(str(cache), "random", seeds=-1)
+        with pytest.raises(ValueError, match="budget must be a whole number, at least 0, not -5"):
+            ktune.simulate(str(cache), "random", seeds=1, budget=-5)
 
 
 def test_results_convert_to_pandas_where_it_is_installed():
