@@ -10,7 +10,7 @@ use ktune_core::{
 };
 use ktune_space::{Configuration, Neighbourhood, Parameter, SearchSpace, Value};
 use ktune_store::{Fingerprint, Location};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeWarning, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use pyo3::{IntoPyObjectExt, create_exception};
@@ -195,9 +195,10 @@ fn count(name: &str, v: i64) -> PyResult<usize> {
     })
 }
 
-/// A time limit from Python: positive and finite (a NaN one would never be reached).
+/// A time limit from Python: positive (a NaN one would never be reached); infinity is none.
 fn time_limit_of(v: Option<f64>) -> PyResult<Option<f64>> {
     match v {
+        Some(t) if t == f64::INFINITY => Ok(None),
         Some(t) if !(t.is_finite() && t > 0.0) => Err(PyValueError::new_err(format!(
             "time_limit must be a positive number of seconds, not {t}"
         ))),
@@ -445,6 +446,8 @@ struct Study {
     stopped: Option<StopReason>,
     /// The study's storage, when it has one.
     shared: Option<Shared>,
+    /// Configurations this object recorded (told or measured by `optimize`).
+    told: std::collections::HashSet<Configuration>,
 }
 
 /// A study in a storage: the open storage and this process's part in it.
@@ -654,6 +657,8 @@ impl Study {
     /// `"runtime"`, `"timeout"`, `"wrong_output"`) with a `reason`. `seconds` is how long
     /// the measurement took (for the study's time limit). A configuration is told once, and
     /// only one in the search space: otherwise `ValueError` (naming the broken restriction).
+    /// One that another process or an earlier run recorded keeps that record (a
+    /// `RuntimeWarning` says so).
     #[pyo3(signature = (config, value=None, *, failure=None, reason="", seconds=0.0))]
     fn tell(
         &mut self,
@@ -705,20 +710,34 @@ impl Study {
                 }
             )));
         }
-        let told = self.session.history().contains(&c);
-        if let Some(r) = told
+        let recorded = self.session.history().contains(&c);
+        if let Some(r) = recorded
             .then(|| self.session.records().iter().find(|r| r.config == c))
             .flatten()
         {
-            // The core drops a repeated record without a word (another worker's copy); told
-            // by hand, it is a mistake the user should see.
-            return Err(PyValueError::new_err(format!(
-                "{} is already recorded ({}): a study records each configuration once",
-                short_repr(config.as_any()),
-                r.outcome
-                    .objective()
-                    .map_or_else(|| "as failed".to_string(), |v| format!("value {v}"))
-            )));
+            let was = r
+                .outcome
+                .objective()
+                .map_or_else(|| "as failed".to_string(), |v| format!("value {v}"));
+            // The core drops a repeated record without a word. Told twice here, it is a
+            // mistake to show; recorded elsewhere (another worker took over a claim that ran
+            // out, an earlier run of a stored study), the first record stands, with a warning.
+            if self.told.contains(&c) {
+                return Err(PyValueError::new_err(format!(
+                    "{} is already recorded ({was}): a study records each configuration once",
+                    short_repr(config.as_any()),
+                )));
+            }
+            let py = config.py();
+            let message = format!(
+                "{} was already recorded ({was}) by another process or an earlier run of this \
+                 study; this measurement is not kept",
+                short_repr(config.as_any())
+            );
+            let message = std::ffi::CString::new(message.replace('\0', " "))
+                .unwrap_or_else(|_| c"a configuration was already recorded".to_owned());
+            PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
+            return Ok(());
         }
         self.record(c, outcome)
     }
@@ -940,6 +959,7 @@ impl Study {
             objective: objective.to_string(),
             stopped: None,
             shared,
+            told: std::collections::HashSet::new(),
         })
     }
 
@@ -980,6 +1000,7 @@ impl Study {
     /// Records the outcome of a configuration this study handed out (in the storage first).
     fn record(&mut self, config: Configuration, outcome: Outcome) -> PyResult<()> {
         self.queue.retain(|q| *q != config);
+        self.told.insert(config.clone());
         match &mut self.shared {
             None => self
                 .session
@@ -1038,22 +1059,26 @@ fn simulate<'py>(
     objective: &str,
     direction: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let seeds = count("seeds", seeds)? as u64;
+    let budget = budget.map(|b| count("budget", b)).transpose()?;
     let direction = direction.map(parse_direction).transpose()?;
-    let sim = ktune_runners::Simulation::open(&cache_file, Some(objective), direction)
-        // Its errors name the file already.
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let sim =
+        ktune_runners::Simulation::open(&cache_file, Some(objective), direction).map_err(|e| {
+            // Most of its errors name the file; those about a parameter do not.
+            let (message, file) = (e.to_string(), cache_file.display().to_string());
+            PyValueError::new_err(if message.contains(&file) {
+                message
+            } else {
+                format!("{file}: {message}")
+            })
+        })?;
     let bench_direction = match sim.objective().direction {
         Direction::Minimize => ktune_bench::Direction::Minimize,
         Direction::Maximize => ktune_bench::Direction::Maximize,
     };
     let stats = ktune_bench::SpaceStats::new(sim.name(), &sim.objective_values(), bench_direction)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let seeds = count("seeds", seeds)? as u64;
-    let budget = match budget {
-        Some(b) => count("budget", b)?,
-        None => stats.budget(),
-    }
-    .min(stats.n_total());
+    let budget = budget.unwrap_or(stats.budget()).min(stats.n_total());
     // Checked once, before any run.
     strategy_of(strategy, strategy_options)?;
     let runs = PyList::empty(py);

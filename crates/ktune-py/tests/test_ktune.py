@@ -86,6 +86,7 @@ def test_bad_input_is_a_clear_python_error():
         ktune.Study({"x": [1, 2]}, max_evals=-2)
     with pytest.raises(ValueError, match="time_limit must be a positive number of seconds, not -1"):
         ktune.Study({"x": [1, 2]}, time_limit=-1)
+    ktune.Study({"x": [1, 2]}, time_limit=float("inf"))  # no limit
     study = ktune.Study({"x": [1, 2]}, strategy="random")
     with pytest.raises(ValueError, match="time_limit must be a positive number of seconds, not NaN"):
         study.optimize(lambda c: 1.0, time_limit=float("nan"))
@@ -209,6 +210,15 @@ def test_a_study_resumes_from_its_storage(tmp_path):
     assert len(configs) == 20 and len(set(configs)) == 20
     rows = sqlite3.connect(tmp_path / "tuning.db").execute("SELECT COUNT(*) FROM evaluations").fetchone()
     assert rows[0] == 20
+    # A configuration an earlier run (or another process) recorded keeps its first record:
+    # told again here it is a warning, not an error; told twice by the same study, an error.
+    first_config, first_value = again.results[0]["config"], again.results[0]["value"]
+    with pytest.warns(RuntimeWarning, match="already recorded .* by another process or an earlier run"):
+        again.tell(first_config, first_value + 100.0)
+    assert again.results[0]["value"] == first_value and len(again.results) == 20
+    last = again.results[-1]["config"]
+    with pytest.raises(ValueError, match="is already recorded"):
+        again.tell(last, 0.0)
 
 
 def test_processes_of_a_shared_study_draw_their_own_random_numbers(tmp_path):

@@ -82,6 +82,10 @@ pub enum CudaError {
     /// NVML is needed and missing.
     #[error("{0}")]
     Nvml(String),
+    /// The arguments do not fit the kernel's parameters (found when the first configuration
+    /// was loaded, before anything was measured).
+    #[error("the kernel's arguments: {0}")]
+    Arguments(String),
     /// The reference configuration for verification did not run.
     #[error("verification: the reference configuration {configuration} failed: {reason}")]
     Reference {
@@ -578,10 +582,41 @@ impl CudaRunner {
                 .set_l2_flush(true)
                 .map_err(|e| CudaError::Device(e.to_string()))?;
         }
-        if let Some(reference) = runner.problem.reference.clone() {
-            runner.record_reference(space, &reference)?;
+        match runner.problem.reference.clone() {
+            Some(reference) => runner.record_reference(space, &reference)?,
+            None => runner.check_arguments(space)?,
         }
         Ok(runner)
+    }
+
+    /// Loads the default configuration once to compare the arguments with the kernel's
+    /// parameters before anything is measured: a mismatch would fail every configuration
+    /// alike, and recorded, those failures would outlive the fix. A default configuration
+    /// that does not compile or load for another reason tells nothing; then each
+    /// configuration is checked when it is loaded.
+    fn check_arguments(&mut self, space: &SearchSpace) -> Result<(), CudaError> {
+        let Some(config) = space.default_configuration() else {
+            return Ok(());
+        };
+        let Ok(launch) = self.problem.launch(space, &config) else {
+            return Ok(());
+        };
+        let Ok(compiled) = self.compile(&launch) else {
+            return Ok(());
+        };
+        match self.gpu.load(
+            &compiled.image,
+            &compiled.lowered_name,
+            &launch,
+            &self.problem.constants,
+        ) {
+            Ok(kernel) => {
+                self.gpu.unload(kernel);
+                Ok(())
+            }
+            Err(GpuError::Arguments(m)) => Err(CudaError::Arguments(m)),
+            Err(_) => Ok(()),
+        }
     }
 
     /// Configurations compiled in parallel (ask the strategy for this many at a time).
@@ -630,7 +665,10 @@ impl CudaRunner {
                 &launch,
                 &self.problem.constants,
             )
-            .map_err(|e| failed(e.to_string()))?;
+            .map_err(|e| match e {
+                GpuError::Arguments(m) => CudaError::Arguments(m),
+                e => failed(e.to_string()),
+            })?;
         let outputs = self.reset_outputs().and_then(|()| {
             self.gpu
                 .run(&kernel, &launch, self.timeout())
@@ -859,11 +897,9 @@ impl CudaRunner {
     fn failure(&mut self, e: GpuError, timings: Timings, observed: Observed) -> Outcome {
         let (kind, reason) = match &e {
             GpuError::Load(m) => (FailureKind::Compile, m.clone()),
-            GpuError::Arguments(m) => {
-                // Every configuration would fail alike: the run stops with the reason.
-                self.broken = Some(m.clone());
-                (FailureKind::Compile, m.clone())
-            }
+            // Checked at start-up with the default configuration: this one's parameters
+            // depend on its own values (a template type, an #if on a parameter).
+            GpuError::Arguments(m) => (FailureKind::Compile, m.clone()),
             GpuError::Launch(m) | GpuError::Setup(m) => (FailureKind::Runtime, m.clone()),
             GpuError::Fault(m) => {
                 let reason = match self.gpu.recover(&self.problem.args) {

@@ -78,7 +78,9 @@ class Study:
         seconds: float = 0.0,
     ) -> None:
         """Reports a measured ``value``, or a ``failure`` kind with its ``reason``. A
-        configuration is told once, and only one in the search space (else ``ValueError``)."""
+        configuration is told once, and only one in the search space (else ``ValueError``);
+        one that another process or an earlier run recorded keeps that record
+        (``RuntimeWarning``)."""
     def optimize(
         self,
         func: Callable[[Config], float],

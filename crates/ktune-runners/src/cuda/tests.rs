@@ -754,9 +754,27 @@ fn arguments_that_do_not_match_the_kernel_are_named() {
         ),
         "{e}"
     );
-    // Without it, the first configuration fails and the run stops with the reason.
-    let mut r = runner_with(&|r: &mut toml::Table| {
+    // Without verification the default configuration is loaded at start-up to check them.
+    let Err(e) = runner_with(&|r: &mut toml::Table| {
         drop_n(r);
+        r.remove("verify");
+    }) else {
+        panic!("a missing argument was not noticed without verification")
+    };
+    assert!(e.to_string().contains("takes 4 parameters"), "{e}");
+    // A kernel whose parameters depend on a configuration's values: the default one fits,
+    // so tuning starts, and the configuration that does not fit fails alone, named.
+    let tmp = tempfile::tempdir().unwrap();
+    let source = tmp.path().join("vector_add_extra.cu");
+    std::fs::write(
+        &source,
+        "extern \"C\" __global__ void vector_add(float *c, const float *a, const float *b, int n\n\
+         #if block_size_x == 32\n, int extra\n#endif\n) {\n\
+         int i = blockIdx.x * block_size_x + threadIdx.x;\n if (i < n) c[i] = a[i] + b[i];\n}\n",
+    )
+    .unwrap();
+    let mut r = runner_with(&|r: &mut toml::Table| {
+        r["source"] = source.display().to_string().into();
         r.remove("verify");
     })
     .unwrap_or_else(|e| panic!("{e}"));
@@ -764,16 +782,16 @@ fn arguments_that_do_not_match_the_kernel_are_named() {
         .iter()
         .map(|&b| by_values(&space, &[("block_size_x", b)]))
         .collect();
-    match r.evaluate(&space, &configs) {
-        Err(CoreError::RunnerStopped {
-            message, outcomes, ..
-        }) => {
-            assert!(message.contains("takes 4 parameters"), "{message}");
-            assert_eq!(outcomes.len(), 1);
-            assert_eq!(outcomes[0].failure(), Some(FailureKind::Compile));
-        }
-        other => panic!("{other:?}"),
-    }
+    let out = r.evaluate(&space, &configs).unwrap();
+    assert_eq!(out[0].failure(), Some(FailureKind::Compile), "{:?}", out[0]);
+    let Outcome::Failed { reason, .. } = &out[0] else {
+        unreachable!()
+    };
+    assert!(
+        reason.contains("the kernel takes 5 parameters but 4 arguments are given"),
+        "{reason}"
+    );
+    assert!(matches!(out[1], Outcome::Ok { .. }), "{:?}", out[1]);
 }
 
 /// With the time budget spent, a batch ends as out of time before anything is compiled or
