@@ -68,6 +68,19 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     if store.meta(ktune_store::DIRECTION_KEY)?.is_none() {
         store.set_meta(ktune_store::DIRECTION_KEY, objective.direction.name())?;
     }
+    // Another machine's copy of the program, or this one edited since the results.
+    let stored_results = store.records_since(&space, None)?.len();
+    let (keep, changed) = crate::spec::check_inputs(
+        store.meta(crate::spec::INPUTS_KEY)?.as_deref(),
+        &problem.input_digest(),
+        stored_results,
+    );
+    if let Some(k) = keep {
+        store.set_meta(crate::spec::INPUTS_KEY, &k)?;
+    }
+    if let Some(w) = changed {
+        eprintln!("warning: {w}");
+    }
 
     // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.
     let beating = Arc::new(AtomicBool::new(true));

@@ -98,6 +98,39 @@ fn run_log(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Resuming after the program's source changed keeps the stored results, with a warning
+/// naming the file (they were measured with the old one); unchanged, it says nothing.
+#[test]
+fn a_source_edited_under_stored_results_is_named_on_resume() {
+    let dir = project(0, 12);
+    let spec = dir.path().join("ktune.toml");
+    let tune = |max: &str| {
+        let out = ktune()
+            .arg("tune")
+            .arg(&spec)
+            .args(["--max-evals", max, "--quiet"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    assert!(!tune("3").contains("changed since"));
+    assert!(!tune("5").contains("changed since"), "nothing changed");
+    let source = dir.path().join("prog.c");
+    let mut text = std::fs::read_to_string(&source).unwrap();
+    text.push_str("/* edited */\n");
+    std::fs::write(&source, text).unwrap();
+    let stderr = tune("7");
+    assert!(
+        stderr.contains("warning: prog.c changed since the 5 stored results were measured"),
+        "{stderr}"
+    );
+    // Still the old results' digest: the next resume says it again, now over 7.
+    assert!(tune("8").contains("prog.c changed since the 7 stored results"));
+    assert_eq!(rows(&dir.path().join("ktune.db")).len(), 8);
+}
+
 #[test]
 fn tunes_records_failures_and_resumes_without_remeasuring() {
     let dir = project(0, 12);

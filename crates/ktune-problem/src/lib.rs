@@ -376,6 +376,62 @@ impl ProblemSpec {
         Fingerprint::new(space, &self.runner_json, objective)
     }
 
+    /// The files the runner reads that a user edits between runs, relative to the spec's
+    /// directory where they are inside it: the CUDA runner's source and data files; for the
+    /// command runner, the words of its commands that name existing files (no placeholders,
+    /// no absolute paths: `matmul.c`, not `{build_dir}/matmul` or `/usr/bin/gcc`). Stored
+    /// results were measured with what these held; see [`input_digest`].
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        match &self.runner {
+            Some(RunnerSpec::Cuda(c)) => {
+                files.push(c.source.clone());
+                for a in c.arguments.iter().chain(&c.constants) {
+                    files.extend(a.file.iter().chain(&a.expected).cloned());
+                }
+            }
+            Some(RunnerSpec::Command(c)) => {
+                let base = c.workdir.clone().unwrap_or_default();
+                for t in c.compile.iter().chain(&c.run) {
+                    let words: Vec<&str> = match t {
+                        ktune_runners::command::CommandTemplate::Argv(v) => {
+                            v.iter().map(String::as_str).collect()
+                        }
+                        ktune_runners::command::CommandTemplate::Line(l) => {
+                            l.split_whitespace().collect()
+                        }
+                    };
+                    files.extend(
+                        words
+                            .into_iter()
+                            .filter(|w| !w.contains('{') && !Path::new(w).is_absolute())
+                            .map(|w| base.join(w))
+                            .filter(|p| self.dir.join(p).is_file()),
+                    );
+                }
+            }
+            None => {}
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        files.retain(|f| seen.insert(f.clone()));
+        files
+    }
+
+    /// The SHA-256 of each of [`input_files`](Self::input_files) that can be read, by path:
+    /// what a results database keeps, to tell when the program changed under its results.
+    pub fn input_digest(&self) -> std::collections::BTreeMap<String, String> {
+        use sha2::Digest;
+        self.input_files()
+            .into_iter()
+            .filter_map(|f| {
+                let bytes = std::fs::read(self.dir.join(&f)).ok()?;
+                let hash = sha2::Sha256::digest(&bytes);
+                let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+                Some((f.display().to_string(), hex))
+            })
+            .collect()
+    }
+
     /// The study's name: the `[storage]` section's, else the file's stem.
     pub fn study_name(&self) -> String {
         self.storage

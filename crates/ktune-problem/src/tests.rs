@@ -166,3 +166,37 @@ fn command_line_strategies_are_checked_like_tables() {
     assert!(StrategySpec::from_command_line("ga:popsize=0").is_err());
     assert_eq!(StrategySpec::default_strategy().name(), "auto");
 }
+
+#[test]
+fn the_runners_input_files_are_the_sources_and_data_it_names() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let files = |name: &str| {
+        ProblemSpec::from_path(examples.join(name).join("ktune.toml"))
+            .unwrap()
+            .input_files()
+    };
+    // The command runner: words of its commands that are files beside the spec; not the
+    // compiler, the flags or the templated binary.
+    assert_eq!(files("matmul-cpu"), [PathBuf::from("matmul.c")]);
+    assert_eq!(files("cuda-vector-add"), [PathBuf::from("vector_add.cu")]);
+    // A digest per file, stable and sensitive to the contents.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bench.c"), "int main(void) { return 0; }\n").unwrap();
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        format!("{SPACE}\n[runner]\ncompile = \"gcc -O2 bench.c missing.c -o {{build_dir}}/b\"\nrun = \"{{build_dir}}/b\"\n"),
+    )
+    .unwrap();
+    let problem = ProblemSpec::from_path(&spec).unwrap();
+    let digest = problem.input_digest();
+    assert_eq!(digest.keys().collect::<Vec<_>>(), ["bench.c"]);
+    // SHA-256, as `sha256sum` prints it.
+    assert_eq!(
+        digest["bench.c"],
+        "2ad75d95660563887d8d3f1d0ae1dcf18c2379cbd83a5c72f5ab276351ee6949"
+    );
+    assert_eq!(problem.input_digest(), digest, "stable");
+    std::fs::write(dir.path().join("bench.c"), "int main(void) { return 1; }\n").unwrap();
+    assert_ne!(problem.input_digest()["bench.c"], digest["bench.c"]);
+}
