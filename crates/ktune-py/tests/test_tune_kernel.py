@@ -70,7 +70,11 @@ def test_unsupported_arguments_are_refused_by_name(name, value):
 
 
 def test_other_languages_and_custom_verification_are_refused():
-    refused("lang='OpenCL' is not supported", lang="OpenCL")
+    refused("lang='OpenCL' is not supported.*\"CUPY\" or \"NVCUDA\"", lang="OpenCL")
+    # Kernel Tuner's other CUDA backends are CUDA to ktune: past the language check.
+    if not ktune.cuda_available():
+        for lang in ("cupy", "NVCUDA", "CUDA"):
+            refused("no CUDA driver", lang=lang)
     refused("custom `verify` function", verify=lambda answer, result, atol: True)
     refused("verify=True needs `answer`", verify=True, answer=None)
     refused("functions are not supported", restrictions=[lambda p: p["block_size_x"] > 64])

@@ -116,7 +116,7 @@ def _refuse_unsupported(given):
             _fail(f"`{name}` is not supported by ktune: {why}")
     lang = given.get("lang")
     if lang is not None and str(lang).upper() not in _LANGUAGES:
-        _fail(f"lang={lang!r} is not supported: ktune tunes CUDA kernels (lang=None or \"CUDA\")")
+        _fail(f"lang={lang!r} is not supported: ktune tunes CUDA kernels (lang None, \"CUDA\", \"CUPY\" or \"NVCUDA\")")
     verify = given.get("verify")
     if callable(verify):
         _fail(
