@@ -376,11 +376,11 @@ impl ProblemSpec {
         Fingerprint::new(space, &self.runner_json, objective)
     }
 
-    /// The files the runner reads that a user edits between runs, relative to the spec's
-    /// directory where they are inside it: the CUDA runner's source and data files; for the
-    /// command runner, the words of its commands that name existing files (no placeholders,
-    /// no absolute paths: `matmul.c`, not `{build_dir}/matmul` or `/usr/bin/gcc`). Stored
-    /// results were measured with what these held; see [`input_digest`].
+    /// The files the runner reads that a user edits between runs, as the spec names them
+    /// (relative to its directory unless absolute): the CUDA runner's source and data files;
+    /// for the command runner, see [`CommandSpec::input_files`](ktune_runners::CommandSpec::input_files).
+    /// Only regular files that exist. Stored results were measured with what these held;
+    /// see [`input_digest`](Self::input_digest).
     pub fn input_files(&self) -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = Vec::new();
         match &self.runner {
@@ -390,44 +390,51 @@ impl ProblemSpec {
                     files.extend(a.file.iter().chain(&a.expected).cloned());
                 }
             }
-            Some(RunnerSpec::Command(c)) => {
-                let base = c.workdir.clone().unwrap_or_default();
-                for t in c.compile.iter().chain(&c.run) {
-                    let words: Vec<&str> = match t {
-                        ktune_runners::command::CommandTemplate::Argv(v) => {
-                            v.iter().map(String::as_str).collect()
-                        }
-                        ktune_runners::command::CommandTemplate::Line(l) => {
-                            l.split_whitespace().collect()
-                        }
-                    };
-                    files.extend(
-                        words
-                            .into_iter()
-                            .filter(|w| !w.contains('{') && !Path::new(w).is_absolute())
-                            .map(|w| base.join(w))
-                            .filter(|p| self.dir.join(p).is_file()),
-                    );
-                }
-            }
+            Some(RunnerSpec::Command(c)) => files.extend(c.input_files()),
             None => {}
         }
         let mut seen = std::collections::BTreeSet::new();
-        files.retain(|f| seen.insert(f.clone()));
+        files.retain(|f| self.dir.join(f).is_file() && seen.insert(f.clone()));
         files
     }
 
     /// The SHA-256 of each of [`input_files`](Self::input_files) that can be read, by path:
     /// what a results database keeps, to tell when the program changed under its results.
+    /// A file over 256 MiB (a data set) is described by its size and modification time
+    /// instead, so that starting a run does not read it whole.
     pub fn input_digest(&self) -> std::collections::BTreeMap<String, String> {
         use sha2::Digest;
+        const LARGE: u64 = 256 << 20;
         self.input_files()
             .into_iter()
             .filter_map(|f| {
-                let bytes = std::fs::read(self.dir.join(&f)).ok()?;
-                let hash = sha2::Sha256::digest(&bytes);
-                let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
-                Some((f.display().to_string(), hex))
+                let path = self.dir.join(&f);
+                let meta = std::fs::metadata(&path).ok()?;
+                let digest = if meta.len() > LARGE {
+                    let modified = meta
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map_or(0, |d| d.as_secs());
+                    format!("{} bytes, modified {modified}", meta.len())
+                } else {
+                    use std::io::Read;
+                    let mut hasher = sha2::Sha256::new();
+                    let mut file = std::fs::File::open(&path).ok()?;
+                    let mut buf = vec![0u8; 1 << 16];
+                    loop {
+                        match file.read(&mut buf).ok()? {
+                            0 => break,
+                            n => hasher.update(&buf[..n]),
+                        }
+                    }
+                    hasher
+                        .finalize()
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect()
+                };
+                Some((f.display().to_string(), digest))
             })
             .collect()
     }

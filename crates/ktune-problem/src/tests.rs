@@ -179,18 +179,41 @@ fn the_runners_input_files_are_the_sources_and_data_it_names() {
     // compiler, the flags or the templated binary.
     assert_eq!(files("matmul-cpu"), [PathBuf::from("matmul.c")]);
     assert_eq!(files("cuda-vector-add"), [PathBuf::from("vector_add.cu")]);
-    // A digest per file, stable and sensitive to the contents.
+    // Not the files a command writes (after -o or a redirection), nor the run command's
+    // arguments and outputs: only its scripts. Quoted words as the runner splits them.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bench.c"), "int main(void) { return 0; }\n").unwrap();
+    for f in [
+        "bench.c",
+        "my util.c",
+        "drive.py",
+        "bench",
+        "log.txt",
+        "res.json",
+        "data.bin",
+    ] {
+        std::fs::write(dir.path().join(f), "int main(void) { return 0; }\n").unwrap();
+    }
     let spec = dir.path().join("ktune.toml");
     std::fs::write(
         &spec,
-        format!("{SPACE}\n[runner]\ncompile = \"gcc -O2 bench.c missing.c -o {{build_dir}}/b\"\nrun = \"{{build_dir}}/b\"\n"),
+        format!(
+            "{SPACE}\n[runner]\nshell = true\n\
+             compile = \"gcc -O2 -I. bench.c 'my util.c' missing.c -o bench > log.txt\"\n\
+             run = [\"python3\", \"drive.py\", \"--out\", \"res.json\", \"data.bin\"]\n"
+        ),
     )
     .unwrap();
     let problem = ProblemSpec::from_path(&spec).unwrap();
+    assert_eq!(
+        problem.input_files(),
+        ["bench.c", "my util.c", "drive.py"].map(PathBuf::from)
+    );
+    // A digest per file, stable and sensitive to the contents.
     let digest = problem.input_digest();
-    assert_eq!(digest.keys().collect::<Vec<_>>(), ["bench.c"]);
+    assert_eq!(
+        digest.keys().collect::<Vec<_>>(),
+        ["bench.c", "drive.py", "my util.c"]
+    );
     // SHA-256, as `sha256sum` prints it.
     assert_eq!(
         digest["bench.c"],

@@ -137,6 +137,54 @@ pub struct CommandSpec {
     pub max_output: u64,
 }
 
+impl CommandSpec {
+    /// The files its commands name as the program's inputs, as written (joined to `workdir`
+    /// when it is given), for telling when the program changed under stored results. From
+    /// the compile command, every word that could be a file: not a flag, not the word after
+    /// `-o` or a redirection, no placeholder, not absolute. From the run command only
+    /// scripts (`bench.py`, `run.sh`, ...): its other words are arguments and outputs. The
+    /// caller keeps those that are files.
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        const SCRIPTS: &[&str] = &[
+            "py", "sh", "bash", "jl", "r", "m", "lua", "pl", "rb", "js", "mjs", "ts",
+        ];
+        let base = self.workdir.clone().unwrap_or_default();
+        let mut files = Vec::new();
+        for (template, compile) in [(&self.compile, true), (&self.run, false)] {
+            let words: Vec<String> = match template {
+                None => continue,
+                Some(CommandTemplate::Argv(v)) => v.clone(),
+                Some(CommandTemplate::Line(l)) => shlex::split(l).unwrap_or_default(),
+            };
+            let mut after_output = false;
+            for w in words {
+                if std::mem::take(&mut after_output) {
+                    continue;
+                }
+                if matches!(w.as_str(), "-o" | ">" | ">>" | "2>" | "&>" | "|" | "tee") {
+                    after_output = true;
+                    continue;
+                }
+                let path = Path::new(&w);
+                let script = path
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| SCRIPTS.contains(&e.to_ascii_lowercase().as_str()));
+                if w.is_empty()
+                    || w.starts_with(['-', '>', '<', '|', '&'])
+                    || w.contains('{')
+                    || path.is_absolute()
+                    || (!compile && !script)
+                {
+                    continue;
+                }
+                files.push(base.join(path));
+            }
+        }
+        files
+    }
+}
+
 /// 16 MiB: far more than any objective needs, and bounded memory for a program that prints
 /// gigabytes.
 fn default_max_output() -> u64 {
