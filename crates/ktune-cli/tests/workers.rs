@@ -606,3 +606,35 @@ fn workers_draw_their_own_random_numbers_and_the_first_reproduces_a_single_run()
     // With the first worker's stream it would have measured the single run's sequence.
     assert_ne!(both[before..], single12[before..]);
 }
+
+/// A worker joining a study whose results were measured with another version of the program
+/// (edited since, or another machine's copy) says so, naming the file.
+#[test]
+fn a_worker_names_a_source_that_changed_under_the_studys_results() {
+    if gcc_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), 3, 0);
+    let study = Study {
+        url: "sqlite://shared.db".into(),
+        name: "edited".into(),
+    };
+    let finish = |i: usize| {
+        let out = start(dir.path(), &study, i).wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    assert!(!finish(0).contains("changed since"));
+    assert!(!finish(1).contains("changed since"), "nothing changed");
+    let source = dir.path().join("prog.c");
+    let edited = std::fs::read_to_string(&source).unwrap() + "/* edited */\n";
+    std::fs::write(&source, edited).unwrap();
+    let stderr = finish(2);
+    assert!(
+        stderr.contains("warning: prog.c changed since the 3 stored results were measured"),
+        "{stderr}"
+    );
+    assert_eq!(stored(dir.path(), &study).len(), 3);
+}
