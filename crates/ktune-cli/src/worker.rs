@@ -69,7 +69,7 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
         store.set_meta(ktune_store::DIRECTION_KEY, objective.direction.name())?;
     }
     // Another machine's copy of the program, or this one edited since the results.
-    let stored_results = store.records_since(&space, None)?.len();
+    let stored_results = store.evaluations()?;
     let (keep, changed) = crate::spec::check_inputs(
         store.meta(crate::spec::INPUTS_KEY)?.as_deref(),
         &problem.input_digest(),

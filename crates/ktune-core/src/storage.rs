@@ -172,6 +172,9 @@ pub trait Storage: Send {
         after: Option<u64>,
     ) -> Result<Vec<StudyRecord>, CoreError>;
 
+    /// How many evaluations the study holds (without reading them).
+    fn evaluations(&mut self) -> Result<usize, CoreError>;
+
     /// Extends the worker's live claims to `lease` from now; how many.
     fn heartbeat(&mut self, worker: &str, lease: Duration) -> Result<usize, CoreError>;
 

@@ -306,6 +306,7 @@ pub fn records_since_reads_in_order_with_their_workers(open: &Open<'_>) {
         ),
         clock: 3.0,
     };
+    assert_eq!(a.evaluations().unwrap(), 0);
     assert_eq!(
         a.record(&space, "a", &record(3), None).unwrap(),
         Recorded::New(0)
@@ -321,6 +322,9 @@ pub fn records_since_reads_in_order_with_their_workers(open: &Open<'_>) {
     let all = b.records_since(&space, None).unwrap();
     let seqs: Vec<u64> = all.iter().map(|r| r.seq).collect();
     assert_eq!(seqs, vec![0, 1, 2]);
+    // Counted without reading them, failures included, by any worker.
+    assert_eq!(a.evaluations().unwrap(), 3);
+    assert_eq!(b.evaluations().unwrap(), 3);
     assert_eq!(all[1].record, failed);
     assert_eq!(all[1].worker.as_deref(), Some("b"));
     let later = a.records_since(&space, Some(0)).unwrap();

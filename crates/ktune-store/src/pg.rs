@@ -829,6 +829,18 @@ impl Storage for PgStore {
         )?)
     }
 
+    fn evaluations(&mut self) -> Result<usize, CoreError> {
+        let n: i64 = self
+            .client
+            .query_one(
+                "SELECT COUNT(*) FROM ktune.evaluations WHERE study = $1",
+                &[&self.study],
+            )
+            .map_err(|e| pg_error(&self.location, e))?
+            .get(0);
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     fn heartbeat(&mut self, worker: &str, lease: Duration) -> Result<usize, CoreError> {
         let n = self
             .client

@@ -83,6 +83,10 @@ impl Storage for Store {
         Ok(Store::records_since(self, space, after)?)
     }
 
+    fn evaluations(&mut self) -> Result<usize, CoreError> {
+        Ok(Store::len(self)?)
+    }
+
     fn heartbeat(&mut self, worker: &str, lease: Duration) -> Result<usize, CoreError> {
         Ok(Store::heartbeat(self, worker, lease.as_secs_f64())?)
     }
