@@ -92,7 +92,29 @@ pub(crate) fn open_spec(problem: &ProblemSpec, verbose: bool, max_checks: f64) -
 }
 
 /// The key under which a study keeps the digests of the files its runner reads.
-pub(crate) const INPUTS_KEY: &str = "inputs";
+const INPUTS_KEY: &str = "inputs";
+
+/// Warns when a file the runner reads changed under the `results` the study holds, and keeps
+/// the digests where [`check_inputs`] says: `ktune tune` and its shared-study workers both
+/// call it when they open a study.
+pub(crate) fn note_inputs(
+    store: &mut dyn ktune_core::Storage,
+    problem: &ProblemSpec,
+    results: usize,
+) -> Result<()> {
+    let (keep, changed) = check_inputs(
+        store.meta(INPUTS_KEY)?.as_deref(),
+        &problem.input_digest(),
+        results,
+    );
+    if let Some(k) = keep {
+        store.set_meta(INPUTS_KEY, &k)?;
+    }
+    if let Some(w) = changed {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}
 
 /// Compares the digests of the runner's files (`current`, see
 /// [`ProblemSpec::input_digest`]) with those a study keeps (`stored`, JSON) when it holds

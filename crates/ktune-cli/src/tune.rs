@@ -52,17 +52,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     }
     let mut previous = store.records(&space)?;
     let resumed = previous.len();
-    let (keep, changed) = crate::spec::check_inputs(
-        store.meta(crate::spec::INPUTS_KEY)?.as_deref(),
-        &problem.input_digest(),
-        resumed,
-    );
-    if let Some(k) = keep {
-        store.set_meta(crate::spec::INPUTS_KEY, &k)?;
-    }
-    if let Some(w) = changed {
-        eprintln!("warning: {w}");
-    }
+    crate::spec::note_inputs(&mut store, &problem, resumed)?;
 
     // Without a terminal (logs, CI) a progress bar draws nothing: one line per evaluation.
     let log_lines = !args.quiet && !args.json && !std::io::stderr().is_terminal();

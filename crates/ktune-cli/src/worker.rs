@@ -70,17 +70,7 @@ pub fn run(args: &TuneArgs, problem: &ProblemSpec) -> Result<()> {
     }
     // Another machine's copy of the program, or this one edited since the results.
     let stored_results = store.evaluations()?;
-    let (keep, changed) = crate::spec::check_inputs(
-        store.meta(crate::spec::INPUTS_KEY)?.as_deref(),
-        &problem.input_digest(),
-        stored_results,
-    );
-    if let Some(k) = keep {
-        store.set_meta(crate::spec::INPUTS_KEY, &k)?;
-    }
-    if let Some(w) = changed {
-        eprintln!("warning: {w}");
-    }
+    crate::spec::note_inputs(store.as_mut(), problem, stored_results)?;
 
     // Heartbeats from a connection of their own, so that a long evaluation keeps its claims.
     let beating = Arc::new(AtomicBool::new(true));

@@ -692,12 +692,10 @@ impl Study {
         };
         if !self.space.contains(&c) {
             // Recorded, it could become the best result of a space it is not in.
-            let assign = self.space.scalars(&c);
             let broken: Vec<String> = self
                 .space
-                .constraints()
+                .unsatisfied_constraints(&c)
                 .iter()
-                .filter(|k| !k.is_satisfied(&assign))
                 .map(|k| format!("`{}`", k.source()))
                 .collect();
             return Err(PyValueError::new_err(format!(

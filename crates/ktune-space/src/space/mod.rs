@@ -472,6 +472,19 @@ impl SearchSpace {
         self.constraints.iter().all(|c| c.is_satisfied(&assign))
     }
 
+    /// The constraints an in-bounds `config` breaks, in declaration order (to say why a
+    /// configuration is not in the space).
+    pub fn unsatisfied_constraints(&self, config: &[u32]) -> Vec<&Constraint> {
+        if !self.is_in_bounds(config) {
+            return Vec::new();
+        }
+        let assign = self.scalars(config);
+        self.constraints
+            .iter()
+            .filter(|c| !c.is_satisfied(&assign))
+            .collect()
+    }
+
     /// The values of an in-bounds `config` as the constraint language sees them, for
     /// evaluating an [`Expression`] compiled with [`expression`](Self::expression).
     pub fn scalars(&self, config: &[u32]) -> Vec<Scalar> {

@@ -211,6 +211,7 @@ proptest! {
                 for c in p.cartesian() {
                     prop_assert_eq!(space.contains(&c), p.feasible(&c));
                     prop_assert_eq!(space.satisfies_constraints(&c), p.feasible(&c));
+                    prop_assert_eq!(space.unsatisfied_constraints(&c).is_empty(), p.feasible(&c));
                 }
             }
         }
