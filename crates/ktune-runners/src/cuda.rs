@@ -355,15 +355,22 @@ impl Problem {
     }
 }
 
+/// The configuration a run checks first (the reference, the arguments): the default one where
+/// it is in the space, else the first (Kernel Tuner's `tune_params` declare no default).
+fn configuration_to_check(space: &SearchSpace) -> Option<Configuration> {
+    match space.default_configuration() {
+        Some(config) if space.contains(&config) => Some(config),
+        _ => (space.size() > 0).then(|| space.configuration(0)),
+    }
+}
+
 /// The reference configuration: the default configuration with the values `table` gives.
 fn reference_configuration(
     table: Option<&toml::Table>,
     space: &SearchSpace,
 ) -> Result<Configuration, CudaError> {
-    let mut config = space
-        .default_configuration()
-        .filter(|c| space.contains(c))
-        .unwrap_or_else(|| space.configuration(0));
+    let mut config = configuration_to_check(space)
+        .ok_or_else(|| CudaError::Spec("the search space is empty".into()))?;
     let Some(table) = table else {
         return Ok(config);
     };
@@ -589,13 +596,14 @@ impl CudaRunner {
         Ok(runner)
     }
 
-    /// Loads the default configuration once to compare the arguments with the kernel's
-    /// parameters before anything is measured: a mismatch would fail every configuration
-    /// alike, and recorded, those failures would outlive the fix. A default configuration
-    /// that does not compile or load for another reason tells nothing; then each
-    /// configuration is checked when it is loaded.
+    /// Loads the default configuration (or, in a space without one, such as Kernel Tuner's
+    /// `tune_params`, the first configuration) once to compare the arguments with the
+    /// kernel's parameters before anything is measured: a mismatch would fail every
+    /// configuration alike, and recorded, those failures would outlive the fix. A
+    /// configuration that does not compile or load for another reason tells nothing; then
+    /// each configuration is checked when it is loaded.
     fn check_arguments(&mut self, space: &SearchSpace) -> Result<(), CudaError> {
-        let Some(config) = space.default_configuration() else {
+        let Some(config) = configuration_to_check(space) else {
             return Ok(());
         };
         let Ok(launch) = self.problem.launch(space, &config) else {

@@ -1293,3 +1293,35 @@ fn a_problem_takes_its_source_and_arguments_from_memory() {
     .to_string();
     assert!(err.contains("two arguments are called `a`"), "{err}");
 }
+
+#[test]
+fn the_configuration_checked_first_is_the_default_where_it_is_in_the_space() {
+    let with_default = |bx: i64, by: i64| {
+        SearchSpace::new(
+            vec![
+                Parameter::integer("block_size_x", [32, 64, 128])
+                    .unwrap()
+                    .with_default(&Value::Int(bx))
+                    .unwrap(),
+                Parameter::integer("block_size_y", [1, 2, 4])
+                    .unwrap()
+                    .with_default(&Value::Int(by))
+                    .unwrap(),
+            ],
+            &["block_size_x * block_size_y <= 256"],
+        )
+        .unwrap()
+    };
+    let s = with_default(64, 4);
+    assert_eq!(
+        s.values(&configuration_to_check(&s).unwrap()),
+        [&Value::Int(64), &Value::Int(4)]
+    );
+    // A default that breaks a restriction, or none at all (Kernel Tuner's tune_params): the
+    // first configuration, so that the arguments are still checked before tuning.
+    let s = with_default(128, 4);
+    assert_eq!(configuration_to_check(&s), Some(s.configuration(0)));
+    let s = space();
+    assert_eq!(s.default_configuration(), None);
+    assert_eq!(configuration_to_check(&s), Some(s.configuration(0)));
+}
