@@ -58,6 +58,20 @@ pub enum StopReason {
     Interrupted,
 }
 
+impl StopReason {
+    /// The name used in records and the bindings (as serde writes it).
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Evaluations => "evaluations",
+            StopReason::Time => "time",
+            StopReason::Target => "target",
+            StopReason::SpaceExhausted => "space_exhausted",
+            StopReason::StrategyExhausted => "strategy_exhausted",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// One evaluated configuration, as recorded.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -203,6 +217,20 @@ mod tests {
     use super::*;
     use crate::{Direction, FailureKind, History, Metric, Observation, Timings};
     use ktune_space::Parameter;
+
+    #[test]
+    fn stop_reason_names_are_the_serialised_ones() {
+        for r in [
+            StopReason::Evaluations,
+            StopReason::Time,
+            StopReason::Target,
+            StopReason::SpaceExhausted,
+            StopReason::StrategyExhausted,
+            StopReason::Interrupted,
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.name(), "{r:?}");
+        }
+    }
 
     /// Objective = value of x; fails for x == 2; each evaluation takes 1 s.
     struct Linear {

@@ -865,7 +865,7 @@ impl Study {
     /// `None` while it goes on.
     #[getter]
     fn stopped(&self) -> Option<String> {
-        self.stopped.map(|s| format!("{s:?}").to_lowercase())
+        self.stopped.map(|s| s.name().to_string())
     }
 
     /// The search space.

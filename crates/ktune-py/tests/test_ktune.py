@@ -120,6 +120,11 @@ def test_ask_and_tell_record_values_and_failures():
             study.tell(c, objective(c))
         told.append(c)
     assert len(told) == 6 and study.stopped == "evaluations"
+    # Names as documented (snake_case), not the enum's run-together spelling.
+    small = ktune.Study({"x": [1, 2]}, strategy="random", seed=1)
+    while (c := small.ask()) is not None:
+        small.tell(c, float(c["x"]))
+    assert small.stopped == "space_exhausted"
     results = study.results
     assert [r["config"] for r in results] == told
     for r in results:
