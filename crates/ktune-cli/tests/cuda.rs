@@ -1,7 +1,8 @@
 //! `ktune` with the CUDA runner where no GPU is needed: the examples' spaces, clear errors for
 //! bad CUDA specs, and a clear message (not a panic, no database) where no driver exists.
 //! With a GPU (`--ignored`): a kernel fault poisons the process's CUDA context, and `ktune
-//! tune` restarts itself and finishes the run. The other GPU runs are in ktune-runners'
+//! tune` restarts itself and finishes the run; outputs that all differ from the reference stop
+//! the run with an error, their results kept. The other GPU runs are in ktune-runners'
 //! ignored tests and BENCHMARKS.md.
 
 use std::path::Path;
@@ -175,4 +176,70 @@ extern "C" __global__ void k(float *x, int n) {
             assert_eq!(r["status"], "ok", "{r}");
         }
     }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn outputs_that_all_differ_from_the_reference_stop_the_run_with_their_results_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        r#"
+extern "C" __global__ void k(float *x, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n) x[i] = (float)mode;
+}
+"#,
+    )
+    .unwrap();
+    // The reference configuration (mode 0) comes last: the first configurations to run all
+    // write something else, as with a reference that is itself wrong.
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        "[[parameter]]\nname = \"block_size_x\"\nvalues = [64]\n\n\
+         [[parameter]]\nname = \"mode\"\nvalues = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0]\n\n\
+         [runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\njobs = 4\n\
+         [[runner.argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
+         [[runner.argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
+         [runner.verify]\natol = 0.0\nreference = { mode = 0 }\n",
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args([
+            "--strategy",
+            "brute_force",
+            "--max-evals",
+            "13",
+            "--no-default",
+            "--quiet",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "the first 8 configurations that ran all gave outputs different from the reference \
+             configuration's output (block_size_x=64, mode=0) (the first: "
+        ),
+        "{err}"
+    );
+    let rows = ktune()
+        .args(["results", "--format", "json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r["status"] == "wrong_output"),
+        "{rows:?}"
+    );
 }

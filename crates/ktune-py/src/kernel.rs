@@ -32,7 +32,8 @@ pub(crate) struct CudaKernel {
     runner: Option<CudaRunner>,
     iterations: usize,
     compiler_options: Vec<String>,
-    /// Why the runner stopped for good (a fault that poisoned the CUDA context).
+    /// Why the runner stopped for good (a fault that poisoned the CUDA context, outputs that
+    /// all differ from `answer`).
     stopped: Option<String>,
 }
 
@@ -287,7 +288,14 @@ impl CudaKernel {
             Err(ktune_core::CoreError::RunnerStopped {
                 message, outcomes, ..
             }) => {
-                self.stopped = Some(message);
+                let gpu_lost = runner
+                    .fresh_process_needed()
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                self.stopped = Some(if gpu_lost {
+                    format!("the GPU cannot be used any more in this process: {message}")
+                } else {
+                    message
+                });
                 outcomes
             }
             Err(e) => return Err(KtuneError::new_err(e.to_string())),

@@ -288,6 +288,29 @@ def test_an_interrupted_cache_file_is_resumed(tmp_path):
     assert len(json.loads(path.read_text())["cache"]) == 18
 
 
+class StoppingKernel(CpuKernel):
+    """Stops for good after its first batch, as the CUDA runner does when the GPU is lost or
+    when the outputs all differ from the answer; `stopped` is the runner's whole message."""
+
+    def evaluate(self, configs):
+        if self.calls:
+            raise AssertionError("evaluated after it stopped")
+        out = super().evaluate(configs)
+        self.stopped = "the first 8 configurations that ran all gave outputs different from the expected output"
+        return out
+
+
+def test_a_runner_that_stops_ends_the_run_with_its_message_and_keeps_what_it_measured(tmp_path):
+    path = tmp_path / "c.json"
+    cache = kt._Cache(str(path), "k", [SIZE], TUNE_PARAMS, "time")
+    cache.open("dev")
+    kernel = StoppingKernel()
+    with pytest.raises(KtuneError, match=r"^tune_kernel: the first 8 configurations that ran all gave outputs"):
+        run_loop(kernel, cache=cache)
+    assert len(kernel.calls) == kernel.jobs
+    assert len(json.loads(path.read_text())["cache"]) == kernel.jobs
+
+
 def test_a_cache_of_another_kernel_parameters_or_device_is_refused(tmp_path):
     path = tmp_path / "c.json"
     cache = kt._Cache(str(path), "k", [SIZE], TUNE_PARAMS, "time")
@@ -333,6 +356,19 @@ def test_wrong_output_is_a_failed_configuration_on_the_gpu():
     assert len(results) == 4
     assert all(isinstance(r["__error__"], kt.RuntimeFailedConfig) for r in results)
     assert "best_config" not in env
+
+
+@gpu
+def test_outputs_that_all_differ_from_the_answer_stop_the_run_on_the_gpu(tmp_path):
+    # A wrong answer (here: another seed's data) makes every configuration fail; after the
+    # first 8 that ran, the run stops with the answer named instead of spending its budget.
+    args, answer = vector_add_args()
+    answer[0] = answer[0] + 1.0
+    cache = tmp_path / "kt.json"
+    with pytest.raises(KtuneError, match=r"the first 8 configurations that ran all gave outputs different from the expected output \(the first: output `arguments\[0\]`"):
+        call(answer=answer, tune_params={"block_size_x": [32 * i for i in range(1, 33)]}, cache=str(cache))
+    # What was measured before the stop is in the cache (in batches: at least the 8).
+    assert 8 <= len(json.loads(cache.read_text())["cache"]) < 32
 
 
 @gpu

@@ -26,6 +26,7 @@ pub mod launch;
 pub mod nvml;
 pub mod nvrtc;
 pub mod spec;
+pub mod wrong_outputs;
 
 #[cfg(test)]
 mod tests;
@@ -430,6 +431,11 @@ pub struct CudaRunner {
     /// Shared with whoever owns the process: set together with `broken`, when only a new
     /// process can use the GPU again (see [`CudaRunner::fresh_process_needed`]).
     fresh_process: Arc<std::sync::atomic::AtomicBool>,
+    /// Outputs that matched and differed so far; when the first to run all differ, the
+    /// expected output is suspect and the run stops ([`wrong_outputs`]).
+    wrong_outputs: wrong_outputs::WrongOutputs,
+    /// Why no more configurations are measured, when the expected output is suspect.
+    outputs_differ: Option<String>,
     base: Observed,
     /// The best objective so far, for early abort.
     incumbent: Option<f64>,
@@ -578,6 +584,8 @@ impl CudaRunner {
             expected,
             broken: None,
             fresh_process: Arc::default(),
+            wrong_outputs: Default::default(),
+            outputs_differ: None,
             base,
             incumbent: None,
             deadline: None,
@@ -1016,7 +1024,7 @@ impl Runner for CudaRunner {
             message,
             outcomes,
         };
-        if let Some(m) = &self.broken {
+        if let Some(m) = self.broken.as_ref().or(self.outputs_differ.as_ref()) {
             return Err(stopped(m.clone(), Vec::new()));
         }
         let deadline = self.deadline;
@@ -1107,6 +1115,18 @@ impl Runner for CudaRunner {
                 }
             }
         });
+        // The batch's outcomes are returned (and recorded) either way; the next batch is
+        // refused.
+        if self.wrong_outputs.observe(&outcomes) && self.outputs_differ.is_none() {
+            let expected = match &self.problem.reference {
+                Some(r) => format!(
+                    "the reference configuration's output ({})",
+                    space.describe(r)
+                ),
+                None => "the expected output".to_string(),
+            };
+            self.outputs_differ = Some(self.wrong_outputs.message(&expected));
+        }
         match &self.broken {
             Some(m) if outcomes.len() < configs.len() => Err(stopped(m.clone(), outcomes)),
             _ if outcomes.len() < configs.len() => Err(CoreError::OutOfTime { outcomes }),

@@ -573,7 +573,7 @@ def _tune(evaluator, study, tune_params, *, time_limit, objective, metrics, cach
                 strategy_seconds += time.perf_counter() - t
                 results.append(params)
             if evaluator.stopped is not None:
-                _fail(f"the GPU cannot be used any more in this process: {evaluator.stopped}")
+                _fail(evaluator.stopped)
     finally:
         if cache is not None:
             cache.close()
