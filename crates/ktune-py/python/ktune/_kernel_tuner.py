@@ -681,8 +681,12 @@ def tune_kernel(
     ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``objectives``, ``compiler``,
     ``log``, a custom ``verify`` function, functions as restrictions, problem size or grid
     divisors, and languages other than CUDA. A templated kernel is named with its arguments
-    (``"matmul<float, tile_size_x>"``); a parameter's name there stands for its value. Unlike Kernel Tuner, a configuration whose output
-    differs from ``answer`` is recorded as failed and tuning goes on.
+    (``"matmul<float, tile_size_x>"``); a parameter's name there stands for its value.
+
+    Unlike Kernel Tuner, a configuration whose output differs from ``answer`` is recorded as
+    failed and tuning goes on; but when the first 8 configurations that ran all differ and
+    none matched, ``answer`` (or ``atol``) is the likelier mistake and ``KtuneError`` is
+    raised, what was measured kept in ``cache``.
     """
     started = time.perf_counter()
     _refuse_unsupported(dict(locals()))
