@@ -5,7 +5,7 @@
 //! the run with an error, their results kept. The other GPU runs are in ktune-runners'
 //! ignored tests and BENCHMARKS.md.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
@@ -106,65 +106,87 @@ fn bad_cuda_specs_name_the_problem_and_where() {
     );
 }
 
+/// A spec in `dir` for the kernel `k(float *x, int n)` with `body`, over `block_size_x = 64`
+/// and `mode` (`mode`: the rest of its `[[parameter]]` table), on 4096 elements, verified
+/// exactly; `runner` and `verify` are added to their sections.
+fn mode_kernel(dir: &Path, body: &str, mode: &str, runner: &str, verify: &str) -> PathBuf {
+    std::fs::write(
+        dir.join("k.cu"),
+        format!(
+            "extern \"C\" __global__ void k(float *x, int n) {{\n    \
+             int i = blockIdx.x * block_size_x + threadIdx.x;\n{body}}}\n"
+        ),
+    )
+    .unwrap();
+    let spec = dir.join("ktune.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[[parameter]]\nname = \"block_size_x\"\nvalues = [64]\n\n\
+             [[parameter]]\nname = \"mode\"\n{mode}\n\n\
+             [runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\n{runner}\n\
+             [[runner.argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
+             [[runner.argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
+             [runner.verify]\natol = 0.0\n{verify}\n"
+        ),
+    )
+    .unwrap();
+    spec
+}
+
+/// `ktune tune spec --db db args...`: whether it succeeded, and its standard error.
+fn tune(spec: &Path, db: &Path, args: &[&str]) -> (bool, String) {
+    let out = ktune()
+        .arg("tune")
+        .arg(spec)
+        .args(args)
+        .args(["--quiet", "--db"])
+        .arg(db)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The results recorded in `db`, as `ktune results --format json` lists them.
+fn results(db: &Path) -> Vec<serde_json::Value> {
+    let out = ktune()
+        .args(["results", "--format", "json"])
+        .arg(db)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
 fn kernel_faults_restart_ktune_and_the_run_finishes() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("k.cu"),
-        r#"
-extern "C" __global__ void k(float *x, int n) {
-    int i = blockIdx.x * block_size_x + threadIdx.x;
-#if mode == 1 || mode == 4
-    x[i + (1 << 30)] = 1.0f;          // far out of bounds: a sticky kernel fault
-#else
-    if (i < n) x[i] = 1.0f;
-#endif
-}
-"#,
-    )
-    .unwrap();
-    let spec = dir.path().join("ktune.toml");
-    std::fs::write(
-        &spec,
-        "[[parameter]]\nname = \"block_size_x\"\nvalues = [64]\n\n\
-         [[parameter]]\nname = \"mode\"\nvalues = [0, 1, 2, 3, 4, 5]\ndefault = 0\n\n\
-         [runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\njobs = 1\n\
-         [[runner.argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
-         [[runner.argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
-         [runner.verify]\natol = 0.0\n",
-    )
-    .unwrap();
+    let spec = mode_kernel(
+        dir.path(),
+        "#if mode == 1 || mode == 4\n    \
+         x[i + (1 << 30)] = 1.0f;          // far out of bounds: a sticky kernel fault\n\
+         #else\n    if (i < n) x[i] = 1.0f;\n#endif\n",
+        "values = [0, 1, 2, 3, 4, 5]\ndefault = 0",
+        "jobs = 1",
+        "",
+    );
     let db = dir.path().join("r.db");
-    let out = ktune()
-        .arg("tune")
-        .arg(&spec)
-        .args([
-            "--strategy",
-            "brute_force",
-            "--max-evals",
-            "6",
-            "--quiet",
-            "--db",
-        ])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let (ok, err) = tune(
+        &spec,
+        &db,
+        &["--strategy", "brute_force", "--max-evals", "6"],
+    );
+    assert!(ok, "{err}");
     // Two faults, two restarts, and every configuration evaluated once.
     assert!(err.contains("restarting to continue (1 of"), "{err}");
     assert!(err.contains("restarting to continue (2 of"), "{err}");
     assert!(!err.contains("(3 of"), "{err}");
-    let rows = ktune()
-        .args(["results", "--format", "json"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
-    let rows = rows.as_array().unwrap();
+    let rows = results(&db);
     assert_eq!(rows.len(), 6, "{rows:?}");
-    for r in rows {
+    for r in &rows {
         let mode = r["params"]["mode"].as_i64().unwrap();
         if mode == 1 || mode == 4 {
             assert_eq!(r["status"], "runtime", "{r}");
@@ -182,47 +204,28 @@ extern "C" __global__ void k(float *x, int n) {
 #[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
 fn outputs_that_all_differ_from_the_reference_stop_the_run_with_their_results_kept() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("k.cu"),
-        r#"
-extern "C" __global__ void k(float *x, int n) {
-    int i = blockIdx.x * block_size_x + threadIdx.x;
-    if (i < n) x[i] = (float)mode;
-}
-"#,
-    )
-    .unwrap();
     // The reference configuration (mode 0) comes last: the first configurations to run all
     // write something else, as with a reference that is itself wrong.
-    let spec = dir.path().join("ktune.toml");
-    std::fs::write(
-        &spec,
-        "[[parameter]]\nname = \"block_size_x\"\nvalues = [64]\n\n\
-         [[parameter]]\nname = \"mode\"\nvalues = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0]\n\n\
-         [runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\nproblem_size = [4096]\njobs = 4\n\
-         [[runner.argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4096\noutput = true\n\
-         [[runner.argument]]\nname = \"n\"\ntype = \"int\"\nvalue = 4096\n\
-         [runner.verify]\natol = 0.0\nreference = { mode = 0 }\n",
-    )
-    .unwrap();
+    let spec = mode_kernel(
+        dir.path(),
+        "    if (i < n) x[i] = (float)mode;\n",
+        "values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0]",
+        "jobs = 4",
+        "reference = { mode = 0 }",
+    );
     let db = dir.path().join("r.db");
-    let out = ktune()
-        .arg("tune")
-        .arg(&spec)
-        .args([
+    let (ok, err) = tune(
+        &spec,
+        &db,
+        &[
             "--strategy",
             "brute_force",
             "--max-evals",
             "13",
             "--no-default",
-            "--quiet",
-            "--db",
-        ])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{err}");
+        ],
+    );
+    assert!(!ok, "{err}");
     assert!(
         err.contains(
             "the first 8 configurations that ran all gave outputs different from the reference \
@@ -230,13 +233,7 @@ extern "C" __global__ void k(float *x, int n) {
         ),
         "{err}"
     );
-    let rows = ktune()
-        .args(["results", "--format", "json"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    let rows: serde_json::Value = serde_json::from_slice(&rows.stdout).unwrap();
-    let rows = rows.as_array().unwrap();
+    let rows = results(&db);
     assert_eq!(rows.len(), 8, "{rows:?}");
     assert!(
         rows.iter().all(|r| r["status"] == "wrong_output"),
