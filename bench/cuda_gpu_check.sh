@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The on-GPU check and measurements of the CUDA runner (issue 19), for a machine with an
 # NVIDIA GPU, its driver and a CUDA toolkit but no Rust toolchain. Build here, carry, run
-# there (BENCHMARKS.md, "The CUDA runner on a GPU", has the exact commands):
+# there (BENCHMARKS.md, "The CUDA runner on an H100", has the exact commands):
 #
 #   cargo build --release -p ktune-cli
 #   cargo test --release -p ktune-runners --no-run     # prints the test binary's path
