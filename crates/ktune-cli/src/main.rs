@@ -9,9 +9,7 @@ mod results;
 mod space;
 mod spec;
 mod tune;
-mod tune_args;
 mod tune_strategy;
-mod worker;
 
 use std::process::ExitCode;
 
@@ -38,7 +36,7 @@ enum Command {
     Strategies,
     /// Tune a program described by a ktune.toml: every measurement is stored, and running the
     /// same command again resumes.
-    Tune(tune_args::TuneArgs),
+    Tune(tune::TuneArgs),
     /// List, filter and export the results stored by `ktune tune`.
     Results(results::ResultsArgs),
 }

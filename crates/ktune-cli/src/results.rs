@@ -8,7 +8,7 @@ use ktune_core::{Direction, FailureKind};
 use ktune_space::SearchSpace;
 use ktune_store::{DIRECTION_KEY, Row, Store};
 
-use crate::spec::{Opened, open_spec, read_spec};
+use crate::spec::{open_spec, read_spec};
 use serde_json::json;
 
 /// The `meta` key of the latest re-ranking.
@@ -357,9 +357,8 @@ fn rerank_stored(args: &ResultsArgs, from: &Source, k: usize) -> Result<()> {
     };
     drop(existing);
     let problem = read_spec(&spec_path)?;
-    let Opened {
-        space, mut runner, ..
-    } = open_spec(&problem, true, f64::INFINITY)?;
+    let (space, opened) = open_spec(&problem, true, f64::INFINITY)?;
+    let mut runner = opened.runner;
     let objective = runner.metrics()[0].clone();
     let fingerprint = problem.fingerprint(&space, &objective.name);
     let mut store = Store::open_study(&from.path, &study, &fingerprint).with_context(|| {

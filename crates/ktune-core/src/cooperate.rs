@@ -14,7 +14,8 @@ use ktune_space::Configuration;
 
 use crate::runner::evaluate_batch;
 use crate::{
-    Asked, Claim, CoreError, Outcome, Record, Recorded, Runner, Session, StopReason, Storage,
+    Asked, Claim, CoreError, Observe, Outcome, Record, Recorded, Runner, Session, StopReason,
+    Storage,
 };
 
 /// How a worker cooperates.
@@ -92,7 +93,7 @@ impl Participant {
         &mut self,
         session: &mut Session<'_>,
         storage: &mut dyn Storage,
-        on_record: &mut dyn FnMut(&Record, Kept),
+        observer: &mut dyn Observe,
     ) -> Result<Turn, CoreError> {
         let budget = session.budget().max_evaluations;
         self.sync(session, storage)?;
@@ -112,7 +113,7 @@ impl Participant {
         // A constraint-unaware strategy's invalid proposals are records too.
         for record in session.take_invalid() {
             let kept = keep(storage.record(session.space(), &how.worker, &record, budget)?);
-            on_record(&record, kept);
+            observer.record(session, &record, kept);
         }
         let asked = match asked {
             Asked::Stop(stop) => return Ok(Turn::Stop(stop)),
@@ -142,17 +143,17 @@ impl Participant {
     }
 
     /// Records the outcomes of configurations this worker measured, in the storage (which
-    /// settles their claims) and then in `session`.
+    /// settles their claims) and then in `session`; then tells `observer` of each.
     pub fn record(
         &mut self,
         session: &mut Session<'_>,
         storage: &mut dyn Storage,
         results: Vec<(Configuration, Outcome)>,
-        on_record: &mut dyn FnMut(&Record, Kept),
+        observer: &mut dyn Observe,
     ) -> Result<(), CoreError> {
         let budget = session.budget().max_evaluations;
         let mut clock = session.clock();
-        let mut told = Vec::with_capacity(results.len());
+        let mut made = Vec::with_capacity(results.len());
         for (config, outcome) in results {
             clock += outcome.timings().total();
             let record = Record {
@@ -161,25 +162,50 @@ impl Participant {
                 clock,
             };
             let kept = keep(storage.record(session.space(), &self.how.worker, &record, budget)?);
-            on_record(&record, kept);
-            told.push((record.config, record.outcome));
+            made.push((record, kept));
         }
-        session.tell(told)
+        session.tell(
+            made.iter()
+                .map(|(r, _)| (r.config.clone(), r.outcome.clone()))
+                .collect(),
+        )?;
+        for (record, kept) in &made {
+            observer.record(session, record, *kept);
+        }
+        Ok(())
     }
 }
 
-/// Runs `session` as one worker of the study in `storage` until the study is over for it.
-/// `on_record` sees each of this worker's records with what the storage did with it.
+/// Runs `session` as one worker of the study in `storage` until the study is over for it:
+/// the loop of every study with a storage (a single `ktune tune` is a study with one worker).
+/// `observer` is told when it starts (after the study's records were read), of each of this
+/// worker's records with what the storage did with it, and why it stopped.
 pub fn cooperate(
     session: &mut Session<'_>,
     runner: &mut dyn Runner,
     storage: &mut dyn Storage,
     how: &Cooperation,
-    on_record: &mut dyn FnMut(&Record, Kept),
+    observer: &mut dyn Observe,
 ) -> Result<StopReason, CoreError> {
     let mut me = Participant::new(how.clone());
+    me.sync(session, storage)?;
+    observer.start(session);
+    let stop = work(&mut me, session, runner, storage, observer)?;
+    observer.stop(session, stop);
+    Ok(stop)
+}
+
+/// The turns of [`cooperate`].
+fn work(
+    me: &mut Participant,
+    session: &mut Session<'_>,
+    runner: &mut dyn Runner,
+    storage: &mut dyn Storage,
+    observer: &mut dyn Observe,
+) -> Result<StopReason, CoreError> {
+    let how = me.how.clone();
     loop {
-        let held = match me.turn(session, storage, on_record)? {
+        let held = match me.turn(session, storage, observer)? {
             Turn::Stop(stop) => return Ok(stop),
             Turn::Wait => {
                 std::thread::sleep(how.poll);
@@ -195,7 +221,7 @@ pub fn cooperate(
         // Claims on configurations not reached are released by their lease.
         session.abandon(&held[done..], false);
         let results = held.into_iter().zip(outcomes).collect();
-        me.record(session, storage, results, on_record)?;
+        me.record(session, storage, results, observer)?;
         match ended {
             None => {}
             Some(Ok(stop)) => return Ok(stop),

@@ -49,6 +49,7 @@
 
 mod cooperate;
 mod measurement;
+mod observe;
 mod outcome;
 mod rerank;
 mod runner;
@@ -56,11 +57,14 @@ mod session;
 mod simulated;
 mod storage;
 mod strategy;
+mod study;
 pub mod t4;
+pub mod testing;
 mod tuner;
 
 pub use cooperate::{Cooperation, Kept, Participant, Turn, cooperate};
 pub use measurement::{Samples, Statistic, Summary, t_quantile_975};
+pub use observe::Observe;
 pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
 pub use rerank::{Finalist, Reranking, rerank};
 pub use runner::Runner;
@@ -68,6 +72,10 @@ pub use session::{Asked, RecordHook, Session, SpaceRef};
 pub use simulated::{SimulatedRun, simulate_workers};
 pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker, worker_seed};
 pub use strategy::{History, Observation, Rng, Strategy};
+pub use study::{
+    BUDGET_KEY, DIRECTION_KEY, JoinNote, Joined, OBJECTIVE_KEY, SEED_KEY, STRATEGY_KEY, StudyFacts,
+    UNIT_KEY,
+};
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 
 /// The longest duration ktune accepts anywhere (timeouts, time budgets), in seconds: about 31
@@ -84,6 +92,21 @@ pub fn checked_seconds(value: f64) -> Result<std::time::Duration, String> {
         ));
     }
     std::time::Duration::try_from_secs_f64(value).map_err(|e| format!("{value} s: {e}"))
+}
+
+/// What differs, for [`CoreError::Conflict`]: "minimizes its objective and this process
+/// would maximize it", "measures `time` and this process would measure `GFLOP/s`".
+fn conflict(fact: &str, stored: &str, given: &str) -> String {
+    match fact {
+        "direction" => {
+            let verb = |d: &str| d.strip_suffix('e').unwrap_or(d).to_string() + "es";
+            format!(
+                "{} its objective and this process would {given} it",
+                verb(stored)
+            )
+        }
+        _ => format!("measures `{stored}` and this process would measure `{given}`"),
+    }
 }
 
 /// Errors that end a tuning run (a runner that cannot run at all, a strategy misconfigured).
@@ -129,6 +152,21 @@ pub enum CoreError {
     /// that no result goes unrecorded.
     #[error(transparent)]
     Storage(Box<dyn std::error::Error + Send + Sync>),
+    /// A process joined a study with another objective or direction than the study's.
+    #[error(
+        "study `{study}` {}: a study has one {fact}; start another with another study name or database",
+        conflict(fact, stored, given)
+    )]
+    Conflict {
+        /// The study's name.
+        study: String,
+        /// `objective` or `direction`.
+        fact: &'static str,
+        /// What the study holds.
+        stored: String,
+        /// What this process gave.
+        given: String,
+    },
     /// A runner returned a different number of outcomes than configurations it was given.
     #[error("runner `{runner}` returned {got} outcomes for {expected} configurations")]
     OutcomeCount {

@@ -123,6 +123,8 @@ pub struct Session<'a> {
     stale: usize,
     /// Invalid proposals recorded since [`take_invalid`](Self::take_invalid) was last called.
     invalid: Vec<Record>,
+    /// Configurations to hand out before the strategy's proposals.
+    queue: std::collections::VecDeque<Configuration>,
     on_record: Option<RecordHook<'a>>,
     stop: Option<&'a AtomicBool>,
 }
@@ -154,6 +156,7 @@ impl<'a> Session<'a> {
             strategy_seconds: 0.0,
             stale: 0,
             invalid: Vec::new(),
+            queue: std::collections::VecDeque::new(),
             on_record: None,
             stop: None,
         })
@@ -251,6 +254,40 @@ impl<'a> Session<'a> {
         told.len()
     }
 
+    /// Queues `config` to be measured before the strategy proposes anything more (as
+    /// Optuna's `enqueue_trial`): the default configuration, or any a user wants measured
+    /// first. [`ask`](Self::ask) hands out queued configurations first, in order and alone
+    /// (never in one batch with the strategy's proposals), and they go the ordinary way:
+    /// counted against the budget, recorded, told to the strategy. Returns false, and queues
+    /// nothing, for a configuration outside the space or already recorded or queued; one
+    /// recorded by the time it would be handed out is skipped then.
+    pub fn enqueue(&mut self, config: Configuration) -> bool {
+        if !self.space.contains(&config)
+            || self.history.contains(&config)
+            || self.queue.contains(&config)
+        {
+            return false;
+        }
+        self.queue.push_back(config);
+        true
+    }
+
+    /// Up to `n` queued configurations that are not recorded, in flight or held elsewhere.
+    fn take_queued(&mut self, n: usize) -> Vec<Configuration> {
+        let mut out = Vec::new();
+        while out.len() < n
+            && let Some(c) = self.queue.pop_front()
+        {
+            if !self.history.contains(&c)
+                && !self.in_flight.contains(&c)
+                && !self.elsewhere.contains(&c)
+            {
+                out.push(c);
+            }
+        }
+        out
+    }
+
     /// Why the study is over for this session, if it is (checked before every ask).
     pub fn stop_reason(&self) -> Option<StopReason> {
         if let Some(best) = self.best_value()
@@ -288,10 +325,11 @@ impl<'a> Session<'a> {
         None
     }
 
-    /// Up to `n` new configurations to evaluate, or why the study is over. Proposals already
-    /// evaluated are told again at no cost; proposals outside the space are recorded as
-    /// invalid (they cost an evaluation and are never run); the strategy is asked again until
-    /// it proposes something new or gives up.
+    /// Up to `n` new configurations to evaluate, or why the study is over: the
+    /// [queued](Self::enqueue) ones first, then the strategy's. Proposals already evaluated
+    /// are told again at no cost; proposals outside the space are recorded as invalid (they
+    /// cost an evaluation and are never run); the strategy is asked again until it proposes
+    /// something new or gives up.
     pub fn ask(&mut self, n: usize) -> Result<Asked, CoreError> {
         loop {
             if let Some(stop) = self.stop_reason() {
@@ -301,6 +339,11 @@ impl<'a> Session<'a> {
                 m - self.records.len() - self.in_flight.len()
             });
             let want = n.max(1).min(remaining);
+            let queued = self.take_queued(want);
+            if !queued.is_empty() {
+                self.in_flight.extend(queued.iter().cloned());
+                return Ok(Asked::Evaluate(queued));
+            }
             let t = Instant::now();
             let proposals = self
                 .strategy

@@ -189,4 +189,9 @@ pub trait Storage: Send {
 
     /// The study metadata under `key`.
     fn meta(&mut self, key: &str) -> Result<Option<String>, CoreError>;
+
+    /// Stores `value` under `key` unless the study holds a value there already, atomically
+    /// (of two processes calling it at once, one is first); returns the value the study
+    /// holds afterwards: the first writer's.
+    fn meta_or_insert(&mut self, key: &str, value: &str) -> Result<String, CoreError>;
 }

@@ -119,6 +119,7 @@ pub struct Tuner<'a> {
     batch: usize,
     on_record: Option<RecordHook<'a>>,
     replay: Vec<Record>,
+    queue: Vec<Configuration>,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
@@ -133,6 +134,7 @@ impl<'a> Tuner<'a> {
             batch: 1,
             on_record: None,
             replay: Vec::new(),
+            queue: Vec::new(),
             stop: None,
         }
     }
@@ -165,6 +167,13 @@ impl<'a> Tuner<'a> {
         self
     }
 
+    /// A configuration to measure first, before the strategy proposes (see
+    /// [`Session::enqueue`]): the default configuration, say.
+    pub fn enqueue(mut self, config: Configuration) -> Tuner<'a> {
+        self.queue.push(config);
+        self
+    }
+
     /// Runs the strategy until the budget ends.
     pub fn run(self, strategy: &mut dyn Strategy, rng: &mut Rng) -> Result<TuningRun, CoreError> {
         let direction = self
@@ -186,6 +195,9 @@ impl<'a> Tuner<'a> {
             session.stop_flag(flag);
         }
         session.observe(self.replay);
+        for c in self.queue {
+            session.enqueue(c);
+        }
         let runner = self.runner;
         let stop = loop {
             let batch = match session.ask(self.batch)? {
@@ -586,6 +598,54 @@ mod tests {
         .unwrap();
         assert_eq!((run.stop, run.records.len()), (StopReason::Time, 1));
         assert_eq!(run.records[0].outcome.failure(), Some(FailureKind::Timeout));
+    }
+
+    /// The default configuration goes through the session: measured first and alone, told
+    /// to the strategy; when the time budget ends during it, it is recorded as cut (a
+    /// timeout), not lost.
+    #[test]
+    fn an_enqueued_configuration_is_measured_first_and_kept_when_the_time_runs_out() {
+        let space = space();
+        let mut runner = Linear::new(Direction::Minimize);
+        let mut strategy = Script {
+            plan: [1, 3, 4].iter().map(|&x| vec![x]).collect(),
+            told: Vec::new(),
+        };
+        let run = Tuner::new(&space, &mut runner, Budget::default())
+            .batch_size(3)
+            .enqueue(vec![5])
+            .enqueue(vec![7])
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
+        // 7 is outside the space: never queued. 5 alone, then the strategy's batch.
+        assert_eq!(runner.evaluated, vec![vec![5], vec![1], vec![3], vec![4]]);
+        assert_eq!(strategy.told[0].config, vec![5]);
+        assert_eq!(run.records[0].outcome.objective(), Some(5.0));
+
+        let mut slow = Slow {
+            metrics: vec![Metric::new("x", Direction::Minimize)],
+            time_left: Vec::new(),
+        };
+        let mut strategy = Script {
+            plan: [1, 3].iter().map(|&x| vec![x]).collect(),
+            told: Vec::new(),
+        };
+        let budget = Budget {
+            max_seconds: Some(1.0),
+            ..Budget::default()
+        };
+        // `Slow` runs one configuration per batch in 2 s: the queued one is cut.
+        let run = Tuner::new(&space, &mut slow, budget)
+            .batch_size(2)
+            .enqueue(vec![4])
+            .enqueue(vec![6])
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
+        assert_eq!(run.stop, StopReason::Time);
+        assert_eq!(run.records.len(), 1);
+        assert_eq!(run.records[0].config, vec![4]);
+        assert_eq!(run.records[0].outcome.failure(), Some(FailureKind::Timeout));
+        assert_eq!(slow.time_left[0], Some(1.0));
     }
 
     #[test]

@@ -1,5 +1,9 @@
+use std::path::{Path, PathBuf};
+
 use super::*;
-use ktune_core::Direction;
+use ktune_core::testing::FnRunner;
+use ktune_core::{Budget, Direction, JoinNote, Metric, StudyFacts};
+use ktune_store::{Fingerprint, Location};
 
 const SPACE: &str = r#"
 constraints = ["x * y <= 64"]
@@ -44,7 +48,7 @@ fn every_section_is_typed_and_checked_once() {
     let s = p.strategy.as_ref().unwrap();
     assert_eq!(s.name(), "genetic_algorithm");
     assert_eq!(s.canonical(), "genetic_algorithm:popsize=12");
-    assert_eq!(s.create().unwrap().name(), "genetic_algorithm");
+    assert_eq!(s.build().name(), "genetic_algorithm");
     assert_eq!(p.budget.budget().max_evaluations, Some(40));
     let storage = p.storage.as_ref().unwrap();
     assert_eq!(
@@ -158,13 +162,130 @@ fn a_missing_file_is_named() {
     assert!(e.to_string().contains("/no/such/ktune.toml"), "{e}");
 }
 
+fn plan(text: &str, args: RunArgs) -> Result<Plan, PlanError> {
+    Plan::resolve(&read(text).unwrap(), args, &COMMAND_LINE)
+}
+
 #[test]
-fn command_line_strategies_are_checked_like_tables() {
-    let s = StrategySpec::from_command_line("random_sample").unwrap();
-    assert_eq!(s.name(), "random");
-    assert_eq!(s.canonical(), "random");
-    assert!(StrategySpec::from_command_line("ga:popsize=0").is_err());
-    assert_eq!(StrategySpec::default_strategy().name(), "auto");
+fn the_plan_takes_arguments_over_the_file_over_the_defaults() {
+    let file = format!(
+        "{SPACE}\n[strategy]\nname = \"ga\"\n\n[budget]\nmax_evaluations = 40\nmax_seconds = 9\n"
+    );
+    let p = plan(&file, RunArgs::default()).unwrap();
+    assert_eq!(p.strategy.canonical(), "genetic_algorithm");
+    assert_eq!(
+        (p.budget.max_evaluations, p.budget.max_seconds),
+        (Some(40), Some(9.0))
+    );
+    assert_eq!(
+        p.place,
+        Some(StudyPlace::Single(PathBuf::from("dir/gemm.db")))
+    );
+    let p = plan(
+        &file,
+        RunArgs {
+            strategy: Some("random_sample".parse().unwrap()),
+            max_evaluations: Some(5),
+            storage: Some("sqlite:///tmp/x.db".into()),
+            ..RunArgs::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(p.strategy.canonical(), "random");
+    assert_eq!(
+        (p.budget.max_evaluations, p.budget.max_seconds),
+        (Some(5), Some(9.0))
+    );
+    assert_eq!(
+        p.place,
+        Some(StudyPlace::Shared {
+            location: Location::Sqlite(PathBuf::from("/tmp/x.db")),
+            study: "gemm".into()
+        })
+    );
+    // Nothing said anywhere: auto, no limit (which the command line refuses), and in memory
+    // where the front end keeps no database.
+    let p = plan(
+        SPACE,
+        RunArgs {
+            database_beside_spec: false,
+            ..RunArgs::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(p.strategy.name(), "auto");
+    assert_eq!(p.place, None);
+    let e = p.require_limit(&COMMAND_LINE).unwrap_err().to_string();
+    assert!(
+        e.starts_with("no budget: give --max-evals or --time-limit"),
+        "{e}"
+    );
+    assert!(
+        p.require_limit(&PYTHON)
+            .unwrap_err()
+            .to_string()
+            .contains("max_evals")
+    );
+}
+
+#[test]
+fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_spells_them() {
+    let both = RunArgs {
+        db: Some("a.db".into()),
+        storage: Some("sqlite:///b.db".into()),
+        ..RunArgs::default()
+    };
+    let e = plan(SPACE, both.clone()).unwrap_err().to_string();
+    assert!(
+        e.contains("either --db (one process) or --storage (a shared study), not both"),
+        "{e}"
+    );
+    let e = Plan::resolve(&read(SPACE).unwrap(), both, &PYTHON)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("either db") && e.contains("or storage"), "{e}");
+    let e = plan(
+        SPACE,
+        RunArgs {
+            study: Some("s".into()),
+            ..RunArgs::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("--study needs --storage"), "{e}");
+    for bad in [0.0, -1.0, f64::NAN, 1e300] {
+        let e = plan(
+            SPACE,
+            RunArgs {
+                max_seconds: Some(bad),
+                ..RunArgs::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--time-limit must be a positive"), "{e}");
+        let e = plan(
+            SPACE,
+            RunArgs {
+                lease: bad,
+                ..RunArgs::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--lease must be a positive"), "{e}");
+    }
+    let e = plan(
+        SPACE,
+        RunArgs {
+            storage: Some("mysql://h/db".into()),
+            ..RunArgs::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("not a storage URL"), "{e}");
 }
 
 #[test]
@@ -222,4 +343,153 @@ fn the_runners_input_files_are_the_sources_and_data_it_names() {
     assert_eq!(problem.input_digest(), digest, "stable");
     std::fs::write(dir.path().join("bench.c"), "int main(void) { return 1; }\n").unwrap();
     assert_ne!(problem.input_digest()["bench.c"], digest["bench.c"]);
+}
+
+/// Joins the study `name` in the SQLite file `db` as a process with these facts, and runs it
+/// with random search on `x + y` when `measure` (how many evaluations the study then holds).
+fn join(
+    db: &Path,
+    name: &str,
+    facts: &StudyFacts,
+    measure: bool,
+) -> Result<(Vec<JoinNote>, Option<usize>, usize), ktune_core::CoreError> {
+    let space = read(SPACE).unwrap().space.build().unwrap();
+    let place = StudyPlace::Shared {
+        location: Location::Sqlite(db.to_path_buf()),
+        study: name.into(),
+    };
+    let mut study = place.join(Opening {
+        space: (&space).into(),
+        fingerprint: Fingerprint::new(&space, "{}", &facts.objective),
+        facts: facts.clone(),
+        budget: Budget::default(),
+        strategy: "random"
+            .parse::<ktune_strategies::CheckedStrategy>()
+            .unwrap()
+            .build(),
+        seed: facts.seed,
+        participation: Participation {
+            device: Some("test device".into()),
+            allow_mixed_hardware: false,
+            lease: std::time::Duration::from_secs(60),
+            batch: 1,
+        },
+    })?;
+    if measure {
+        let mut runner = FnRunner::values(|x| Some(x[0] + x[1]));
+        study.run(&mut runner, &mut ())?;
+    }
+    let held = study.storage.evaluations()?;
+    Ok((study.joined.notes, study.joined.facts.budget, held))
+}
+
+fn facts(direction: Direction, budget: Option<usize>, strategy: &str) -> StudyFacts {
+    StudyFacts {
+        objective: "time".into(),
+        direction,
+        unit: Some("ms".into()),
+        budget,
+        strategy: strategy.into(),
+        seed: 0,
+    }
+}
+
+#[test]
+fn a_process_with_another_direction_or_objective_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    join(
+        &db,
+        "s",
+        &facts(Direction::Minimize, Some(4), "random"),
+        true,
+    )
+    .unwrap();
+    let e = join(
+        &db,
+        "s",
+        &facts(Direction::Maximize, Some(4), "random"),
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("study `s` minimizes its objective and this process would maximize it"),
+        "{e}"
+    );
+    // A study's objective is part of its fingerprint too; a study stored without the
+    // objective key (an older one) takes the first writer's.
+    let other = StudyFacts {
+        objective: "energy".into(),
+        ..facts(Direction::Minimize, Some(4), "random")
+    };
+    let mut storage = StudyPlace::Single(db.clone())
+        .open(&Fingerprint::new(
+            &read(SPACE).unwrap().space.build().unwrap(),
+            "{}",
+            "energy",
+        ))
+        .unwrap();
+    storage.set_meta(ktune_core::OBJECTIVE_KEY, "time").unwrap();
+    let e = other.join(storage.as_mut(), 0).unwrap_err().to_string();
+    assert!(
+        e.contains("measures `time` and this process would measure `energy`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn another_budget_is_noted_and_the_studys_kept_until_it_is_spent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    // The first writer's budget, 6; a process joining with 9 works to 6.
+    let (notes, budget, held) = join(
+        &db,
+        "s",
+        &facts(Direction::Minimize, Some(6), "random"),
+        false,
+    )
+    .unwrap();
+    assert!(notes.is_empty() && budget == Some(6) && held == 0);
+    let (notes, budget, held) =
+        join(&db, "s", &facts(Direction::Minimize, Some(9), "tpe"), true).unwrap();
+    assert_eq!(budget, Some(6));
+    assert_eq!(held, 6);
+    let said: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
+    assert_eq!(
+        said,
+        [
+            "study `s` was started with strategy random; this process runs tpe",
+            "study `s` has a budget of 6 evaluations; this process's 9 is ignored (a study keeps its first budget until it is spent)",
+        ]
+    );
+    // Spent: a larger budget raises it, and that process measures the difference.
+    let (notes, budget, held) = join(
+        &db,
+        "s",
+        &facts(Direction::Minimize, Some(9), "random"),
+        true,
+    )
+    .unwrap();
+    assert_eq!((budget, held), (Some(9), 9));
+    assert_eq!(
+        notes,
+        [JoinNote::BudgetRaised {
+            study: "s".into(),
+            from: 6,
+            to: 9
+        }]
+    );
+    // A smaller one, or none, leaves it.
+    let (notes, budget, _) = join(
+        &db,
+        "s",
+        &facts(Direction::Minimize, Some(3), "random"),
+        false,
+    )
+    .unwrap();
+    assert_eq!((notes.len(), budget), (1, Some(9)));
+    let (notes, budget, _) =
+        join(&db, "s", &facts(Direction::Minimize, None, "random"), false).unwrap();
+    assert_eq!((notes.len(), budget), (0, Some(9)));
 }

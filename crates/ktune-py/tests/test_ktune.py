@@ -377,8 +377,14 @@ def test_a_study_from_a_problem_file_takes_its_sections(tmp_path):
     again = ktune.Study.from_spec(str(spec))
     assert len(again) == 6
     assert again.ask() is None
-    # Keyword arguments override the file.
-    more = ktune.Study.from_spec(str(spec), max_evals=8, strategy="brute_force")
+    # Keyword arguments override the file. The study's budget is spent, so a larger one
+    # raises it; the strategy is the study's own business per process, with a warning.
+    with pytest.warns(RuntimeWarning) as said:
+        more = ktune.Study.from_spec(str(spec), max_evals=8, strategy="brute_force")
+    assert [str(w.message) for w in said] == [
+        "study `from-python` was started with strategy random; this process runs brute_force",
+        "study `from-python`: its budget of 6 evaluations was spent; it is now 8",
+    ]
     more.optimize(lambda c: float(c["x"] * c["y"]))
     assert len(more) == 8
 
@@ -553,3 +559,83 @@ def test_ctrl_c_interrupts_a_long_search_space_build():
         raise AssertionError("Ctrl-C did not interrupt the search-space build")
     assert "KeyboardInterrupt" in err, err
     assert "built" not in out
+
+
+# A problem the command line tunes: `ktune tune` on a Python script that prints the time.
+CLI_SPEC = """
+[[parameter]]
+name = "x"
+values = [1, 2, 3, 4, 5, 6, 7, 8]
+
+[[parameter]]
+name = "y"
+values = [1, 2, 3, 4]
+
+[runner]
+run = ["PYTHON", "bench.py", "{x}", "{y}"]
+repeat = 1
+objective = { name = "time", regex = 'time: (?P<value>[0-9.]+)' }
+
+[strategy]
+name = "random"
+
+[storage]
+url = "sqlite:///STUDY_DB"
+study = "shared"
+"""
+
+BENCH = """
+import sys, time
+time.sleep(float(SLEEP))
+print("time:", int(sys.argv[1]) * int(sys.argv[2]))
+"""
+
+
+def cli_study(tmp_path, *args, sleep=0.0):
+    """Runs `ktune tune` on CLI_SPEC in `tmp_path` with `args`; skips when the command is not
+    built (the workspace's test run builds it first)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[3]
+    binary = next((repo / "target" / kind / "ktune" for kind in ("debug", "release")
+                   if (repo / "target" / kind / "ktune").exists()), None)
+    if binary is None:
+        pytest.skip("no ktune command built in target/ (cargo build -p ktune-cli)")
+    spec = tmp_path / "ktune.toml"
+    spec.write_text(CLI_SPEC.replace("PYTHON", sys.executable)
+                    .replace("/STUDY_DB", str(tmp_path / "study.db")))
+    (tmp_path / "bench.py").write_text(BENCH.replace("SLEEP", repr(sleep)))
+    subprocess.run([str(binary), "tune", str(spec), "--quiet", *args], cwd=tmp_path,
+                   check=True, capture_output=True, text=True)
+    return spec
+
+
+def test_a_study_joining_a_command_line_study_with_another_direction_is_refused(tmp_path):
+    spec = cli_study(tmp_path, "--max-evals", "4")
+    with pytest.raises(ktune.KtuneError) as refused:
+        ktune.Study.from_spec(str(spec), direction="maximize")
+    message = str(refused.value)
+    assert "study `shared` minimizes its objective and this process would maximize it" in message
+    # Refused before anything was recorded or changed: the study is as the CLI left it.
+    same = ktune.Study.from_spec(str(spec))
+    assert len(same) == 4
+    assert same.best["value"] == min(r["value"] for r in same.results)
+
+
+def test_a_study_joining_a_command_line_study_with_another_budget_keeps_the_studys(tmp_path):
+    # The command line stops at its time limit with its budget of 10 evaluations unspent.
+    spec = cli_study(tmp_path, "--max-evals", "10", "--time-limit", "1", sleep=0.3)
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "study.db")
+    held = db.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0]
+    assert 0 < held < 10
+    with pytest.warns(RuntimeWarning, match="has a budget of 10 evaluations; this process's 20 is ignored"):
+        study = ktune.Study.from_spec(str(spec), max_evals=20)
+    study.optimize(lambda c: float(c["x"] * c["y"]))
+    assert len(study) == 10
+    stored = db.execute(
+        "SELECT value FROM study_meta WHERE key = 'max_evaluations'").fetchone()[0]
+    assert stored == "10"

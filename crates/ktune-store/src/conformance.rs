@@ -35,7 +35,7 @@ pub type Check = fn(&Open<'_>);
 
 /// Runs every check of the suite, panicking with the check's name on the first failure.
 pub fn run_all(open: &Open<'_>) {
-    let checks: [(&str, Check); 13] = [
+    let checks: [(&str, Check); 14] = [
         (
             "claims_are_exclusive_and_settled_by_records",
             claims_are_exclusive_and_settled_by_records,
@@ -73,6 +73,10 @@ pub fn run_all(open: &Open<'_>) {
             workers_joining_at_once_get_distinct_ranks,
         ),
         ("metadata_round_trips", metadata_round_trips),
+        (
+            "the_first_metadata_writer_wins",
+            the_first_metadata_writer_wins,
+        ),
         (
             "a_study_refuses_another_problem",
             a_study_refuses_another_problem,
@@ -451,6 +455,35 @@ pub fn metadata_round_trips(open: &Open<'_>) {
     assert_eq!(t.meta("strategy").unwrap().as_deref(), Some("random"));
     let mut u = opened(open, &unique("meta-other"), &fingerprint(&space));
     assert_eq!(u.meta("strategy").unwrap(), None);
+    // The first writer wins: a value already there is kept and returned.
+    assert_eq!(t.meta_or_insert("strategy", "tpe").unwrap(), "random");
+    assert_eq!(u.meta_or_insert("strategy", "tpe").unwrap(), "tpe");
+    assert_eq!(u.meta_or_insert("strategy", "auto").unwrap(), "tpe");
+    assert_eq!(s.meta("strategy").unwrap().as_deref(), Some("random"));
+}
+
+/// Eight processes storing one key at once: all of them are told the same first value.
+pub fn the_first_metadata_writer_wins(open: &Open<'_>) {
+    let space = space();
+    let study = unique("first-writer");
+    let fp = fingerprint(&space);
+    drop(opened(open, &study, &fp));
+    let told: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (study, fp) = (&study, &fp);
+                s.spawn(move || {
+                    let mut st = opened(open, study, fp);
+                    st.meta_or_insert("direction", &format!("worker {i}"))
+                        .unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(told.windows(2).all(|w| w[0] == w[1]), "{told:?}");
+    let mut st = opened(open, &study, &fp);
+    assert_eq!(st.meta("direction").unwrap().as_ref(), Some(&told[0]));
 }
 
 /// Eight workers racing for the same 50 configurations with a budget of 30: every

@@ -1115,6 +1115,26 @@ impl Store {
         Ok(())
     }
 
+    /// Stores `value` under `key` unless the study holds a value there already; returns the
+    /// value it holds afterwards (the first writer's). One statement, so atomic across
+    /// processes.
+    pub fn meta_or_insert(&mut self, key: &str, value: &str) -> Result<String, StoreError> {
+        if key == SCHEMA_KEY {
+            return Err(StoreError::ReservedKey {
+                path: self.path.clone(),
+                key: key.to_string(),
+            });
+        }
+        self.conn
+            .query_row(
+                "INSERT INTO study_meta (study, key, value) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (study, key) DO UPDATE SET value = study_meta.value RETURNING value",
+                params![self.study, key, value],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.sqlite(e))
+    }
+
     /// The study's metadata stored under `key` (the file's for `schema_version`), if any.
     pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
         if key == SCHEMA_KEY {

@@ -898,6 +898,20 @@ impl Storage for PgStore {
             .map_err(|e| self.pg(e))?
             .map(|r| r.get(0)))
     }
+
+    fn meta_or_insert(&mut self, key: &str, value: &str) -> Result<String, CoreError> {
+        // The no-op update makes RETURNING give the row that was there first.
+        Ok(self
+            .client
+            .query_one(
+                "INSERT INTO ktune.study_meta (study, key, value) VALUES ($1, $2, $3) \
+                 ON CONFLICT (study, key) DO UPDATE SET value = ktune.study_meta.value \
+                 RETURNING value",
+                &[&self.study, &key, &value],
+            )
+            .map_err(|e| self.pg(e))?
+            .get(0))
+    }
 }
 
 #[cfg(test)]

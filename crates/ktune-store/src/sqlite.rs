@@ -106,4 +106,8 @@ impl Storage for Store {
     fn meta(&mut self, key: &str) -> Result<Option<String>, CoreError> {
         Ok(Store::meta(self, key)?)
     }
+
+    fn meta_or_insert(&mut self, key: &str, value: &str) -> Result<String, CoreError> {
+        Ok(Store::meta_or_insert(self, key, value)?)
+    }
 }

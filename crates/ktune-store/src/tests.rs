@@ -982,7 +982,7 @@ fn participants_wait_for_claims_held_elsewhere_and_stop_at_the_budget() {
         let mut it = parts.into_iter();
         (it.next().unwrap(), it.next().unwrap())
     };
-    let quiet = &mut |_: &Record, _: ktune_core::Kept| {};
+    let quiet = &mut ();
     let Turn::Evaluate(held) = a.2.turn(&mut a.1, &mut a.0, quiet).unwrap() else {
         panic!("a gets work")
     };

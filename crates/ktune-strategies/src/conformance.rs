@@ -1,52 +1,58 @@
-//! Tests every registered strategy must pass (Kernel Tuner's `strategy_map` tests, Optuna's
-//! parametrised sampler tests): valid proposals only when constraint-aware, never a repeat,
-//! the budget respected, deterministic per seed, different seeds differ, better than random
-//! search on a smooth landscape.
+//! The conformance suite every strategy passes, public so that a strategy written outside
+//! this crate runs it too (as Optuna's `testing/pytest_samplers.py` and Kernel Tuner's
+//! `strategy_map` tests are run by every sampler and strategy):
+//!
+//! - [`check_proposals`]: valid proposals only when constraint-aware, never a repeat, the
+//!   budget respected, deterministic per seed, different seeds differ, a space smaller than
+//!   the budget exhausted without repeats;
+//! - [`check_shared_study`]: two workers of one study, each told the other's records, asking
+//!   batches and giving back what the other holds;
+//! - [`check_beats_random`]: better than random search on a smooth landscape;
+//! - [`check_options`]: unknown options refused, every documented option accepted with its
+//!   documented default, the documented defaults the real ones, the tunable values accepted;
+//! - [`check_option_rows`] with [`OPTION_ROWS`]: each strategy's own option checks, as rows
+//!   (a strategy text, and whether it is accepted or the words its refusal names);
+//! - [`check_variances_change_the_search`]: a model that hears measurement variances.
+//!
+//! Every function panics with the strategy text and what failed. This crate's tests run them
+//! for every entry of the [registry](crate::REGISTRY).
 
 use std::collections::BTreeSet;
 
-use ktune_core::{
-    Asked, Budget, Direction, FailureKind, Metric, Record, Rng, Session, Tuner, TuningRun,
-};
-use ktune_space::Configuration;
+use ktune_core::testing::{FnRunner, configs, landscape, run, small_space, sparse_space};
+use ktune_core::{Asked, Budget, Direction, FailureKind, Record, Rng, Session, TuningRun};
+use ktune_space::{Configuration, SearchSpace};
 use rand::SeedableRng;
 
-use super::testkit::{Bowl, small_space, sparse_space};
-use super::{Options, REGISTRY, create, create_spec};
+use crate::{CheckedStrategy, Entry, Options, create_spec};
 
-fn run_spec(spec: &str, seed: u64, budget: usize) -> TuningRun {
-    let space = sparse_space();
-    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
-    let (_, mut strategy) = create_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let budget = Budget {
-        max_evaluations: Some(budget),
-        ..Budget::default()
-    };
-    Tuner::new(&space, &mut runner, budget)
-        .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
-        .unwrap_or_else(|e| panic!("{spec}: {e}"))
+/// The runner the suite measures with: the [bowl](landscape::bowl), which fails on a
+/// diagonal band.
+fn bowl() -> FnRunner<'static> {
+    FnRunner::values(landscape::bowl)
 }
 
-fn configs(run: &TuningRun) -> Vec<Configuration> {
-    run.records.iter().map(|r| r.config.clone()).collect()
+/// `spec` tuned on `space` with the bowl for `budget` evaluations.
+fn tune(spec: &str, space: &SearchSpace, seed: u64, budget: usize) -> TuningRun {
+    let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    run(checked.build().as_mut(), space, &mut bowl(), budget, seed)
 }
 
-fn check(spec: &str, aware: bool) {
+/// Valid (when `constraint_aware`), distinct proposals within the budget, deterministic per
+/// seed and different across seeds (but for `brute_force`), on a mostly infeasible space;
+/// on a space smaller than the budget, no repeats and (constraint-aware) every configuration.
+pub fn check_proposals(spec: &str, constraint_aware: bool) {
     let space = sparse_space();
-    assert!(
-        space.size() < 40 * 40 * 2 / 3,
-        "the test space should be mostly infeasible"
-    );
-    let run = run_spec(spec, 1, 60);
-    let a = configs(&run);
-    assert_eq!(a.len(), 60, "{spec} stopped early: {:?}", run.stop);
+    let first = tune(spec, &space, 1, 60);
+    let a = configs(&first);
+    assert_eq!(a.len(), 60, "{spec} stopped early: {:?}", first.stop);
     assert_eq!(
         a.iter().collect::<BTreeSet<_>>().len(),
         a.len(),
         "{spec} repeated a configuration"
     );
-    if aware {
-        for r in &run.records {
+    if constraint_aware {
+        for r in &first.records {
             assert!(
                 space.contains(&r.config),
                 "{spec} proposed an invalid configuration"
@@ -56,13 +62,13 @@ fn check(spec: &str, aware: bool) {
     }
     assert_eq!(
         a,
-        configs(&run_spec(spec, 1, 60)),
+        configs(&tune(spec, &space, 1, 60)),
         "{spec} is not deterministic"
     );
-    if spec != "brute_force" {
+    if !spec.starts_with("brute_force") {
         assert_ne!(
             a,
-            configs(&run_spec(spec, 2, 60)),
+            configs(&tune(spec, &space, 2, 60)),
             "{spec} ignores its seed"
         );
     }
@@ -70,25 +76,13 @@ fn check(spec: &str, aware: bool) {
     // exhausted (on a small space, so that model-based strategies need not fit hundreds of
     // observations here).
     let small = small_space();
-    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
-    let (_, mut strategy) = create_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let long = Tuner::new(
-        &small,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(small.size() as usize + 50),
-            ..Budget::default()
-        },
-    )
-    .run(strategy.as_mut(), &mut Rng::seed_from_u64(3))
-    .unwrap_or_else(|e| panic!("{spec}: {e}"));
-    let long = configs(&long);
+    let long = configs(&tune(spec, &small, 3, small.size() as usize + 50));
     assert_eq!(
         long.iter().collect::<BTreeSet<_>>().len(),
         long.len(),
         "{spec}"
     );
-    if aware {
+    if constraint_aware {
         assert_eq!(
             long.len() as u64,
             small.size(),
@@ -97,46 +91,33 @@ fn check(spec: &str, aware: bool) {
     }
 }
 
-#[test]
-fn every_strategy_is_valid_unique_within_budget_and_deterministic() {
-    for e in REGISTRY {
-        check(e.name, true);
-        if e.options.iter().any(|o| o.name == "constraint_aware") {
-            check(&format!("{}:constraint_aware=false", e.name), false);
-        }
-        if e.options.iter().any(|o| o.name == "surrogate") {
-            check(&format!("{}:surrogate=cgp", e.name), true);
-        }
-    }
-}
-
 /// Two workers sharing one study of 60 evaluations, the way a storage makes them: each
 /// session is told the other's records before it asks (observations it did not propose),
 /// asks for several configurations at once, and claims them; a configuration the other holds
-/// is given back as held elsewhere, and a claim beyond the study's budget is refused. Every
+/// is given back as held elsewhere, and a claim beyond the study's budget is refused. The
 /// strategy must keep proposing distinct, new configurations, and the study must end with its
 /// budget spent, nothing measured twice.
-fn check_shared_study(spec: &str) {
+pub fn check_shared_study(spec: &str) {
     let space = sparse_space();
     let budget = Budget {
         max_evaluations: Some(60),
         ..Budget::default()
     };
+    let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let mut sessions: Vec<Session<'_>> = [1u64, 2]
         .iter()
         .map(|&seed| {
-            let (_, strategy) = create_spec(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
             Session::new(
                 &space,
-                strategy,
+                checked.build(),
                 budget.clone(),
                 Direction::Minimize,
                 Rng::seed_from_u64(seed),
             )
-            .unwrap()
+            .unwrap_or_else(|e| panic!("{spec}: {e}"))
         })
         .collect();
-    let mut runner = Bowl(vec![Metric::new("f", Direction::Minimize)]);
+    let mut runner = bowl();
     let mut study: Vec<Record> = Vec::new();
     let mut claimed: BTreeSet<Configuration> = BTreeSet::new();
     let mut seen = [0usize; 2];
@@ -154,34 +135,37 @@ fn check_shared_study(spec: &str) {
             let s = &mut sessions[w];
             s.observe(study[seen[w]..].to_vec());
             seen[w] = study.len();
-            match s.ask(if w == 0 { 3 } else { 2 }).unwrap() {
-                Asked::Stop(_) => done[w] = true,
-                Asked::Evaluate(batch) => {
-                    assert!(!batch.is_empty() && batch.len() <= 3, "{spec}");
-                    let distinct: BTreeSet<_> = batch.iter().collect();
-                    assert_eq!(
-                        distinct.len(),
-                        batch.len(),
-                        "{spec} asked twice in one batch"
-                    );
-                    for c in batch {
-                        assert!(
-                            space.contains(&c),
-                            "{spec} proposed an invalid configuration"
-                        );
-                        assert!(
-                            study.iter().all(|r| r.config != c),
-                            "{spec}: the session let a recorded configuration through"
-                        );
-                        if claimed.contains(&c) {
-                            s.abandon(std::slice::from_ref(&c), true);
-                        } else if study.len() + claimed.len() >= 60 {
-                            s.abandon(std::slice::from_ref(&c), false);
-                        } else {
-                            claimed.insert(c.clone());
-                            held[w].push(c);
-                        }
-                    }
+            let batch = match s.ask(if w == 0 { 3 } else { 2 }) {
+                Ok(Asked::Stop(_)) => {
+                    done[w] = true;
+                    continue;
+                }
+                Ok(Asked::Evaluate(batch)) => batch,
+                Err(e) => panic!("{spec}: {e}"),
+            };
+            assert!(!batch.is_empty() && batch.len() <= 3, "{spec}");
+            let distinct: BTreeSet<_> = batch.iter().collect();
+            assert_eq!(
+                distinct.len(),
+                batch.len(),
+                "{spec} asked twice in one batch"
+            );
+            for c in batch {
+                assert!(
+                    space.contains(&c),
+                    "{spec} proposed an invalid configuration"
+                );
+                assert!(
+                    study.iter().all(|r| r.config != c),
+                    "{spec}: the session let a recorded configuration through"
+                );
+                if claimed.contains(&c) {
+                    s.abandon(std::slice::from_ref(&c), true);
+                } else if study.len() + claimed.len() >= 60 {
+                    s.abandon(std::slice::from_ref(&c), false);
+                } else {
+                    claimed.insert(c.clone());
+                    held[w].push(c);
                 }
             }
         }
@@ -190,11 +174,12 @@ fn check_shared_study(spec: &str) {
             if batch.is_empty() {
                 continue;
             }
-            let outcomes = ktune_core::Runner::evaluate(&mut runner, &space, &batch).unwrap();
+            let outcomes = ktune_core::Runner::evaluate(&mut runner, &space, &batch)
+                .unwrap_or_else(|e| panic!("{spec}: {e}"));
             let s = &mut sessions[w];
             let before = s.records().len();
             s.tell(batch.iter().cloned().zip(outcomes).collect())
-                .unwrap();
+                .unwrap_or_else(|e| panic!("{spec}: {e}"));
             for r in &s.records()[before..] {
                 claimed.remove(&r.config);
                 study.push(r.clone());
@@ -211,128 +196,453 @@ fn check_shared_study(spec: &str) {
     assert_eq!(study.len(), 60, "{spec}: the study's budget was not spent");
 }
 
-#[test]
-fn every_strategy_shares_a_study_with_foreign_observations_and_batches() {
-    for e in REGISTRY {
-        check_shared_study(e.name);
-    }
-}
-
-#[test]
-fn random_and_brute_force_cover_the_space_exactly() {
-    let size = sparse_space().size() as usize;
-    for name in ["random", "brute_force"] {
-        assert_eq!(configs(&run_spec(name, 2, size + 50)).len(), size, "{name}");
-    }
-}
-
-/// Mean over seeds of the best value found in `budget` evaluations.
-fn mean_best(spec: &str, budget: usize) -> f64 {
-    let seeds = 0..16u64;
-    let n = seeds.clone().count() as f64;
-    seeds
-        .map(|s| {
-            run_spec(spec, s, budget)
+/// Mean over 16 seeds of the best value `spec` finds on the bowl in `budget` evaluations.
+pub fn mean_best(spec: &str, budget: usize) -> f64 {
+    let space = sparse_space();
+    (0..16u64)
+        .map(|seed| {
+            tune(spec, &space, seed, budget)
                 .best()
                 .and_then(|r| r.outcome.objective())
                 .unwrap_or(f64::INFINITY)
         })
         .sum::<f64>()
-        / n
+        / 16.0
 }
 
-#[test]
-fn optimisers_beat_random_search_on_a_smooth_landscape() {
-    // 150 of about 570 valid configurations: enough for population methods (DE starts with
-    // 16 x 3 = 48 members) to get past their initial sample.
-    let random = mean_best("random", 150);
-    for e in REGISTRY
-        .iter()
-        .filter(|e| !matches!(e.name, "random" | "brute_force"))
-    {
-        let mut specs = vec![e.name.to_string()];
-        if e.options.iter().any(|o| o.name == "surrogate") {
-            specs.push(format!("{}:surrogate=cgp", e.name));
-        }
-        for spec in specs {
-            let ours = mean_best(&spec, 150);
-            assert!(
-                ours < random,
-                "{spec}: mean best {ours} is not better than random's {random}"
-            );
-        }
-    }
+/// `spec` finds better configurations than random search on the bowl: 150 of about 570
+/// valid configurations, enough for population methods (DE starts with 16 x 3 = 48 members)
+/// to get past their initial sample.
+pub fn check_beats_random(spec: &str) {
+    let (ours, random) = (mean_best(spec, 150), mean_best("random", 150));
+    assert!(
+        ours < random,
+        "{spec}: mean best {ours} is not better than random's {random}"
+    );
 }
 
-#[test]
-fn unknown_names_and_options_are_errors() {
-    let e = create("simulated_anealing", &Options::new())
+/// A strategy's options as its registry entry describes them: an unknown option is refused
+/// by name; every documented option is accepted with its documented default, and those
+/// defaults are the values the strategy really uses (the options checked from the
+/// documented defaults equal those checked from nothing); every value `ktune bench
+/// tune-strategy` tries is accepted.
+pub fn check_options(entry: &Entry) {
+    let name = entry.name;
+    let e = create_spec(&format!("{name}:no_such_option=1"))
         .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        e.contains("unknown strategy `simulated_anealing`") && e.contains("random, brute_force"),
-        "{e}"
-    );
-    for entry in REGISTRY {
-        let e = create_spec(&format!("{}:no_such_option=1", entry.name))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("no_such_option"), "{}: {e}", entry.name);
-        // Every documented option is accepted with its documented default.
-        for o in entry.options {
-            let spec = format!("{}:{}={}", entry.name, o.name, o.default.trim_matches('"'));
-            assert!(
-                create_spec(&spec).is_ok(),
-                "{spec}: {:?}",
-                create_spec(&spec).err()
-            );
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(e.contains("no_such_option"), "{name}: {e}");
+    let mut documented = Options::new();
+    for o in entry.options {
+        let value: serde_json::Value = serde_json::from_str(o.default)
+            .unwrap_or_else(|e| panic!("{name}: `{}` = {} is not JSON: {e}", o.name, o.default));
+        let one = Options::from_iter([(o.name.to_string(), value.clone())]);
+        if let Err(e) = CheckedStrategy::new(name, &one) {
+            panic!("{name}: `{}` = {} is refused: {e}", o.name, o.default);
         }
+        documented.insert(o.name.to_string(), value);
     }
-}
-
-#[test]
-fn the_strategy_docs_are_up_to_date() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/strategies.md");
-    let generated = super::markdown();
-    if std::env::var_os("KTUNE_BLESS").is_some() {
-        std::fs::write(&path, &generated).unwrap();
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        on_disk == generated,
-        "docs/strategies.md is out of date: run `KTUNE_BLESS=1 cargo test -p ktune-strategies the_strategy_docs` and commit it"
+    let from_docs = CheckedStrategy::new(name, &documented)
+        .unwrap_or_else(|e| panic!("{name} with every documented default: {e}"));
+    let defaults = CheckedStrategy::new(name, &Options::new())
+        .unwrap_or_else(|e| panic!("{name} with no options: {e}"));
+    assert_eq!(
+        from_docs.checked_options(),
+        defaults.checked_options(),
+        "{name}: the documented defaults (left) are not the defaults (right)"
     );
-}
-
-/// What `ktune bench tune-strategy` searches must be options the strategy documents, and
-/// every value it tries must create the strategy.
-#[test]
-fn every_tunable_value_is_a_valid_documented_option() {
-    for e in REGISTRY {
-        for t in e.tunable {
-            assert!(
-                e.options.iter().any(|o| o.name == t.name),
-                "{}: tunable `{}` is not a documented option",
-                e.name,
-                t.name
-            );
-            assert!(
-                t.values.len() >= 2,
-                "{}: `{}` has one value",
-                e.name,
-                t.name
-            );
-            for v in t.values {
-                let value: serde_json::Value = serde_json::from_str(v)
-                    .unwrap_or_else(|err| panic!("{}: `{}` = {v}: {err}", e.name, t.name));
-                let mut options = Options::new();
-                options.insert(t.name.to_string(), value);
-                if let Err(err) = (e.create)(&options) {
-                    panic!("{}: `{}` = {v} is refused: {err}", e.name, t.name);
-                }
+    for t in entry.tunable {
+        assert!(
+            entry.options.iter().any(|o| o.name == t.name),
+            "{name}: tunable `{}` is not a documented option",
+            t.name
+        );
+        assert!(t.values.len() >= 2, "{name}: `{}` has one value", t.name);
+        for v in t.values {
+            let value: serde_json::Value = serde_json::from_str(v)
+                .unwrap_or_else(|err| panic!("{name}: `{}` = {v}: {err}", t.name));
+            let one = Options::from_iter([(t.name.to_string(), value)]);
+            if let Err(err) = CheckedStrategy::new(name, &one) {
+                panic!("{name}: `{}` = {v} is refused: {err}", t.name);
             }
         }
+    }
+}
+
+/// What a strategy text must give.
+#[derive(Clone, Copy, Debug)]
+pub enum Verdict {
+    /// It is accepted.
+    Accepted,
+    /// It is accepted, and this is its canonical form (the name as registered).
+    Canonical(&'static str),
+    /// It is refused, and the message contains every one of these words.
+    Refused(&'static [&'static str]),
+}
+
+/// One option check: a strategy text (`name:key=value:...`) and its verdict.
+#[derive(Clone, Copy, Debug)]
+pub struct OptionRow {
+    /// The strategy text.
+    pub spec: &'static str,
+    /// What it must give.
+    pub verdict: Verdict,
+}
+
+const fn accepted(spec: &'static str) -> OptionRow {
+    OptionRow {
+        spec,
+        verdict: Verdict::Accepted,
+    }
+}
+
+const fn canonical(spec: &'static str, canonical: &'static str) -> OptionRow {
+    OptionRow {
+        spec,
+        verdict: Verdict::Canonical(canonical),
+    }
+}
+
+const fn refused(spec: &'static str, words: &'static [&'static str]) -> OptionRow {
+    OptionRow {
+        spec,
+        verdict: Verdict::Refused(words),
+    }
+}
+
+/// Checks every row: an accepted text is accepted (with its canonical form, where given), a
+/// refused one is refused with a message that contains the row's words.
+pub fn check_option_rows(rows: &[OptionRow]) {
+    for row in rows {
+        let result = CheckedStrategy::parse(row.spec);
+        match (row.verdict, result) {
+            (Verdict::Accepted, Ok(_)) => {}
+            (Verdict::Canonical(want), Ok(c)) => {
+                assert_eq!(c.canonical(), want, "{}", row.spec)
+            }
+            (Verdict::Refused(words), Err(e)) => {
+                let message = e.to_string();
+                for w in words {
+                    assert!(message.contains(w), "{}: `{w}` not in: {message}", row.spec);
+                }
+            }
+            (Verdict::Refused(_), Ok(_)) => panic!("{} was accepted", row.spec),
+            (_, Err(e)) => panic!("{} was refused: {e}", row.spec),
+        }
+    }
+}
+
+/// The option checks of every strategy of this crate.
+pub const OPTION_ROWS: &[OptionRow] = &[
+    refused(
+        "simulated_anealing",
+        &[
+            "unknown strategy `simulated_anealing`",
+            "random, brute_force",
+        ],
+    ),
+    canonical("random_sample", "random"),
+    // simulated_annealing
+    accepted("sa:T=0.1:T_min=0.0001:alpha=0.9975:maxiter=1:neighbor=adjacent"),
+    accepted("sa:alpha=1"),
+    refused("sa:T=0", &["`T`"]),
+    refused("sa:T=-1", &["`T`"]),
+    refused("sa:T_min=0", &["`T_min`"]),
+    refused("sa:T=0.5:T_min=0.6", &["`T_min`"]),
+    refused("sa:alpha=0", &["`alpha`"]),
+    refused("sa:alpha=1.5", &["`alpha`"]),
+    refused("sa:maxiter=0", &["`maxiter`"]),
+    refused("sa:maxiter=1.5", &["`maxiter`"]),
+    refused("sa:max_stuck=0", &["`max_stuck`"]),
+    refused("sa:start_samples=0", &["`start_samples`"]),
+    refused(
+        "sa:neighbour=index-distance",
+        &["`neighbour`", "strictly-adjacent"],
+    ),
+    refused("sa:compound=1.5", &["`compound`"]),
+    refused("sa:compound=-0.1", &["`compound`"]),
+    refused("sa:t=1", &["`t`"]),
+    // mls
+    accepted("multi_start_local_search:neighbor=adjacent:order=sequential:restart=false"),
+    accepted("mls:neighbour=hamming"),
+    accepted("mls:neighbour=Strictly_Adjacent"),
+    accepted("mls:start_samples=1"),
+    accepted("mls:kicks=30:kick_size=0.2:climb_patience=4"),
+    refused("mls:neighbour=diagonal", &["`neighbour`", "diagonal"]),
+    refused("mls:order=backwards", &["`order`", "sequential"]),
+    refused("mls:restart=3", &["`restart`"]),
+    refused("mls:start_samples=0", &["`start_samples`"]),
+    refused("mls:popsize=3", &["popsize"]),
+    refused("mls:kick_size=1.5", &["`kick_size`", "1.5"]),
+    refused("mls:kicks=-1", &["kicks"]),
+    refused("mls:climb_patience=-2", &["climb_patience"]),
+    // greedy_ils
+    accepted("ils:perturbation=random:random_walk=0.5:no_improvement=10:neighbor=adjacent"),
+    accepted("ils:perturbation=3:restart=false"),
+    refused("ils:perturbation=0", &["`perturbation`"]),
+    refused("ils:perturbation=lots", &["`perturbation`", "random"]),
+    refused("ils:perturbation=1.5", &["`perturbation`"]),
+    refused("ils:random_walk=1.5", &["`random_walk`"]),
+    refused("ils:random_walk=-0.1", &["`random_walk`"]),
+    refused("ils:no_improvement=0", &["`no_improvement`"]),
+    refused("ils:start_samples=0", &["`start_samples`"]),
+    refused("ils:neighbour=index-distance", &["`neighbour`"]),
+    refused("ils:no_such=1", &["no_such"]),
+    // diff_evo
+    accepted("diff_evo:f=1.0:CR=1.0"),
+    canonical("de", "diff_evo"),
+    canonical(
+        "differential_evolution:method=rand1bin",
+        "diff_evo:method=rand1bin",
+    ),
+    refused("diff_evo:F=2.5", &["option `F` must be between 0 and 2"]),
+    refused("diff_evo:CR=-0.1", &["option `CR`"]),
+    refused("diff_evo:popsize=0", &["option `popsize`"]),
+    refused("diff_evo:maxiter=0", &["option `maxiter`"]),
+    refused(
+        "diff_evo:method=best3bin",
+        &["option `method`", "randtobest1exp"],
+    ),
+    refused("diff_evo:pop_size=10", &["pop_size", "popsize"]),
+    refused(
+        "diff_evo:constraint_aware=yes",
+        &["strategy `diff_evo`", "constraint_aware"],
+    ),
+    // pso
+    canonical(
+        "particle_swarm:c1=2:constraint_aware=false",
+        "pso:c1=2:constraint_aware=false",
+    ),
+    refused("pso:w=-0.1", &["`w`", "pso"]),
+    refused("pso:c1=11", &["`c1`"]),
+    refused("pso:c2=-1", &["`c2`"]),
+    refused("pso:popsize=0", &["`popsize`"]),
+    refused("pso:maxiter=0", &["`maxiter`"]),
+    refused("pso:inertia=0.5", &["inertia"]),
+    refused("pso:constraint_aware=maybe", &["boolean"]),
+    // firefly_algorithm
+    canonical("firefly:B0=0.5:gamma=2", "firefly_algorithm:B0=0.5:gamma=2"),
+    refused("firefly:B0=-1", &["`B0`", "firefly_algorithm"]),
+    refused("firefly:gamma=-0.5", &["`gamma`"]),
+    refused("firefly:alpha=11", &["`alpha`"]),
+    refused("firefly:popsize=0", &["`popsize`"]),
+    refused("firefly:maxiter=0", &["`maxiter`"]),
+    refused("firefly:b0=1", &["b0"]),
+    // genetic_algorithm
+    canonical(
+        "ga:popsize=8:method=two_point:constraint_aware=false",
+        "genetic_algorithm:popsize=8:method=two_point:constraint_aware=false",
+    ),
+    refused("ga:popsize=1", &["genetic_algorithm", "popsize"]),
+    refused("ga:maxiter=0", &["maxiter"]),
+    refused("ga:mutation_chance=0", &["mutation_chance"]),
+    refused("ga:selection_alpha=0.0", &["selection_alpha"]),
+    refused("ga:selection_beta=1000.0", &["selection_beta"]),
+    refused("ga:method=three_point", &["three_point"]),
+    refused("ga:popsise=20", &["popsise"]),
+    refused("ga:constraint_aware=maybe", &["maybe"]),
+    // bayes_opt
+    accepted("bayes_opt:exploration=0.01:lengthscale=2"),
+    accepted("bayes_opt:exploration=cv:alignment=Validated:initial_sampling=LHS"),
+    accepted("bayes_opt:transform=none:exploration_scale=objective:explore_after=0"),
+    accepted("bayes_opt:method=poi:kernel=matern52:initial_sampling=random"),
+    refused("bayes_opt:method=thompson", &["`method`"]),
+    refused("bayes_opt:exploration=much", &["`exploration`", "CV"]),
+    refused("bayes_opt:kernel=linear", &["`kernel`", "matern52"]),
+    refused("bayes_opt:kernel=matern42", &["`kernel`"]),
+    refused("bayes_opt:discount_factor=1.5", &["`discount_factor`"]),
+    refused("bayes_opt:initial_samples=0", &["`initial_samples`"]),
+    refused(
+        "bayes_opt:initial_sampling=sobol",
+        &["`initial_sampling`", "maximin"],
+    ),
+    refused("bayes_opt:transform=sqrt", &["`transform`"]),
+    refused("bayes_opt:exploration_scale=huge", &["`exploration_scale`"]),
+    refused("bayes_opt:explore_after=-1", &["`explore_after`"]),
+    refused("bayes_opt:sample_rounds=0", &["`sample_rounds`"]),
+    refused("bayes_opt:model_memory=0", &["`model_memory`"]),
+    refused("bayes_opt:climb_starts=5000", &["`climb_starts`"]),
+    refused("bayes_opt:climb_starts=-1", &["`climb_starts`"]),
+    refused("bayes_opt:alignment=likely", &["`alignment`", "validated"]),
+    refused("bayes_opt:alignment=-1", &["`alignment`"]),
+    // the surrogate options of bayes_opt and baco
+    accepted("baco:surrogate=cgp:clusters=2:boundary=1:weighting=none"),
+    refused("bayes_opt:surrogate=cgp:clusters=0", &["clusters"]),
+    refused(
+        "baco:surrogate=cgp:exploration_rate=1.5",
+        &["exploration_rate"],
+    ),
+    refused("baco:xi=-1", &["xi"]),
+    refused("bayes_opt:surrogate=cgpp", &["cgpp"]),
+    refused("baco:weighting=area", &["area"]),
+    refused("bayes_opt:clusterz=2", &["clusterz"]),
+    // baco
+    accepted("baco:kernel=rbf"),
+    refused("baco:kernel=linear", &["`kernel`", "matern32"]),
+    // tpe
+    refused("tpe:gamma=0", &["gamma"]),
+    refused("tpe:candidates=0", &["candidates"]),
+    refused("tpe:startup=0", &["startup"]),
+    refused("tpe:prior_weight=0", &["prior_weight"]),
+    // auto
+    canonical("default", "auto"),
+    accepted("auto:local=MLS+annealing:initial_sampling=maximin"),
+    accepted("auto:local=none:alignment=0.5"),
+    refused("auto:window=0", &["window"]),
+    refused("auto:c=-1", &["`c`"]),
+    refused("auto:initial_samples=0", &["initial_samples"]),
+    refused("auto:local=maybe", &["`local`", "maybe", "annealing"]),
+    refused("auto:local=mls+tabu", &["`local`", "tabu"]),
+    refused("auto:initial_sampling=sobol", &["initial_sampling"]),
+    refused("auto:schedule=round_robin", &["schedule"]),
+    refused("auto:patience=0", &["patience"]),
+    refused("auto:guide=sideways", &["guide"]),
+    refused("auto:restarts=1", &["restarts"]),
+    refused("auto:probe=1", &["probe"]),
+    refused("auto:smooth_below=-1", &["smooth_below"]),
+    refused("auto:kicks=-1", &["kicks"]),
+    refused("auto:kick_size=1.5", &["kick_size"]),
+    refused("auto:climb_patience=-2", &["climb_patience"]),
+];
+
+/// `spec` hears measurement variances: on the same values with and without them (the bowl,
+/// and the bowl with samples whose spread grows with the value), the searches differ after
+/// the initial sample, and the noisy one is deterministic per seed and still reaches the
+/// bowl's bottom region.
+pub fn check_variances_change_the_search(spec: &str) {
+    let space = sparse_space();
+    let tune = |noisy: bool| {
+        let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        let mut runner = bowl();
+        if noisy {
+            runner = runner.samples(&[0.8, 1.0, 1.2]);
+        }
+        run(checked.build().as_mut(), &space, &mut runner, 40, 5)
+    };
+    let (quiet, noisy) = (tune(false), tune(true));
+    // Same values, but the model weighs them by their precision: another search.
+    assert_eq!(
+        quiet.objective_values()[..10],
+        noisy.objective_values()[..10],
+        "{spec}"
+    );
+    assert_ne!(configs(&quiet), configs(&noisy), "{spec}");
+    assert_eq!(configs(&noisy), configs(&tune(true)), "{spec}");
+    let best = noisy
+        .best()
+        .and_then(|b| b.outcome.objective())
+        .unwrap_or(f64::INFINITY);
+    // The bowl's median is in the hundreds and its bottom 2; a model that trusts each value
+    // less (the values are exact here) may take a little longer to reach it.
+    assert!(best <= 12.0, "{spec}: {best}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::REGISTRY;
+
+    #[test]
+    fn every_strategy_is_valid_unique_within_budget_and_deterministic() {
+        for e in REGISTRY {
+            check_proposals(e.name, true);
+            if e.options.iter().any(|o| o.name == "constraint_aware") {
+                check_proposals(&format!("{}:constraint_aware=false", e.name), false);
+            }
+            if e.options.iter().any(|o| o.name == "surrogate") {
+                check_proposals(&format!("{}:surrogate=cgp", e.name), true);
+            }
+        }
+        for spec in [
+            "mls:neighbour=adjacent:order=sequential",
+            "mls:restart=false:neighbour=strictly-adjacent",
+            "mls:kicks=10:kick_size=0.5:climb_patience=3",
+            "ils:neighbour=adjacent:perturbation=2:no_improvement=3",
+            "ils:restart=false:random_walk=1.0",
+            "sa:neighbour=adjacent:T=0.1:T_min=0.0001:alpha=0.9975",
+            "sa:neighbour=strictly-adjacent:maxiter=3:max_stuck=5",
+            "sa:compound=1:start_samples=1:stretch=false",
+        ] {
+            check_proposals(spec, true);
+        }
+    }
+
+    #[test]
+    fn every_strategy_shares_a_study_with_foreign_observations_and_batches() {
+        for e in REGISTRY {
+            check_shared_study(e.name);
+        }
+    }
+
+    #[test]
+    fn random_and_brute_force_cover_the_space_exactly() {
+        let space = sparse_space();
+        let size = space.size() as usize;
+        for name in ["random", "brute_force"] {
+            assert_eq!(
+                configs(&tune(name, &space, 2, size + 50)).len(),
+                size,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn optimisers_beat_random_search_on_a_smooth_landscape() {
+        for e in REGISTRY
+            .iter()
+            .filter(|e| !matches!(e.name, "random" | "brute_force"))
+        {
+            check_beats_random(e.name);
+            if e.options.iter().any(|o| o.name == "surrogate") {
+                check_beats_random(&format!("{}:surrogate=cgp", e.name));
+            }
+        }
+    }
+
+    #[test]
+    fn every_strategy_documents_its_options_with_their_real_defaults() {
+        for e in REGISTRY {
+            check_options(e);
+        }
+    }
+
+    #[test]
+    fn each_strategys_option_checks() {
+        check_option_rows(OPTION_ROWS);
+        // Every strategy has rows of its own.
+        for e in REGISTRY.iter().filter(|e| !e.options.is_empty()) {
+            assert!(
+                OPTION_ROWS.iter().any(|r| {
+                    let name = r.spec.split(':').next().unwrap_or("");
+                    name == e.name || e.aliases.contains(&name)
+                }),
+                "{} has no option rows",
+                e.name
+            );
+        }
+    }
+
+    /// The suite can fail: a row whose verdict is wrong is caught.
+    #[test]
+    #[should_panic(expected = "mls:kicks=-1 was refused")]
+    fn a_wrong_row_fails() {
+        check_option_rows(&[accepted("mls:kicks=-1")]);
+    }
+
+    #[test]
+    fn the_strategy_docs_are_up_to_date() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/strategies.md");
+        let generated = crate::markdown();
+        if std::env::var_os("KTUNE_BLESS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == generated,
+            "docs/strategies.md is out of date: run `KTUNE_BLESS=1 cargo test -p ktune-strategies the_strategy_docs` and commit it"
+        );
     }
 }

@@ -135,6 +135,74 @@ pub fn options_spec(options: &Options) -> String {
         .join(":")
 }
 
+/// An option whose value is one of a few names, spelled in any case and with `-` or `_`
+/// alike (`"Strictly_Adjacent"` is `"strictly-adjacent"`): read straight into its enum when
+/// the options are parsed, so a typo is an error naming the choices, never a default.
+pub(crate) trait Choice: Sized + Copy + 'static {
+    /// Every name, as the documentation writes it, and its value.
+    const NAMES: &'static [(&'static str, Self)];
+
+    /// The value called `name`, or the error message naming the choices.
+    fn from_name(name: &str) -> Result<Self, String> {
+        let norm = |s: &str| s.to_ascii_lowercase().replace('_', "-");
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| norm(n) == norm(name))
+            .map(|&(_, v)| v)
+            .ok_or_else(|| {
+                let names: Vec<String> =
+                    Self::NAMES.iter().map(|(n, _)| format!("{n:?}")).collect();
+                format!("must be one of {}", names.join(", "))
+            })
+    }
+}
+
+/// serde's `deserialize_with` for an option that is a [`Choice`].
+pub(crate) fn choice<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Choice,
+{
+    use serde::Deserialize;
+    let name = String::deserialize(d)?;
+    T::from_name(&name).map_err(serde::de::Error::custom)
+}
+
+impl Choice for ktune_space::Neighbourhood {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("Hamming", ktune_space::Neighbourhood::Hamming),
+        ("adjacent", ktune_space::Neighbourhood::Adjacent),
+        (
+            "strictly-adjacent",
+            ktune_space::Neighbourhood::StrictlyAdjacent,
+        ),
+    ];
+}
+
+impl Choice for ktune_model::KernelKind {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("matern32", ktune_model::KernelKind::Matern32),
+        ("matern52", ktune_model::KernelKind::Matern52),
+        ("rbf", ktune_model::KernelKind::Rbf),
+    ];
+}
+
+/// Checks that `value` is a number greater than 0.
+pub(crate) fn check_positive(
+    strategy: &str,
+    option: &str,
+    value: f64,
+) -> Result<(), StrategyError> {
+    if value.is_nan() || value <= 0.0 {
+        return Err(StrategyError::Invalid {
+            strategy: strategy.to_string(),
+            option: option.to_string(),
+            message: format!("must be greater than 0, not {value}"),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

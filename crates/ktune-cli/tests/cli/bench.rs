@@ -1,0 +1,476 @@
+//! `ktune bench` end to end on real brute-forced spaces, and its errors.
+
+use std::path::PathBuf;
+
+use crate::common::{ktune, shared_space as space};
+
+#[test]
+fn runs_strategies_and_writes_traces_scores_and_plots() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "--strategies",
+            "random,brute_force",
+            "--seeds",
+            "3",
+            "--budget",
+            "50",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_A100"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let table = String::from_utf8(result.stdout).unwrap();
+    assert!(
+        table.contains("random") && table.contains("brute_force"),
+        "{table}"
+    );
+    assert!(
+        table.contains("convolution_A100") && table.contains("dedispersion_A100"),
+        "{table}"
+    );
+
+    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = traces
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2 * 2 * 3);
+    for t in &lines {
+        assert_eq!(t["values"].as_array().unwrap().len(), 50);
+        assert!(t["tool"].as_str().unwrap().starts_with("ktune-"));
+    }
+    assert!(out.path().join("scores.md").exists());
+    for s in ["convolution_A100", "dedispersion_A100"] {
+        assert!(out.path().join(format!("plots/{s}.png")).exists(), "{s}");
+        assert!(out.path().join(format!("plots/{s}.svg")).exists(), "{s}");
+    }
+
+    // Scoring the traces again gives the same table.
+    let rescored = ktune()
+        .args(["bench", "score"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    assert!(
+        rescored.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rescored.stderr)
+    );
+    assert_eq!(String::from_utf8(rescored.stdout).unwrap(), table);
+
+    // Scored over the first 20 evaluations, each strategy's score is its @20 column, and the
+    // report says so.
+    let early = ktune()
+        .args(["bench", "score", "--horizon", "20"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    assert!(early.status.success());
+    let early = String::from_utf8(early.stdout).unwrap();
+    assert!(early.contains("first 20 evaluations"), "{early}");
+    let at20 = summary_columns(&table, 2);
+    assert_eq!(at20.len(), 2, "{table}");
+    assert_eq!(summary_columns(&early, 1), at20);
+    assert_ne!(summary_columns(&table, 1), at20);
+}
+
+/// The `column`-th cell of each strategy's row in the summary table (1: the score, 2: @20).
+fn summary_columns(markdown: &str, column: usize) -> Vec<(String, String)> {
+    markdown
+        .split("### Performance score per space")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| ktune-"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (cells[1].to_string(), cells[1 + column].to_string())
+        })
+        .collect()
+}
+
+fn fails_with(args: &[&str], extra: &[PathBuf], needle: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args(args)
+        .arg("--out")
+        .arg(out.path())
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(!result.status.success());
+    let stderr = String::from_utf8(result.stderr).unwrap();
+    assert!(stderr.contains(needle), "expected `{needle}` in:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let conv = space("convolution_A100");
+    fails_with(
+        &["bench", "--seeds", "0"],
+        std::slice::from_ref(&conv),
+        "--seeds must be at least 1",
+    );
+    fails_with(
+        &["bench", "--strategies", "random,genetic"],
+        std::slice::from_ref(&conv),
+        "unknown strategy `genetic`; available: random, brute_force, simulated_annealing",
+    );
+    fails_with(
+        &["bench"],
+        &[PathBuf::from("/nonexistent/space.json.gz")],
+        "cannot read `/nonexistent/space.json.gz`",
+    );
+    fails_with(
+        &["bench", "--objective", "energy"],
+        &[conv],
+        "no objective `energy`",
+    );
+}
+
+#[test]
+fn strategy_options_come_from_the_command_line_or_a_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ga.toml");
+    std::fs::write(
+        &spec,
+        "[strategy]\nname = \"ga\"\npopsize = 10\nmethod = \"uniform\"\n",
+    )
+    .unwrap();
+    let out = ktune()
+        .args([
+            "bench",
+            "--seeds",
+            "2",
+            "--budget",
+            "30",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(dir.path().join("out"))
+        .arg("--strategies")
+        .arg(format!("pso:popsize=8:w=0.4,{}", spec.display()))
+        .arg(space("convolution_A4000"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("pso:popsize=8:w=0.4"), "{table}");
+    assert!(
+        table.contains("genetic_algorithm:method=uniform:popsize=10"),
+        "{table}"
+    );
+
+    std::fs::write(&spec, "[strategy]\nname = \"ga\"\npopsise = 10\n").unwrap();
+    let out = ktune()
+        .args(["bench", "--seeds", "1", "--out"])
+        .arg(dir.path().join("out"))
+        .arg("--strategies")
+        .arg(&spec)
+        .arg(space("convolution_A4000"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("popsise") && err.contains("ga.toml"), "{err}");
+
+    let out = ktune().arg("strategies").output().unwrap();
+    let doc = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        doc.contains("## `diff_evo`") && doc.contains("`constraint_aware`"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn resume_runs_only_what_is_missing_and_scores_everything() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |seeds: &str, resume: bool| {
+        let mut cmd = ktune();
+        cmd.args([
+            "bench",
+            "--strategies",
+            "random,mls",
+            "--seeds",
+            seeds,
+            "--budget",
+            "20",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_W6600"));
+        if resume {
+            cmd.arg("--resume");
+        }
+        let o = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        (String::from_utf8(o.stdout).unwrap(), stderr)
+    };
+    let traces = || std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    run("2", false);
+    let first = traces();
+    assert_eq!(first.lines().count(), 4);
+    // A run cut off while its line was written, as when the process is killed.
+    std::fs::write(
+        out.path().join("traces.jsonl"),
+        format!("{first}{{\"tool\": \"ktune-"),
+    )
+    .unwrap();
+    let (table, stderr) = run("3", true);
+    assert!(
+        stderr.contains("4 runs already") && stderr.contains("2 to go"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("cut off"), "{stderr}");
+    let now = traces();
+    assert!(
+        now.starts_with(&first),
+        "earlier runs must be kept as they were"
+    );
+    assert_eq!(now.lines().count(), 6);
+    // The table covers all three seeds of both strategies.
+    let row = table
+        .lines()
+        .find(|l| l.contains("ktune-0.1.0/mls") && l.contains("| 3 |"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("1/1"), "{row}");
+    // Without --resume the file starts afresh.
+    run("1", false);
+    assert_eq!(traces().lines().count(), 2);
+}
+
+/// `--first-seed` runs a later range of seeds, each run the same as in a run of seeds from 0,
+/// so that options picked on seeds 0..N can be confirmed on seeds no one looked at.
+#[test]
+fn first_seed_runs_the_same_runs_as_the_seeds_from_zero() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |dir: &str, extra: &[&str]| -> Vec<serde_json::Value> {
+        let o = ktune()
+            .args([
+                "bench",
+                "--strategies",
+                "mls",
+                "--budget",
+                "25",
+                "--no-plots",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(out.path().join(dir))
+            .arg(space("convolution_W6600"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out.path().join(dir).join("traces.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let later = run("later", &["--first-seed", "3", "--seeds", "2"]);
+    let mut seeds: Vec<i64> = later.iter().map(|t| t["seed"].as_i64().unwrap()).collect();
+    seeds.sort_unstable();
+    assert_eq!(seeds, [3, 4]);
+    let all = run("all", &["--seeds", "5"]);
+    for t in &later {
+        let same = all
+            .iter()
+            .find(|a| a["seed"] == t["seed"])
+            .expect("every seed runs in both");
+        assert_eq!(same["values"], t["values"], "seed {}", t["seed"]);
+    }
+    fails_with(
+        &[
+            "bench",
+            "--first-seed",
+            "9223372036854775807",
+            "--seeds",
+            "2",
+        ],
+        &[space("convolution_W6600")],
+        "the seeds must stay below 2^63",
+    );
+}
+
+/// Tuning the tuner: two folds, each tuned on one space and scored on the other, with the
+/// options searched, the settings tried and a tuned setting at least as good as the defaults
+/// on the spaces it was tuned on.
+#[test]
+fn tune_strategy_cross_validates_over_two_folds() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "tune-strategy",
+            "simulated_annealing:T=0.1",
+            "--seeds",
+            "2",
+            "--evaluations",
+            "3",
+            "--budget",
+            "40",
+            "--option",
+            "start_samples=1,20",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg("--spaces")
+        .arg(space("dedispersion_A100"))
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let report = std::fs::read_to_string(out.path().join("tune-strategy.md")).unwrap();
+    assert_eq!(
+        report,
+        String::from_utf8(result.stdout)
+            .unwrap()
+            .trim_end_matches('\n')
+            .to_string()
+            + "\n"
+    );
+    // Sorted by name and dealt out: fold 1 holds convolution_A100 back, fold 2 the other.
+    assert!(
+        report.contains("| 1 | convolution_A100 | `simulated_annealing"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| 2 | dedispersion_A100 | `simulated_annealing"),
+        "{report}"
+    );
+    assert!(report.contains("- `start_samples`: 1, 20"), "{report}");
+    // T is fixed, so it is not searched; the fixed value stays in the tuned options.
+    assert!(!report.contains("- `T`:"), "{report}");
+    assert!(report.contains("T=0.1"), "{report}");
+    assert_eq!(report.matches("#### Fold").count(), 2, "{report}");
+    for line in report
+        .lines()
+        .filter(|l| l.contains("| `simulated_annealing"))
+    {
+        let cells: Vec<f64> = line
+            .split('|')
+            .filter_map(|c| c.trim().parse().ok())
+            .collect();
+        // fold number, then defaults and tuned on the tuning spaces, then held out.
+        assert_eq!(cells.len(), 5, "{line}");
+        assert!(
+            cells[2] >= cells[1],
+            "tuned below the defaults where tuned: {line}"
+        );
+    }
+}
+
+#[test]
+fn tune_strategy_explains_what_it_cannot_do() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["random"], "nothing to tune"),
+        (
+            &["simulated_annealing", "--option", "temperature=1,2"],
+            "no such option",
+        ),
+        (
+            &["simulated_annealing", "--option", "T=1"],
+            "at least two values",
+        ),
+        (&["annealing", "--option", "T=1,2"], "unknown strategy"),
+    ];
+    for (args, expected) in cases {
+        let result = ktune()
+            .args(["bench", "tune-strategy"])
+            .args(args)
+            .arg("--spaces")
+            .arg(space("convolution_A100"))
+            .arg(space("dedispersion_A100"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(!result.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+/// `--budget-kind time` scores the same runs against simulated time (time.md), and
+/// `ktune bench score --budget-kind time` scores trace files the same way.
+#[test]
+fn budget_kind_time_scores_runs_against_simulated_time() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "--strategies",
+            "random,mls",
+            "--seeds",
+            "2",
+            "--budget",
+            "60",
+            "--no-plots",
+            "--budget-kind",
+            "time",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let time = std::fs::read_to_string(out.path().join("time.md")).unwrap();
+    assert!(time.contains("### Scores against simulated time"), "{time}");
+    for s in ["/random |", "/mls |", "| convolution_A100 |"] {
+        assert!(time.contains(s), "{s}: {time}");
+    }
+    let again = ktune()
+        .args(["bench", "score", "--budget-kind", "time"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(String::from_utf8(again.stdout).unwrap().trim(), time.trim());
+    let bad = ktune()
+        .args(["bench", "score", "--budget-kind", "wallclock"])
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("evaluations, time"));
+    // A horizon counts evaluations: not with time, and not zero.
+    for (args, expected) in [
+        (
+            &["--horizon", "60", "--budget-kind", "time"][..],
+            "--horizon counts evaluations",
+        ),
+        (&["--horizon", "0"][..], "--horizon"),
+    ] {
+        let bad = ktune()
+            .args(["bench", "score"])
+            .args(args)
+            .arg(out.path().join("traces.jsonl"))
+            .arg(space("convolution_A100"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&bad.stderr);
+        assert!(!bad.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -1,0 +1,10 @@
+//! The `ktune` command end to end, in one test binary (linked once): `space`, `bench`,
+//! `tune` with real programs compiled by gcc, shared studies of many workers on SQLite and
+//! PostgreSQL, and the CUDA runner where a GPU is or is not there.
+
+mod bench;
+mod common;
+mod cuda;
+mod space;
+mod tune;
+mod workers;

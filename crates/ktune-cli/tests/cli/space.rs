@@ -1,0 +1,176 @@
+//! `ktune space` end to end: reports, JSON, and errors that name the problem and where.
+
+use crate::common::{ktune, repo};
+
+#[test]
+fn describes_the_example_spec() {
+    let out = ktune()
+        .arg("space")
+        .arg(repo("examples/convolution.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("feasible size   4362"), "{text}");
+    assert!(text.contains("Cartesian size  10240"), "{text}");
+    assert!(text.contains("density         42.598%"), "{text}");
+    assert!(text.contains("block_size_x"), "{text}");
+}
+
+#[test]
+fn json_report_for_a_t1_file() {
+    let out = ktune()
+        .args(["space", "--json"])
+        .arg(repo("../shared/data/t1/gemm.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["size"], 116928);
+    assert_eq!(v["format"], "T1");
+    assert_eq!(v["parameters"].as_array().unwrap().len(), 17);
+    assert!(v["groups"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn a_cache_file_gives_its_recorded_configurations() {
+    let out = ktune()
+        .args(["space", "--json"])
+        .arg(repo("../shared/data/spaces/dedispersion_A100.json.gz"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["size"], 11130);
+}
+
+#[test]
+fn errors_name_the_problem_and_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        "constraints = [\"block_size_x * blok_size_y <= 1024\"]\n[[parameter]]\nname = \"block_size_x\"\nvalues = [1, 2]\n[[parameter]]\nname = \"block_size_y\"\nvalues = [1, 2]\n",
+    )
+    .unwrap();
+    let out = ktune().arg("space").arg(&spec).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(
+        err.contains("blok_size_y") && err.contains("did you mean `block_size_y`?"),
+        "{err}"
+    );
+    assert!(err.contains("ktune.toml:1:32"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let out = ktune()
+        .arg("space")
+        .arg(dir.path().join("missing.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("cannot read") && err.contains("missing.toml"),
+        "{err}"
+    );
+}
+
+/// The README's sample of `ktune space` is what the tool prints.
+#[test]
+fn the_readme_sample_matches_the_tool() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let start = readme
+        .find("$ ktune space ../shared/data/t1/gemm.json")
+        .expect("the README shows `ktune space` on gemm");
+    let sample: Vec<&str> = readme[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .filter(|l| *l != "...")
+        .collect();
+    assert!(sample.len() >= 4, "{sample:?}");
+    let gemm = repo("../shared/data/t1/gemm.json");
+    if !gemm.exists() {
+        eprintln!("SKIPPED: {} is not there", gemm.display());
+        return;
+    }
+    let out = ktune().arg("space").arg(gemm).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in sample {
+        assert!(
+            text.lines().any(|l| l == line),
+            "README line `{line}` not in:\n{text}"
+        );
+    }
+}
+
+/// Each cause is said once, even where an error quotes its source.
+#[test]
+fn errors_do_not_repeat_their_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [vec!["space"], vec!["tune"], vec!["results"]] {
+        let out = ktune().args(&args).arg(dir.path()).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        let first = err.lines().next().unwrap_or_default().to_string();
+        for phrase in [
+            "Is a directory",
+            "is a directory",
+            "unable to open database file",
+        ] {
+            assert!(first.matches(phrase).count() <= 1, "{args:?}: {first}");
+        }
+        assert!(
+            first.contains(&dir.path().display().to_string()),
+            "{args:?}: {first}"
+        );
+    }
+}
+
+/// Twelve parameters of ten values tied by one constraint (10^12 combinations) are refused at
+/// once, naming the group and the flag; a small limit refuses a small group too.
+#[test]
+fn an_exploding_group_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("explode.toml");
+    let names: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+    let mut text = format!("constraints = [\"{} <= 30\"]\n", names.join(" + "));
+    for n in &names {
+        text.push_str(&format!(
+            "[[parameter]]\nname = \"{n}\"\nvalues = [1,2,3,4,5,6,7,8,9,10]\n"
+        ));
+    }
+    std::fs::write(&spec, &text).unwrap();
+    let started = std::time::Instant::now();
+    let out = ktune().arg("space").arg(&spec).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("p0, p1, p2") && err.contains("1000000000000 combinations"),
+        "{err}"
+    );
+    assert!(err.contains("--max-enumeration"), "{err}");
+    // Refused before any enumeration (a generous bound for a debug build on a busy machine).
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let out = ktune()
+        .args(["space", "--max-enumeration", "1000"])
+        .arg(repo("examples/convolution.toml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the limit is 1e3"));
+}

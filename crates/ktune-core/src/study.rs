@@ -1,0 +1,201 @@
+//! What a study is, stored with it, and the one rule by which a process joins it.
+//!
+//! A study's facts (its objective and direction, the unit of the objective, the evaluation
+//! budget, the strategy and the seed it was started with) are kept in its storage's metadata
+//! by the first process that writes them: a `ktune tune` run, a worker of a shared study, a
+//! Python `Study`. Every later process joins by the same rule ([`StudyFacts::join`]):
+//!
+//! - **the first writer wins**: a fact the study holds stays as it is;
+//! - **another objective or direction is refused**, naming both (results measured for one
+//!   objective cannot steer the search for another);
+//! - **another budget or strategy is a note** naming both ([`JoinNote`]): the process works
+//!   to the study's budget and runs its own strategy;
+//! - a study whose budget is **spent** takes a larger one: that is how a finished study is
+//!   resumed for more (`ktune tune --max-evals 200` after 100 evaluations), by one process or
+//!   by many;
+//! - the seed recorded is the first writer's; each process draws its random numbers from
+//!   its own seed and the order it joined in ([`worker_seed`](crate::worker_seed)).
+//!
+//! A time limit and a target value are the process's own, never the study's.
+
+use crate::{CoreError, Direction, Storage};
+
+/// The metadata key of the objective's name.
+pub const OBJECTIVE_KEY: &str = "objective";
+/// The metadata key of the objective's direction (`minimize` or `maximize`).
+pub const DIRECTION_KEY: &str = "direction";
+/// The metadata key of the objective's unit (`ms`, `s`, `GFLOP/s`), where known.
+pub const UNIT_KEY: &str = "unit";
+/// The metadata key of the study's evaluation budget.
+pub const BUDGET_KEY: &str = "max_evaluations";
+/// The metadata key of the strategy the study was started with (its canonical text).
+pub const STRATEGY_KEY: &str = "strategy";
+/// The metadata key of the seed the study was started with.
+pub const SEED_KEY: &str = "seed";
+
+/// A study's facts, as a process means them (before joining) or as the study holds them
+/// (after).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyFacts {
+    /// The objective's name (`time`, `GFLOP/s`).
+    pub objective: String,
+    /// Whether it is minimised or maximised.
+    pub direction: Direction,
+    /// Its unit, where known.
+    pub unit: Option<String>,
+    /// The most evaluations, all workers and runs together (`None`: no limit).
+    pub budget: Option<usize>,
+    /// The strategy, as its canonical text (`bayes_opt:feasibility=true`).
+    pub strategy: String,
+    /// The seed of the random numbers.
+    pub seed: u64,
+}
+
+/// Something joining a study noticed, for the front end to say (the process goes on).
+#[derive(Clone, Debug, PartialEq)]
+pub enum JoinNote {
+    /// The study has another budget: this process works to the study's.
+    Budget {
+        /// The study's name.
+        study: String,
+        /// The study's budget, in evaluations.
+        kept: usize,
+        /// The budget this process asked for.
+        ignored: usize,
+    },
+    /// The study's budget was spent and this process asked for more: it was raised.
+    BudgetRaised {
+        /// The study's name.
+        study: String,
+        /// The budget that was spent.
+        from: usize,
+        /// The study's budget now.
+        to: usize,
+    },
+    /// The study was started with another strategy: this process runs its own.
+    Strategy {
+        /// The study's name.
+        study: String,
+        /// The strategy the study was started with.
+        started: String,
+        /// The strategy this process runs.
+        runs: String,
+    },
+}
+
+impl std::fmt::Display for JoinNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JoinNote::Budget {
+                study,
+                kept,
+                ignored,
+            } => write!(
+                f,
+                "study `{study}` has a budget of {kept} evaluations; this process's {ignored} is \
+                 ignored (a study keeps its first budget until it is spent)"
+            ),
+            JoinNote::BudgetRaised { study, from, to } => write!(
+                f,
+                "study `{study}`: its budget of {from} evaluations was spent; it is now {to}"
+            ),
+            JoinNote::Strategy {
+                study,
+                started,
+                runs,
+            } => write!(
+                f,
+                "study `{study}` was started with strategy {started}; this process runs {runs}"
+            ),
+        }
+    }
+}
+
+/// A study as this process joined it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Joined {
+    /// The study's facts (the budget is the one to work to).
+    pub facts: StudyFacts,
+    /// What joining noticed.
+    pub notes: Vec<JoinNote>,
+}
+
+impl StudyFacts {
+    /// Joins the study open in `storage`, which holds `evaluations` already, with these
+    /// facts (see the [module](self) for the rule): stores every fact the study does not
+    /// hold yet (atomically, so that of two processes joining at once one is first), refuses
+    /// another objective or direction, and notes another budget or strategy.
+    pub fn join(&self, storage: &mut dyn Storage, evaluations: usize) -> Result<Joined, CoreError> {
+        let study = storage.study().to_string();
+        let objective = storage.meta_or_insert(OBJECTIVE_KEY, &self.objective)?;
+        if objective != self.objective {
+            return Err(CoreError::Conflict {
+                study,
+                fact: "objective",
+                stored: objective,
+                given: self.objective.clone(),
+            });
+        }
+        let direction = storage.meta_or_insert(DIRECTION_KEY, self.direction.name())?;
+        if direction != self.direction.name() {
+            return Err(CoreError::Conflict {
+                study,
+                fact: "direction",
+                stored: direction,
+                given: self.direction.name().to_string(),
+            });
+        }
+        let unit = match &self.unit {
+            Some(u) => Some(storage.meta_or_insert(UNIT_KEY, u)?),
+            None => storage.meta(UNIT_KEY)?,
+        };
+        let seed = storage.meta_or_insert(SEED_KEY, &self.seed.to_string())?;
+        let mut notes = Vec::new();
+        let strategy = storage.meta_or_insert(STRATEGY_KEY, &self.strategy)?;
+        if strategy != self.strategy {
+            notes.push(JoinNote::Strategy {
+                study: study.clone(),
+                started: strategy.clone(),
+                runs: self.strategy.clone(),
+            });
+        }
+        let stored = match self.budget {
+            Some(mine) => Some(storage.meta_or_insert(BUDGET_KEY, &mine.to_string())?),
+            None => storage.meta(BUDGET_KEY)?,
+        };
+        let kept = stored.as_deref().and_then(|b| b.parse::<usize>().ok());
+        let budget = match (kept, self.budget) {
+            (Some(kept), Some(mine)) if kept != mine => {
+                if evaluations >= kept && mine > kept {
+                    storage.set_meta(BUDGET_KEY, &mine.to_string())?;
+                    notes.push(JoinNote::BudgetRaised {
+                        study: study.clone(),
+                        from: kept,
+                        to: mine,
+                    });
+                    Some(mine)
+                } else {
+                    notes.push(JoinNote::Budget {
+                        study: study.clone(),
+                        kept,
+                        ignored: mine,
+                    });
+                    Some(kept)
+                }
+            }
+            (Some(kept), _) => Some(kept),
+            (None, mine) => mine,
+        };
+        Ok(Joined {
+            facts: StudyFacts {
+                objective,
+                direction: self.direction,
+                unit,
+                budget,
+                strategy,
+                seed: seed.parse().unwrap_or(self.seed),
+            },
+            notes,
+        })
+    }
+}

@@ -1,0 +1,292 @@
+//! A test kit for strategies, runners, storages and front ends: a runner made of a function,
+//! fixed landscapes and spaces, and a one-line tuning run.
+//!
+//! Every crate's tests and examples build on it instead of writing a runner of their own:
+//!
+//! ```
+//! use ktune_core::testing::{FnRunner, landscape, run, small_space};
+//! use ktune_core::{History, Observation, Rng, Strategy};
+//! use ktune_space::{Configuration, SearchSpace};
+//!
+//! /// Walks the space in rank order.
+//! struct InOrder(u64);
+//! impl Strategy for InOrder {
+//!     fn name(&self) -> &str { "in-order" }
+//!     fn ask(&mut self, space: &SearchSpace, _: &History, n: usize, _: &mut Rng) -> Vec<Configuration> {
+//!         let out: Vec<_> = (self.0..space.size()).take(n).map(|r| space.configuration(r)).collect();
+//!         self.0 += out.len() as u64;
+//!         out
+//!     }
+//!     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+//! }
+//!
+//! let space = small_space();
+//! let run = run(&mut InOrder(0), &space, &mut FnRunner::values(landscape::bowl), 20, 1);
+//! assert_eq!(run.records.len(), 20);
+//! // The bowl fails on a diagonal band: failures are records too.
+//! assert!(run.records.iter().any(|r| r.outcome.failure().is_some()));
+//! ```
+//!
+//! It is compiled into the library (not behind `cfg(test)`) so that other crates' tests,
+//! examples and benchmarks can use it; it costs a few kilobytes.
+
+use ktune_space::{Configuration, Parameter, SearchSpace};
+use rand::SeedableRng;
+
+use crate::{
+    Budget, CoreError, Direction, FailureKind, History, Metric, Observation, Outcome, Rng, Runner,
+    Samples, Statistic, Strategy, Timings, Tuner, TuningRun,
+};
+
+/// The function an [`FnRunner`] evaluates: the objective of a configuration, or `None` for a
+/// configuration that fails at run time.
+type Objective<'a> = Box<dyn FnMut(&SearchSpace, &Configuration) -> Option<f64> + 'a>;
+
+/// A runner made of a function: `Some(value)` is a successful measurement, `None` a runtime
+/// failure. Evaluations take no time on the tuning clock unless [`seconds`](Self::seconds)
+/// says otherwise.
+pub struct FnRunner<'a> {
+    objective: Objective<'a>,
+    metrics: Vec<Metric>,
+    seconds: f64,
+    samples: Vec<f64>,
+}
+
+impl<'a> FnRunner<'a> {
+    /// A minimised objective `f`, a function of the search space and the configuration.
+    pub fn new(f: impl FnMut(&SearchSpace, &Configuration) -> Option<f64> + 'a) -> Self {
+        FnRunner {
+            objective: Box::new(f),
+            metrics: vec![Metric::new("f", Direction::Minimize)],
+            seconds: 0.0,
+            samples: Vec::new(),
+        }
+    }
+
+    /// A minimised objective of the configuration's value indices.
+    pub fn indices(mut f: impl FnMut(&[u32]) -> Option<f64> + 'a) -> Self {
+        FnRunner::new(move |_, c| f(c))
+    }
+
+    /// A minimised objective of the configuration's values as numbers (a parameter whose
+    /// values are not numbers gives NaN).
+    pub fn values(mut f: impl FnMut(&[f64]) -> Option<f64> + 'a) -> Self {
+        FnRunner::new(move |space, c| {
+            let x: Vec<f64> = space
+                .values(c)
+                .iter()
+                .map(|v| v.as_f64().unwrap_or(f64::NAN))
+                .collect();
+            f(&x)
+        })
+    }
+
+    /// The objective's name and direction (default `f`, minimised).
+    pub fn metric(mut self, name: &str, direction: Direction) -> Self {
+        self.metrics = vec![Metric::new(name, direction)];
+        self
+    }
+
+    /// Every evaluation takes `seconds` of benchmark time on the tuning clock.
+    pub fn seconds(mut self, seconds: f64) -> Self {
+        self.seconds = seconds;
+        self
+    }
+
+    /// Every value `v` comes with the samples `factor · v` (e.g. `[0.8, 1.0, 1.2]`), so that
+    /// each observation carries a measurement variance that grows with the value.
+    pub fn samples(mut self, factors: &[f64]) -> Self {
+        self.samples = factors.to_vec();
+        self
+    }
+}
+
+impl Runner for FnRunner<'_> {
+    fn name(&self) -> &str {
+        "function"
+    }
+    fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+    fn evaluate(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+    ) -> Result<Vec<Outcome>, CoreError> {
+        let timings = Timings {
+            benchmark: self.seconds,
+            ..Timings::default()
+        };
+        Ok(configs
+            .iter()
+            .map(|c| match (self.objective)(space, c) {
+                Some(v) if !self.samples.is_empty() => {
+                    Outcome::ok(vec![v], timings).with_samples(Samples::new(
+                        self.samples.iter().map(|f| f * v).collect(),
+                        Statistic::Mean,
+                    ))
+                }
+                Some(v) => Outcome::ok(vec![v], timings),
+                None => Outcome::failed(FailureKind::Runtime, "fails", timings),
+            })
+            .collect())
+    }
+}
+
+/// Fixed objectives of a configuration's values (for [`FnRunner::values`]).
+pub mod landscape {
+    /// A smooth bowl over the first two parameters with its minimum 1.0 at (11, 4), and a
+    /// diagonal band of configurations that fail (`(x + y) mod 7 = 3`).
+    pub fn bowl(x: &[f64]) -> Option<f64> {
+        let (a, b) = (x[0], x[1]);
+        ((a + b) as i64 % 7 != 3).then(|| (a - 11.0).powi(2) + (b - 4.0).powi(2) + 1.0)
+    }
+}
+
+/// One integer parameter `x` with the values `0..n`.
+pub fn line(n: i64) -> SearchSpace {
+    SearchSpace::new(vec![integers("x", 0, n - 1)], &[] as &[&str])
+        .unwrap_or_else(|e| unreachable!("a line of {n}: {e}"))
+}
+
+/// Two parameters `x`, `y` in `0..n` with `x + y < n + 3` and `(x * y) mod 3 != 1`.
+pub fn constrained(n: i64) -> SearchSpace {
+    SearchSpace::new(
+        vec![integers("x", 0, n - 1), integers("y", 0, n - 1)],
+        &[format!("x + y < {}", n + 3), "(x * y) % 3 != 1".to_string()],
+    )
+    .unwrap_or_else(|e| unreachable!("constrained({n}): {e}"))
+}
+
+/// Mostly infeasible: `x`, `y` in `0..40` with `(x * y) mod 6 = 0` and `x + y <= 40` (about a
+/// sixth of the product), and a free parameter `z` in `{1, 2}`.
+pub fn sparse_space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            integers("x", 0, 39),
+            integers("y", 0, 39),
+            Parameter::integer("z", [1, 2]).unwrap_or_else(|e| unreachable!("{e}")),
+        ],
+        &["(x * y) % 6 == 0", "x + y <= 40"],
+    )
+    .unwrap_or_else(|e| unreachable!("the sparse space: {e}"))
+}
+
+/// A small constrained space for runs that exhaust it: `x` in `4..16`, `y` in `0..12` with
+/// `x + y <= 20`, and a free parameter `z` in `{1, 2}` (the [bowl](landscape::bowl)'s
+/// minimum is inside it).
+pub fn small_space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            integers("x", 4, 15),
+            integers("y", 0, 11),
+            Parameter::integer("z", [1, 2]).unwrap_or_else(|e| unreachable!("{e}")),
+        ],
+        &["x + y <= 20"],
+    )
+    .unwrap_or_else(|e| unreachable!("the small space: {e}"))
+}
+
+fn integers(name: &str, lo: i64, hi: i64) -> Parameter {
+    Parameter::integer_range(name, lo, hi, 1).unwrap_or_else(|e| unreachable!("{name}: {e}"))
+}
+
+/// Tunes `space` with `strategy` and `runner` for `budget` evaluations, one at a time, with
+/// the random numbers of `seed`.
+pub fn run(
+    strategy: &mut dyn Strategy,
+    space: &SearchSpace,
+    runner: &mut dyn Runner,
+    budget: usize,
+    seed: u64,
+) -> TuningRun {
+    run_batched(strategy, space, runner, budget, seed, 1)
+}
+
+/// [`run`], asking for `batch` configurations at a time.
+pub fn run_batched(
+    strategy: &mut dyn Strategy,
+    space: &SearchSpace,
+    runner: &mut dyn Runner,
+    budget: usize,
+    seed: u64,
+    batch: usize,
+) -> TuningRun {
+    let budget = Budget {
+        max_evaluations: Some(budget),
+        ..Budget::default()
+    };
+    Tuner::new(space, runner, budget)
+        .batch_size(batch)
+        .run(strategy, &mut Rng::seed_from_u64(seed))
+        .unwrap_or_else(|e| panic!("tuning with {}: {e}", strategy.name()))
+}
+
+/// The configurations of a run, in order.
+pub fn configs(run: &TuningRun) -> Vec<Configuration> {
+    run.records.iter().map(|r| r.config.clone()).collect()
+}
+
+/// Adds an evaluation to `history` (`None`: a runtime failure) and returns its observation,
+/// to tell a strategy by hand.
+pub fn observe(history: &mut History, config: &[u32], value: Option<f64>) -> Observation {
+    let o = Observation {
+        config: config.to_vec(),
+        value,
+        failure: value.is_none().then_some(FailureKind::Runtime),
+        variance: None,
+    };
+    history.push(o.clone());
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_function_runner_measures_fails_and_adds_samples() {
+        let space = small_space();
+        let mut runner = FnRunner::values(landscape::bowl)
+            .seconds(2.0)
+            .samples(&[0.8, 1.0, 1.2]);
+        let at = |x: i64, y: i64| {
+            let values = [
+                ktune_space::Value::Int(x),
+                ktune_space::Value::Int(y),
+                ktune_space::Value::Int(1),
+            ];
+            space.configuration_of(&values).unwrap()
+        };
+        let out = runner
+            .evaluate(&space, &[at(11, 4), at(10, 0), at(12, 4)])
+            .unwrap();
+        assert_eq!(out[0].objective(), Some(1.0));
+        assert_eq!(out[0].timings().benchmark, 2.0);
+        assert!(out[0].summary().unwrap().estimate_variance().unwrap() > 0.0);
+        // 10 + 0 = 10, 10 mod 7 = 3: the band of failures.
+        assert_eq!(out[1].failure(), Some(FailureKind::Runtime));
+        assert_eq!(out[2].objective(), Some(2.0));
+        let mut by_index =
+            FnRunner::indices(|c| Some(f64::from(c[0]))).metric("GFLOP/s", Direction::Maximize);
+        assert_eq!(by_index.metrics()[0].direction, Direction::Maximize);
+        assert_eq!(
+            by_index.evaluate(&space, &[at(5, 0)]).unwrap()[0].objective(),
+            Some(1.0)
+        );
+    }
+
+    #[test]
+    fn the_spaces_have_their_documented_shapes() {
+        assert_eq!(line(7).size(), 7);
+        let c = constrained(10);
+        assert!(c.size() < 100 && c.size() > 50, "{}", c.size());
+        let sparse = sparse_space();
+        assert!(sparse.size() < 40 * 40 * 2 / 3, "{}", sparse.size());
+        let small = small_space();
+        assert!(small.size() < 12 * 12 * 2, "{}", small.size());
+        let mut h = History::new();
+        let o = observe(&mut h, &[1, 2], None);
+        assert_eq!((h.len(), o.failure), (1, Some(FailureKind::Runtime)));
+    }
+}

@@ -1,0 +1,179 @@
+//! Values between Python and ktune: parameter values, configurations as dicts, counts and
+//! time limits from keyword arguments, option values as JSON, directions, failure kinds, and
+//! errors as Python exceptions.
+
+use ktune_core::{Direction, FailureKind};
+use ktune_space::{Configuration, SearchSpace, Value};
+use pyo3::IntoPyObjectExt;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::KtuneError;
+
+/// A Python value of a tunable parameter.
+pub(crate) fn value_of(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Value> {
+    // bool before int: a Python bool is an int.
+    if let Ok(b) = obj.extract::<bool>()
+        && obj.is_instance_of::<pyo3::types::PyBool>()
+    {
+        return Ok(Value::Bool(b));
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(x) = obj.extract::<f64>() {
+        return Ok(Value::Real(x));
+    }
+    if let Ok(s) = obj.extract::<String>() {
+        return Ok(Value::Str(s));
+    }
+    Err(PyTypeError::new_err(format!(
+        "tune_params[{name:?}]: the value {} is not an int, float, bool or str",
+        obj.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+    )))
+}
+
+pub(crate) fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    match v {
+        Value::Int(i) => i.into_py_any(py),
+        Value::Real(x) => x.into_py_any(py),
+        Value::Bool(b) => b.into_py_any(py),
+        Value::Str(s) => s.into_py_any(py),
+        Value::Perm(p) => p.clone().into_py_any(py),
+    }
+}
+
+/// A configuration as a dict of parameter values.
+pub(crate) fn config_dict<'py>(
+    py: Python<'py>,
+    space: &SearchSpace,
+    config: &[u32],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (p, v) in space.params().iter().zip(space.values(config)) {
+        d.set_item(p.name(), value_to_py(py, v)?)?;
+    }
+    Ok(d)
+}
+
+/// A count from Python (`n`, `max_evals`, `seeds`): a whole number, at least 0, named when
+/// it is not (pyo3's own message for a negative `usize` names neither the argument nor why).
+pub(crate) fn count(name: &str, v: i64) -> PyResult<usize> {
+    usize::try_from(v).map_err(|_| {
+        PyValueError::new_err(format!(
+            "{name} must be a whole number, at least 0, not {v}"
+        ))
+    })
+}
+
+/// A time limit from Python: positive (a NaN one would never be reached); infinity is none.
+pub(crate) fn time_limit_of(v: Option<f64>) -> PyResult<Option<f64>> {
+    match v {
+        Some(t) if t == f64::INFINITY => Ok(None),
+        Some(t) if !(t.is_finite() && t > 0.0) => Err(PyValueError::new_err(format!(
+            "time_limit must be a positive number of seconds, not {t}"
+        ))),
+        _ => Ok(v),
+    }
+}
+
+/// `repr(value)`, cut to 80 characters (an objective may return anything, of any size).
+pub(crate) fn short_repr(value: &Bound<'_, PyAny>) -> String {
+    let r = value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
+    match r.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}...", &r[..cut]),
+        None => r,
+    }
+}
+
+/// A dict of parameter values as a configuration of `space` (constraints not checked).
+pub(crate) fn config_of(
+    space: &SearchSpace,
+    config: &Bound<'_, PyDict>,
+) -> PyResult<Configuration> {
+    let mut values = Vec::with_capacity(space.dims());
+    for p in space.params() {
+        let v = config.get_item(p.name())?.ok_or_else(|| {
+            PyValueError::new_err(format!("the configuration has no `{}`", p.name()))
+        })?;
+        values.push(value_of(&v, p.name())?);
+    }
+    if config.len() != space.dims() {
+        let known: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+        return Err(PyValueError::new_err(format!(
+            "the configuration has parameters that are not in the search space (its parameters: {})",
+            known.join(", ")
+        )));
+    }
+    space.configuration_of(&values).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{} is not a configuration of the search space (a value outside its parameter's list)",
+            config.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+        ))
+    })
+}
+
+/// JSON of a Python option value (bool, int, float, str, or a list of them).
+pub(crate) fn json_of(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Ok(serde_json::Value::Bool(obj.extract()?));
+    }
+    if let Ok(i) = obj.extract::<i64>() {
+        return Ok(i.into());
+    }
+    if let Ok(x) = obj.extract::<f64>() {
+        return Ok(serde_json::Number::from_f64(x).map_or(serde_json::Value::Null, Into::into));
+    }
+    if let Ok(s) = obj.extract::<String>() {
+        return Ok(s.into());
+    }
+    if let Ok(items) = obj.try_iter() {
+        return items
+            .map(|i| json_of(&i?))
+            .collect::<PyResult<Vec<_>>>()
+            .map(serde_json::Value::Array);
+    }
+    Err(PyTypeError::new_err(format!(
+        "strategy option {} is not a bool, int, float, str or list",
+        obj.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+    )))
+}
+
+pub(crate) fn failure_kind(name: &str) -> PyResult<FailureKind> {
+    FailureKind::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "failure must be \"compile\", \"runtime\", \"timeout\", \"wrong_output\" or \"invalid\", not {name:?}"
+        ))
+    })
+}
+
+/// A direction from Python (`"minimize"`/`"min"` or `"maximize"`/`"max"`).
+pub(crate) fn parse_direction(name: &str) -> PyResult<Direction> {
+    match name {
+        "minimize" | "min" => Ok(Direction::Minimize),
+        "maximize" | "max" => Ok(Direction::Maximize),
+        other => Err(PyValueError::new_err(format!(
+            "direction must be \"minimize\" or \"maximize\", not {other:?}"
+        ))),
+    }
+}
+
+/// A strategy from its name and a dict of its options, checked once.
+pub(crate) fn strategy_of(
+    name: &str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<ktune_strategies::CheckedStrategy> {
+    let mut table = ktune_strategies::Options::new();
+    if let Some(options) = options {
+        for (k, v) in options.iter() {
+            table.insert(k.extract::<String>()?, json_of(&v)?);
+        }
+    }
+    ktune_strategies::CheckedStrategy::new(name, &table)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+pub(crate) fn core_error(e: ktune_core::CoreError) -> PyErr {
+    KtuneError::new_err(e.to_string())
+}

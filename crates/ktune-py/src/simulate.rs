@@ -1,0 +1,116 @@
+//! Notebook helpers: `ktune.simulate` replays a brute-forced space to compare strategies,
+//! `ktune.study_summaries` lists the studies of a storage.
+
+use ktune_core::{Budget, Direction, Rng};
+use ktune_store::Location;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rand::SeedableRng;
+
+use crate::KtuneError;
+use crate::convert::{core_error, count, parse_direction, strategy_of};
+
+/// Replays a brute-forced space (a Kernel Tuner cache file, `.json` or `.json.gz`): runs
+/// `strategy` (with `strategy_options`) once per seed `0..seeds` with `budget` evaluations
+/// (default: the score's, at least 220) and returns per run the objective values in
+/// evaluation order (`None` where a configuration failed), the simulated seconds, and the
+/// performance score (0: random search, 1: the optimum at once), with the space's summary.
+#[pyfunction]
+#[pyo3(signature = (cache_file, strategy="auto", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None))]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn simulate<'py>(
+    py: Python<'py>,
+    cache_file: std::path::PathBuf,
+    strategy: &str,
+    strategy_options: Option<&Bound<'py, PyDict>>,
+    seeds: i64,
+    budget: Option<i64>,
+    objective: &str,
+    direction: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let seeds = count("seeds", seeds)? as u64;
+    let budget = budget.map(|b| count("budget", b)).transpose()?;
+    let direction = direction.map(parse_direction).transpose()?;
+    let sim =
+        ktune_runners::Simulation::open(&cache_file, Some(objective), direction).map_err(|e| {
+            // Most of its errors name the file; those about a parameter do not.
+            let (message, file) = (e.to_string(), cache_file.display().to_string());
+            PyValueError::new_err(if message.contains(&file) {
+                message
+            } else {
+                format!("{file}: {message}")
+            })
+        })?;
+    let bench_direction = match sim.objective().direction {
+        Direction::Minimize => ktune_bench::Direction::Minimize,
+        Direction::Maximize => ktune_bench::Direction::Maximize,
+    };
+    let stats = ktune_bench::SpaceStats::new(sim.name(), &sim.objective_values(), bench_direction)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let budget = budget.unwrap_or(stats.budget()).min(stats.n_total());
+    // Checked once, before any run.
+    let strategy = strategy_of(strategy, strategy_options)?;
+    let runs = PyList::empty(py);
+    for seed in 0..seeds {
+        let mut s = strategy.build();
+        let mut runner = sim.runner();
+        let run = py
+            .detach(|| {
+                ktune_core::Tuner::new(
+                    sim.space(),
+                    &mut runner,
+                    Budget {
+                        max_evaluations: Some(budget),
+                        ..Budget::default()
+                    },
+                )
+                .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+            })
+            .map_err(core_error)?;
+        let values = run.objective_values();
+        let score = ktune_bench::score_run(&stats, &values);
+        let d = PyDict::new(py);
+        d.set_item("seed", seed)?;
+        d.set_item("values", values)?;
+        d.set_item("simulated_seconds", run.clock)?;
+        d.set_item("score", score.score)?;
+        d.set_item("found_optimum_at", score.found_optimum_at)?;
+        runs.append(d)?;
+        py.check_signals()?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("space", sim.name())?;
+    out.set_item("configurations", stats.n_total())?;
+    out.set_item("valid", stats.n_valid())?;
+    out.set_item("optimum", stats.optimum())?;
+    out.set_item("median", stats.median())?;
+    out.set_item("budget", budget)?;
+    out.set_item("runs", runs)?;
+    Ok(out)
+}
+
+/// The studies of a storage (`sqlite:///path.db` or `postgresql://...`), oldest first: per
+/// study its name, evaluations, failures, best objective value (in its direction), direction,
+/// budget, workers and when it was made (seconds since the Unix epoch), as dicts.
+#[pyfunction]
+pub(crate) fn study_summaries<'py>(py: Python<'py>, storage: &str) -> PyResult<Bound<'py, PyList>> {
+    let location = Location::parse(storage).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let studies = py
+        .detach(|| location.studies())
+        .map_err(|e| KtuneError::new_err(e.to_string()))?;
+    let out = PyList::empty(py);
+    for s in studies {
+        let d = PyDict::new(py);
+        d.set_item("name", s.name)?;
+        d.set_item("evaluations", s.evaluations)?;
+        d.set_item("failed", s.failed)?;
+        d.set_item("best", s.best)?;
+        d.set_item("direction", s.direction)?;
+        d.set_item("budget", s.budget)?;
+        d.set_item("workers", s.workers)?;
+        d.set_item("created", s.created)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}

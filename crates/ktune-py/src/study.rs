@@ -1,0 +1,680 @@
+//! `ktune.Study`: an ask/tell study on the one study path of `ktune-problem`. Without a
+//! storage it lives in memory; with one it is opened and joined as every other front end
+//! joins a study (the same facts and join rule as `ktune tune`), and each configuration is
+//! claimed before it is handed out.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ktune_core::{
+    Asked, Budget, FailureKind, Outcome, Rng, Session, SpaceRef, StopReason, StudyFacts, Timings,
+    Turn,
+};
+use ktune_problem::{OpenStudy, Opening, Participation, Plan, RunArgs, StudyPlace};
+use ktune_space::{Configuration, SearchSpace};
+use ktune_store::{Fingerprint, Location};
+use ktune_strategies::CheckedStrategy;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use rand::SeedableRng;
+
+use crate::convert::{
+    config_dict, config_of, core_error, count, failure_kind, parse_direction, short_repr,
+    strategy_of, time_limit_of,
+};
+use crate::space::{SearchSpacePy, build_space};
+
+/// An ask/tell tuning study: a strategy proposes configurations (`ask`), you measure them
+/// and report (`tell`), or `optimize(fn)` does both. With `storage="sqlite:///path.db"` (or
+/// `"postgresql://..."`) every result is committed there before the strategy hears of it, a
+/// study opened again on it resumes where it stopped, and any number of processes (and
+/// `ktune tune --storage` workers of the same problem) share it: each configuration is
+/// claimed before it is handed out, so none is measured twice and the budget holds for all.
+/// A study's objective and direction are its first writer's: another is refused; another
+/// budget or strategy is a warning.
+#[pyclass(module = "ktune", unsendable, subclass)]
+pub(crate) struct Study {
+    space: Arc<SearchSpace>,
+    backing: Backing,
+    /// Asked and not yet handed out.
+    queue: Vec<Configuration>,
+    objective: String,
+    stopped: Option<StopReason>,
+    /// Configurations this object recorded (told or measured by `optimize`).
+    told: HashSet<Configuration>,
+}
+
+/// Where a study keeps its results.
+enum Backing {
+    /// In memory only.
+    Memory(Box<Session<'static>>),
+    /// In a storage, shared with any other process that opens the same study.
+    Stored(Box<OpenStudy<'static>>),
+}
+
+/// What a study is made of, whichever constructor resolved it.
+struct Setup {
+    space: Arc<SearchSpace>,
+    strategy: CheckedStrategy,
+    budget: Budget,
+    facts: StudyFacts,
+    /// Where it is stored, for which problem, and how this process takes part.
+    stored: Option<(StudyPlace, Fingerprint, Participation)>,
+}
+
+impl Drop for Study {
+    fn drop(&mut self) {
+        // Claims on configurations handed out and never told go back at once rather than
+        // when their lease expires.
+        if let Backing::Stored(study) = &mut self.backing {
+            let _ = study.storage.release(&study.worker.id);
+        }
+    }
+}
+
+#[pymethods]
+impl Study {
+    #[new]
+    #[pyo3(signature = (
+        tune_params, restrictions=None, *, strategy="auto", strategy_options=None,
+        objective="time", direction="minimize", storage=None, study_name="default",
+        max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
+        lease=600.0
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        tune_params: &Bound<'_, PyAny>,
+        restrictions: Option<&Bound<'_, PyAny>>,
+        strategy: &str,
+        strategy_options: Option<&Bound<'_, PyDict>>,
+        objective: &str,
+        direction: &str,
+        storage: Option<&str>,
+        study_name: &str,
+        max_evals: Option<i64>,
+        time_limit: Option<f64>,
+        seed: u64,
+        device: Option<String>,
+        allow_mixed_hardware: bool,
+        lease: f64,
+    ) -> PyResult<Self> {
+        let space = space_of(tune_params, restrictions)?;
+        let direction = parse_direction(direction)?;
+        let strategy = strategy_of(strategy, strategy_options)?;
+        let budget = Budget {
+            max_evaluations: max_evals.map(|m| count("max_evals", m)).transpose()?,
+            max_seconds: time_limit_of(time_limit)?,
+            ..Budget::default()
+        };
+        let stored = match storage {
+            None => None,
+            Some(url) => {
+                let location =
+                    Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))?;
+                // The fingerprint of earlier versions, so that their studies open again.
+                let runner = format!(
+                    r#"{{"runner":"python","direction":"{}"}}"#,
+                    direction.name()
+                );
+                let place = StudyPlace::Shared {
+                    location,
+                    study: study_name.to_string(),
+                };
+                let fingerprint = Fingerprint::new(&space, &runner, objective);
+                Some((
+                    place,
+                    fingerprint,
+                    participation(device, allow_mixed_hardware, lease)?,
+                ))
+            }
+        };
+        let facts = StudyFacts {
+            objective: objective.to_string(),
+            direction,
+            unit: None,
+            budget: budget.max_evaluations,
+            strategy: strategy.canonical().to_string(),
+            seed,
+        };
+        let setup = Setup {
+            space,
+            strategy,
+            budget,
+            facts,
+            stored,
+        };
+        Study::open(py, setup, seed, None)
+    }
+
+    /// A study of the problem a `ktune.toml` describes: its search space, `[strategy]`,
+    /// `[budget]`, `[storage]` and the objective (with its direction) of its `[runner]`,
+    /// read and checked as `ktune tune` reads them. Keyword arguments override the file.
+    /// With a storage, the study is the one `ktune tune` records into (the same study name
+    /// and problem fingerprint), so it resumes or extends a run of the command line; a
+    /// `direction` other than that study's is refused.
+    #[staticmethod]
+    #[pyo3(signature = (
+        path, *, strategy=None, strategy_options=None, storage=None, study_name=None,
+        max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
+        lease=600.0, direction=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_spec(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        strategy: Option<&str>,
+        strategy_options: Option<&Bound<'_, PyDict>>,
+        storage: Option<&str>,
+        study_name: Option<String>,
+        max_evals: Option<i64>,
+        time_limit: Option<f64>,
+        seed: u64,
+        device: Option<String>,
+        allow_mixed_hardware: bool,
+        lease: f64,
+        direction: Option<&str>,
+    ) -> PyResult<Py<Study>> {
+        let problem = ktune_problem::ProblemSpec::from_path(&path)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let args = RunArgs {
+            strategy: match (strategy, strategy_options) {
+                (Some(name), options) => Some(strategy_of(name, options)?),
+                (None, Some(options)) => Some(strategy_of("auto", Some(options))?),
+                (None, None) => None,
+            },
+            max_evaluations: max_evals.map(|m| count("max_evals", m)).transpose()?,
+            max_seconds: time_limit_of(time_limit)?,
+            seed,
+            storage: storage.map(str::to_string),
+            study: study_name,
+            lease,
+            device,
+            allow_mixed_hardware,
+            measure_default: false,
+            database_beside_spec: false,
+            ..RunArgs::default()
+        };
+        let plan = Plan::resolve(&problem, args, &ktune_problem::PYTHON)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let space = Arc::new(
+            problem
+                .space
+                .build()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+        );
+        let mut facts = plan.facts(&problem);
+        if let Some(d) = direction {
+            facts.direction = parse_direction(d)?;
+        }
+        let stored = plan.place.clone().map(|place| {
+            let fingerprint = problem.fingerprint(&space, &facts.objective);
+            let who = Participation {
+                device: plan.device.clone(),
+                allow_mixed_hardware: plan.allow_mixed_hardware,
+                lease: plan.lease,
+                batch: 1,
+            };
+            (place, fingerprint, who)
+        });
+        let setup = Setup {
+            space,
+            strategy: plan.strategy.clone(),
+            budget: plan.budget.clone(),
+            facts,
+            stored,
+        };
+        Py::new(py, Study::open(py, setup, plan.seed, Some(&problem))?)
+    }
+
+    /// Queues `config` to be measured before anything the strategy proposes (Optuna's
+    /// `enqueue_trial`): a default, or a configuration you expect to be good. Returns False
+    /// when it is already recorded or queued; a configuration outside the search space is a
+    /// `ValueError`.
+    fn enqueue(&mut self, config: &Bound<'_, PyDict>) -> PyResult<bool> {
+        let c = config_of(&self.space, config)?;
+        if !self.space.contains(&c) {
+            return Err(PyValueError::new_err(format!(
+                "{} is not in the search space",
+                short_repr(config.as_any())
+            )));
+        }
+        Ok(self.session_mut().enqueue(c))
+    }
+
+    /// The next configuration to measure, as a dict, or `None` when the study is over (its
+    /// budget spent, the space exhausted, or the strategy done).
+    fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match self.next(py)? {
+            Some(c) => Ok(Some(config_dict(py, &self.space, &c)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Up to `n` configurations to measure at once (fewer near the end of the budget, an
+    /// empty list when the study is over); tell each before the study's budget counts it.
+    fn ask_batch<'py>(&mut self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
+        let n = count("n", n)?;
+        let list = PyList::empty(py);
+        if n == 0 {
+            return Ok(list);
+        }
+        self.refill(py, n)?;
+        while list.len() < n {
+            let Some(c) = self.queue.pop() else { break };
+            list.append(config_dict(py, &self.space, &c)?)?;
+        }
+        Ok(list)
+    }
+
+    /// Reports the measurement of `config`: its `value`, or `failure` (`"compile"`,
+    /// `"runtime"`, `"timeout"`, `"wrong_output"`) with a `reason`. `seconds` is how long
+    /// the measurement took (for the study's time limit). A configuration is told once, and
+    /// only one in the search space: otherwise `ValueError` (naming the broken restriction).
+    /// One that another process or an earlier run recorded keeps that record (a
+    /// `RuntimeWarning` says so).
+    #[pyo3(signature = (config, value=None, *, failure=None, reason="", seconds=0.0))]
+    fn tell(
+        &mut self,
+        config: &Bound<'_, PyDict>,
+        value: Option<f64>,
+        failure: Option<&str>,
+        reason: &str,
+        seconds: f64,
+    ) -> PyResult<()> {
+        let c = config_of(&self.space, config)?;
+        let t = Timings {
+            benchmark: seconds.max(0.0),
+            ..Timings::default()
+        };
+        let outcome = match (value, failure) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "give either a value or a failure, not both",
+                ));
+            }
+            (Some(v), None) if v.is_finite() => Outcome::ok(vec![v], t),
+            (Some(v), None) => {
+                Outcome::failed(FailureKind::Runtime, format!("the objective was {v}"), t)
+            }
+            (None, Some(kind)) => Outcome::failed(failure_kind(kind)?, reason, t),
+            (None, None) => {
+                return Err(PyValueError::new_err(
+                    "give the measured value, or failure=\"compile\" (\"runtime\", \"timeout\", \"wrong_output\")",
+                ));
+            }
+        };
+        if !self.space.contains(&c) {
+            // Recorded, it could become the best result of a space it is not in.
+            let broken: Vec<String> = self
+                .space
+                .unsatisfied_constraints(&c)
+                .iter()
+                .map(|k| format!("`{}`", k.source()))
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "{} is not in the search space: it breaks {}",
+                short_repr(config.as_any()),
+                if broken.is_empty() {
+                    "its restrictions".to_string()
+                } else {
+                    broken.join(", ")
+                }
+            )));
+        }
+        let recorded = self.session().history().contains(&c);
+        if let Some(r) = recorded
+            .then(|| self.session().records().iter().find(|r| r.config == c))
+            .flatten()
+        {
+            let was = r
+                .outcome
+                .objective()
+                .map_or_else(|| "as failed".to_string(), |v| format!("value {v}"));
+            // The core drops a repeated record without a word. Told twice here, it is a
+            // mistake to show; recorded elsewhere (another worker took over a claim that ran
+            // out, an earlier run of a stored study), the first record stands, with a warning.
+            if self.told.contains(&c) {
+                return Err(PyValueError::new_err(format!(
+                    "{} is already recorded ({was}): a study records each configuration once",
+                    short_repr(config.as_any()),
+                )));
+            }
+            let py = config.py();
+            let message = format!(
+                "{} was already recorded ({was}) by another process or an earlier run of this \
+                 study; this measurement is not kept",
+                short_repr(config.as_any())
+            );
+            let message = std::ffi::CString::new(message.replace('\0', " "))
+                .unwrap_or_else(|_| c"a configuration was already recorded".to_owned());
+            PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
+            return Ok(());
+        }
+        self.record(c, outcome)
+    }
+
+    /// Tunes `fn(config: dict) -> float` until the study's budget, `max_evals` more
+    /// evaluations or `time_limit` more seconds are spent, whichever comes first. An
+    /// exception raised by `fn` records the configuration as failed with its message and
+    /// goes on; Ctrl-C stops after recording everything finished. Returns the best result.
+    #[pyo3(signature = (func, max_evals=None, time_limit=None))]
+    fn optimize<'py>(
+        &mut self,
+        py: Python<'py>,
+        func: &Bound<'py, PyAny>,
+        max_evals: Option<i64>,
+        time_limit: Option<f64>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let max_evals = max_evals.map(|m| count("max_evals", m)).transpose()?;
+        let time_limit = time_limit_of(time_limit)?;
+        let started = Instant::now();
+        let mut done = 0usize;
+        loop {
+            if max_evals.is_some_and(|m| done >= m)
+                || time_limit.is_some_and(|t| started.elapsed().as_secs_f64() >= t)
+            {
+                break;
+            }
+            if let Err(e) = py.check_signals() {
+                self.abandon_queue();
+                return Err(e);
+            }
+            let Some(c) = self.next(py)? else { break };
+            let arg = config_dict(py, &self.space, &c)?;
+            let t = Instant::now();
+            let result = func.call1((arg,));
+            let seconds = t.elapsed().as_secs_f64();
+            let timings = Timings {
+                benchmark: seconds,
+                ..Timings::default()
+            };
+            let outcome = match result {
+                Ok(v) => match v.extract::<f64>() {
+                    Ok(x) if x.is_finite() => Outcome::ok(vec![x], timings),
+                    Ok(x) => Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("the objective returned {x}"),
+                        timings,
+                    ),
+                    Err(why) => Outcome::failed(
+                        FailureKind::Runtime,
+                        format!(
+                            "the objective returned {}, not a number ({})",
+                            short_repr(&v),
+                            why.value(py)
+                        ),
+                        timings,
+                    ),
+                },
+                Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
+                    // Ctrl-C: the interrupted measurement is not recorded (a later run
+                    // measures it), everything before it is.
+                    self.session_mut().abandon(std::slice::from_ref(&c), false);
+                    self.abandon_queue();
+                    return Err(e);
+                }
+                Err(e) => {
+                    let name = e
+                        .get_type(py)
+                        .name()
+                        .map_or_else(|_| "Exception".into(), |n| n.to_string());
+                    Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("{name}: {}", e.value(py)),
+                        timings,
+                    )
+                }
+            };
+            self.record(c, outcome)?;
+            done += 1;
+        }
+        self.best(py)
+    }
+
+    /// The best result so far: `{"config": {...}, "value": float}`, or `None`.
+    #[getter]
+    fn best<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(r) = self.session().best() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
+        d.set_item("value", r.outcome.objective())?;
+        Ok(Some(d))
+    }
+
+    /// Every result of the study, in order: dicts with `config`, `value` (or `None`),
+    /// `status` (`"ok"` or the failure's kind) and `reason`.
+    #[getter]
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let list = PyList::empty(py);
+        for r in self.session().records() {
+            let d = PyDict::new(py);
+            d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
+            d.set_item("value", r.outcome.objective())?;
+            match &r.outcome {
+                Outcome::Ok { .. } => {
+                    d.set_item("status", "ok")?;
+                    d.set_item("reason", py.None())?;
+                }
+                Outcome::Failed { kind, reason, .. } => {
+                    d.set_item("status", kind.name())?;
+                    d.set_item("reason", reason)?;
+                }
+            }
+            list.append(d)?;
+        }
+        // `ktune.ResultList`: a list with `to_pandas()`.
+        py.import("ktune")?.getattr("ResultList")?.call1((list,))
+    }
+
+    /// The objective's name.
+    #[getter]
+    fn objective(&self) -> &str {
+        &self.objective
+    }
+
+    /// Why the study stopped (`"evaluations"`, `"time"`, `"space_exhausted"`, ...), or
+    /// `None` while it goes on.
+    #[getter]
+    fn stopped(&self) -> Option<String> {
+        self.stopped.map(|s| s.name().to_string())
+    }
+
+    /// The search space.
+    #[getter]
+    fn space(&self) -> SearchSpacePy {
+        SearchSpacePy {
+            space: self.space.clone(),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.session().records().len()
+    }
+}
+
+impl Study {
+    /// Opens the study `setup` describes (joining its storage, when it has one, and saying
+    /// what joining noticed as `RuntimeWarning`s), this process's random numbers from `seed`.
+    fn open(
+        py: Python<'_>,
+        setup: Setup,
+        seed: u64,
+        problem: Option<&ktune_problem::ProblemSpec>,
+    ) -> PyResult<Study> {
+        let objective = setup.facts.objective.clone();
+        let backing = match setup.stored {
+            None => Backing::Memory(Box::new(
+                Session::new(
+                    SpaceRef::Shared(setup.space.clone()),
+                    setup.strategy.build(),
+                    setup.budget,
+                    setup.facts.direction,
+                    Rng::seed_from_u64(seed),
+                )
+                .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            )),
+            Some((place, fingerprint, participation)) => {
+                let mut study = place
+                    .join(Opening {
+                        space: SpaceRef::Shared(setup.space.clone()),
+                        fingerprint,
+                        facts: setup.facts,
+                        budget: setup.budget,
+                        strategy: setup.strategy.build(),
+                        seed,
+                        participation,
+                    })
+                    .map_err(core_error)?;
+                for note in &study.joined.notes {
+                    warn(py, note)?;
+                }
+                if let Some(p) = problem
+                    && let Some(w) =
+                        ktune_problem::note_inputs(study.storage.as_mut(), p, study.resumed)
+                            .map_err(core_error)?
+                {
+                    warn(py, &w)?;
+                }
+                Backing::Stored(Box::new(study))
+            }
+        };
+        Ok(Study {
+            space: setup.space,
+            backing,
+            queue: Vec::new(),
+            objective,
+            stopped: None,
+            told: HashSet::new(),
+        })
+    }
+
+    fn session(&self) -> &Session<'static> {
+        match &self.backing {
+            Backing::Memory(s) => s,
+            Backing::Stored(study) => &study.session,
+        }
+    }
+
+    fn session_mut(&mut self) -> &mut Session<'static> {
+        match &mut self.backing {
+            Backing::Memory(s) => s,
+            Backing::Stored(study) => &mut study.session,
+        }
+    }
+
+    /// Fills the queue with up to `n` configurations to measure (claimed in the storage,
+    /// when there is one); false when the study is over.
+    fn refill(&mut self, py: Python<'_>, n: usize) -> PyResult<bool> {
+        while self.queue.is_empty() {
+            if self.stopped.is_some() {
+                return Ok(false);
+            }
+            let turn = match &mut self.backing {
+                Backing::Memory(session) => match session.ask(n).map_err(core_error)? {
+                    Asked::Evaluate(configs) => Turn::Evaluate(configs),
+                    Asked::Stop(reason) => Turn::Stop(reason),
+                },
+                Backing::Stored(study) => {
+                    let (session, storage, me) = study.parts();
+                    me.how.batch = n.max(1);
+                    me.turn(session, storage, &mut ()).map_err(core_error)?
+                }
+            };
+            match turn {
+                Turn::Evaluate(configs) => self.queue.extend(configs.into_iter().rev()),
+                Turn::Stop(reason) => self.stopped = Some(reason),
+                Turn::Wait => {
+                    // Other processes hold the rest of the budget: their records, or the
+                    // expiry of their claims, free it. Ctrl-C interrupts the wait.
+                    py.check_signals()?;
+                    py.detach(|| std::thread::sleep(std::time::Duration::from_millis(200)));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Records the outcome of a configuration this study handed out (in the storage first).
+    fn record(&mut self, config: Configuration, outcome: Outcome) -> PyResult<()> {
+        self.queue.retain(|q| *q != config);
+        self.told.insert(config.clone());
+        match &mut self.backing {
+            Backing::Memory(session) => session.tell(vec![(config, outcome)]).map_err(core_error),
+            Backing::Stored(study) => {
+                let (session, storage, me) = study.parts();
+                // A handed-out configuration's claim lives until its lease runs out; a
+                // heartbeat on every tell keeps the others alive while they are measured.
+                storage
+                    .heartbeat(&me.how.worker, me.how.lease)
+                    .map_err(core_error)?;
+                me.record(session, storage, vec![(config, outcome)], &mut ())
+                    .map_err(core_error)
+            }
+        }
+    }
+
+    fn next(&mut self, py: Python<'_>) -> PyResult<Option<Configuration>> {
+        if !self.refill(py, 1)? {
+            return Ok(None);
+        }
+        Ok(self.queue.pop())
+    }
+
+    fn abandon_queue(&mut self) {
+        let rest = std::mem::take(&mut self.queue);
+        self.session_mut().abandon(&rest, false);
+        if let Backing::Stored(study) = &mut self.backing {
+            let _ = study.storage.release(&study.worker.id);
+        }
+    }
+}
+
+/// The search space of `Study(tune_params, restrictions)`: a `SearchSpace`, or a dict built
+/// into one.
+fn space_of(
+    tune_params: &Bound<'_, PyAny>,
+    restrictions: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Arc<SearchSpace>> {
+    if let Ok(space) = tune_params.cast::<SearchSpacePy>() {
+        if restrictions.is_some_and(|r| !r.is_none()) {
+            return Err(PyValueError::new_err(
+                "restrictions belong to the SearchSpace given as tune_params; give them there",
+            ));
+        }
+        return Ok(space.get().space.clone());
+    }
+    let dict = tune_params.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(
+            "tune_params must be a dict of parameter values or a ktune.SearchSpace",
+        )
+    })?;
+    Ok(Arc::new(build_space(dict, restrictions)?))
+}
+
+/// How a Python process takes part in a shared study.
+fn participation(
+    device: Option<String>,
+    allow_mixed_hardware: bool,
+    lease: f64,
+) -> PyResult<Participation> {
+    let lease = ktune_core::checked_seconds(lease)
+        .map_err(|m| PyValueError::new_err(format!("lease {m}")))?;
+    Ok(Participation {
+        device,
+        allow_mixed_hardware,
+        lease,
+        batch: 1,
+    })
+}
+
+/// A `RuntimeWarning` saying `what`.
+fn warn(py: Python<'_>, what: &impl std::fmt::Display) -> PyResult<()> {
+    let message = std::ffi::CString::new(what.to_string().replace('\0', " "))
+        .unwrap_or_else(|_| c"ktune: see the study".to_owned());
+    PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)
+}

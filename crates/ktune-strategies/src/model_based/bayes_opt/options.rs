@@ -1,0 +1,359 @@
+//! The options of `bayes_opt`, as written in a spec (`bayes_opt:key=value` or a
+//! `[strategy]` table), with their defaults and documentation.
+
+use ktune_model::KernelKind;
+use ktune_model::acquisition::Acquisition;
+use serde::Deserialize;
+
+use crate::OptionDoc;
+use crate::surrogate::{self, SurrogateOptions};
+
+/// How acquisition functions are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// Judge the functions by discounted observation scores; skip the worst, promote the best.
+    AdvancedMulti,
+    /// Skip functions that keep proposing the same configuration as another.
+    Multi,
+    /// Expected improvement only.
+    Ei,
+    /// Probability of improvement only.
+    Poi,
+    /// Lower confidence bound only.
+    Lcb,
+}
+
+/// The exploration factor λ: the contextual variance, or a constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Exploration {
+    /// `"CV"` (any case): contextual variance (section III-F).
+    ContextualVariance,
+    /// A constant λ.
+    Constant(f64),
+}
+
+impl<'de> Deserialize<'de> for Exploration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_name(
+            d,
+            "CV",
+            Exploration::Constant,
+            Exploration::ContextualVariance,
+        )
+    }
+}
+
+/// How much the model weighs alignment (how many times 2 divides an integer parameter's
+/// value): a fixed weight, or `"validated"`: chosen on held-out results.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Alignment {
+    /// The alignment coordinates span `[0, weight]` (0: none).
+    Weight(f64),
+    /// `"validated"` (any case): at the initial sample's size and every doubling of the
+    /// results, the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before
+    /// the last checkpoint, ranks those since best.
+    Validated,
+}
+
+impl<'de> Deserialize<'de> for Alignment {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_name(d, "validated", Alignment::Weight, Alignment::Validated)
+    }
+}
+
+/// An option that is a number or one name (in any case): `number(x)` or `named`.
+fn number_or_name<'de, D: serde::Deserializer<'de>, T>(
+    d: D,
+    name: &str,
+    number: fn(f64) -> T,
+    named: T,
+) -> Result<T, D::Error> {
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Number(x) => Ok(number(x.as_f64().unwrap_or(f64::NAN))),
+        serde_json::Value::String(s) if s.eq_ignore_ascii_case(name) => Ok(named),
+        _ => Err(serde::de::Error::custom(format!(
+            "must be a number or {name:?}"
+        ))),
+    }
+}
+
+/// How the initial sample is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialSampling {
+    /// The best of 10 Latin hypercube samples by their smallest distance.
+    Maximin,
+    /// One Latin hypercube sample.
+    Lhs,
+    /// Uniformly random valid configurations.
+    Random,
+}
+
+impl crate::options::Choice for InitialSampling {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("maximin", InitialSampling::Maximin),
+        ("lhs", InitialSampling::Lhs),
+        ("random", InitialSampling::Random),
+    ];
+}
+
+/// How observations are transformed before they are fitted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transform {
+    /// Fit the observations as they are (the paper, Kernel Tuner).
+    None,
+    /// Fit `ln y` (`-ln(-y)` for a maximised objective in minimisation form): run times
+    /// spread over orders of magnitude, and a few very slow configurations otherwise
+    /// dominate the normalised targets. Falls back to `none` if the signs are mixed.
+    Log,
+}
+
+/// The units of the exploration factor λ in EI and PI (`f⁺ - λ·unit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExplorationScale {
+    /// λ in the objective's own units (the paper, Kernel Tuner): the same λ explores more
+    /// when the objective is 1 ms than when it is 100 ms.
+    Objective,
+    /// λ times the standard deviation of the fitted observations: scale-free.
+    Spread,
+}
+
+/// How a batch is proposed: when more configurations are asked for than one round of the
+/// acquisition functions gives, or while earlier proposals are still being evaluated (several
+/// workers), each further proposal is made on the model told the pending configurations at
+/// fantasised values, so that the batch spreads out instead of repeating one maximiser.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batch {
+    /// The kriging believer: a pending configuration is believed to take the model's
+    /// posterior mean there (the mean is unchanged, its variance collapses).
+    Believer,
+    /// The constant liar: every pending configuration is said to equal the best value so
+    /// far (optimistic: the region around it looks already exploited).
+    Liar,
+}
+
+/// The options of Bayesian optimisation (defaults: Table I of the BO paper, plus the three
+/// measured additions `transform`, `exploration_scale` and `explore_after`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoOptions {
+    /// How acquisition functions are combined.
+    pub method: Method,
+    /// The acquisition functions, in order, for `multi` and `advanced_multi`.
+    pub acquisition_order: Vec<Acquisition>,
+    /// `"CV"` or a constant.
+    pub exploration: Exploration,
+    /// The covariance function.
+    #[serde(deserialize_with = "crate::options::choice")]
+    pub kernel: KernelKind,
+    /// The lengthscale; by default 1.5 with the contextual variance, else 2.
+    pub lengthscale: Option<f64>,
+    /// Valid configurations in the initial sample.
+    pub initial_samples: usize,
+    /// `maximin` (the best of several Latin hypercube samples), `lhs` or `random`.
+    #[serde(deserialize_with = "crate::options::choice")]
+    pub initial_sampling: InitialSampling,
+    /// Skip threshold.
+    pub skip_threshold: usize,
+    /// Discount factor; by default 0.65 for multi, 0.75 for advanced multi.
+    pub discount_factor: Option<f64>,
+    /// Required improvement factor of advanced multi.
+    pub required_improvement: f64,
+    /// Drop parameters with a single value from the model.
+    pub prune: bool,
+    /// Spaces larger than this are scored on a sample each round.
+    pub candidate_limit: u64,
+    /// The uniform sample scored per round in large spaces.
+    pub sample_size: usize,
+    /// Rounds a sample is kept in large spaces (its posterior updated with each observation)
+    /// before a fresh one is drawn.
+    pub sample_rounds: usize,
+    /// Above the candidate limit: the best candidates of each acquisition function that
+    /// start a hill climb over their neighbours (0: none).
+    pub climb_starts: usize,
+    /// MiB the incremental GP's cross-covariances may take before the model moves to a
+    /// sample of the space.
+    pub model_memory: f64,
+    /// How observations are transformed before the GP fits them.
+    pub transform: Transform,
+    /// The units of λ in EI and PI.
+    pub exploration_scale: ExplorationScale,
+    /// After this many evaluations in a row without a new best, propose the candidate of
+    /// largest posterior variance once (0: never, as in the paper).
+    pub explore_after: usize,
+    /// How proposals beyond one round are made (batches, parallel workers).
+    pub batch: Batch,
+    /// Learn hidden constraints from failed configurations with BaCO's random forest and
+    /// weight the acquisition by the probability that a configuration runs.
+    pub feasibility: bool,
+    /// The largest minimum-feasibility limit ε_f, drawn each round from `{0, t/10, ..., t}`.
+    pub feasibility_threshold: f64,
+    /// For each integer parameter whose alignment varies out of step with its value, the model
+    /// gets a coordinate for how many times 2 divides the value
+    /// ([`crate::encoding::alignment`]), weighted as this says.
+    pub alignment: Alignment,
+    /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
+    /// in a spec, split off before the rest is parsed.
+    #[serde(skip)]
+    pub surrogate: SurrogateOptions,
+}
+
+impl Default for BoOptions {
+    fn default() -> Self {
+        BoOptions {
+            method: Method::AdvancedMulti,
+            acquisition_order: vec![Acquisition::Ei, Acquisition::Poi, Acquisition::Lcb],
+            exploration: Exploration::ContextualVariance,
+            kernel: KernelKind::Matern32,
+            lengthscale: None,
+            initial_samples: 20,
+            initial_sampling: InitialSampling::Maximin,
+            skip_threshold: 5,
+            discount_factor: None,
+            required_improvement: 0.1,
+            prune: true,
+            candidate_limit: 1_000_000,
+            sample_size: 50_000,
+            sample_rounds: 10,
+            climb_starts: 3,
+            model_memory: 2048.0,
+            transform: Transform::Log,
+            exploration_scale: ExplorationScale::Spread,
+            explore_after: 10,
+            batch: Batch::Believer,
+            feasibility: false,
+            feasibility_threshold: 0.1,
+            alignment: Alignment::Weight(0.0),
+            surrogate: SurrogateOptions::default(),
+        }
+    }
+}
+
+pub(super) const OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "method",
+        default: "\"advanced_multi\"",
+        doc: "How acquisition functions are combined: \"advanced_multi\", \"multi\", or a single one: \"ei\", \"poi\", \"lcb\".",
+    },
+    OptionDoc {
+        name: "acquisition_order",
+        default: "[\"ei\", \"poi\", \"lcb\"]",
+        doc: "The acquisition functions of multi and advanced multi, in order.",
+    },
+    OptionDoc {
+        name: "exploration",
+        default: "\"CV\"",
+        doc: "Exploration factor: \"CV\" (contextual variance, section III-F) or a constant (e.g. 0.01).",
+    },
+    OptionDoc {
+        name: "kernel",
+        default: "\"matern32\"",
+        doc: "Covariance function: \"matern32\", \"matern52\" or \"rbf\".",
+    },
+    OptionDoc {
+        name: "lengthscale",
+        default: "null",
+        doc: "Fixed lengthscale, in units of the ε-spaced encoding; null: 1.5 with the contextual variance, else 2 (Table I).",
+    },
+    OptionDoc {
+        name: "initial_samples",
+        default: "20",
+        doc: "Valid configurations in the initial sample; failed ones are replaced by random valid ones.",
+    },
+    OptionDoc {
+        name: "initial_sampling",
+        default: "\"maximin\"",
+        doc: "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\" or \"random\".",
+    },
+    OptionDoc {
+        name: "skip_threshold",
+        default: "5",
+        doc: "Rounds an acquisition function must be worse (or better, or duplicating) before it is skipped (or promoted).",
+    },
+    OptionDoc {
+        name: "discount_factor",
+        default: "null",
+        doc: "Weight of older observations in the discounted observation score; null: 0.65 for multi, 0.75 for advanced multi (Table I).",
+    },
+    OptionDoc {
+        name: "required_improvement",
+        default: "0.1",
+        doc: "Advanced multi: how far from the mean discounted score counts as worse or better.",
+    },
+    OptionDoc {
+        name: "prune",
+        default: "true",
+        doc: "Leave parameters with a single value out of the model.",
+    },
+    OptionDoc {
+        name: "transform",
+        default: "\"log\"",
+        doc: "Observations as the GP fits them: \"log\" (ln of the objective; mixed signs fall back to \"none\") or \"none\" (the paper).",
+    },
+    OptionDoc {
+        name: "exploration_scale",
+        default: "\"spread\"",
+        doc: "Units of λ in EI and PI: \"spread\" (times the standard deviation of the fitted observations) or \"objective\" (the objective's own units, as the paper and Kernel Tuner).",
+    },
+    OptionDoc {
+        name: "explore_after",
+        default: "10",
+        doc: "After this many evaluations without a new best, propose the candidate of largest posterior variance once; 0: never (the paper).",
+    },
+    OptionDoc {
+        name: "batch",
+        default: "\"believer\"",
+        doc: "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far).",
+    },
+    OptionDoc {
+        name: "alignment",
+        default: "0",
+        doc: "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.",
+    },
+    OptionDoc {
+        name: "feasibility",
+        default: "false",
+        doc: "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures).",
+    },
+    OptionDoc {
+        name: "feasibility_threshold",
+        default: "0.1",
+        doc: "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.",
+    },
+    OptionDoc {
+        name: "candidate_limit",
+        default: "1000000",
+        doc: "Spaces larger than this are scored on a sample each round (and say so).",
+    },
+    OptionDoc {
+        name: "sample_size",
+        default: "50000",
+        doc: "Configurations sampled in spaces above the candidate limit and scored each round (plus the neighbourhoods of the best).",
+    },
+    OptionDoc {
+        name: "sample_rounds",
+        default: "10",
+        doc: "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).",
+    },
+    OptionDoc {
+        name: "climb_starts",
+        default: "3",
+        doc: "Above the candidate limit: from this many of the best candidates of each acquisition function, a hill climb over the neighbours (BaCO's local search, on the exact posterior) looks for a better configuration outside the sample (0: none).",
+    },
+    OptionDoc {
+        name: "model_memory",
+        default: "2048",
+        doc: "MiB the model may hold: its incremental GP keeps 8 bytes per observation and configuration, so before an observation would take it past this over every configuration of the space, the model goes on with a sample, as above the candidate limit (and says so); the sample is made smaller if it has to.",
+    },
+    surrogate::DOCS[0],
+    surrogate::DOCS[1],
+    surrogate::DOCS[2],
+    surrogate::DOCS[3],
+    surrogate::DOCS[4],
+    surrogate::DOCS[5],
+    surrogate::DOCS[6],
+    surrogate::DOCS[7],
+];

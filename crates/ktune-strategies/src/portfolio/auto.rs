@@ -1,0 +1,945 @@
+//! `auto`, the default strategy: Bayesian optimisation that learns from failures, and a local
+//! search that refines the best configuration found, sharing one budget through OpenTuner's
+//! AUC bandit ([`crate::bandit`]).
+//!
+//! Why a portfolio: measured on the 12 shared spaces (BENCHMARKS.md, issues 5, 12, 13 and 20)
+//! no single strategy is best everywhere. The GP strategies win where the landscape is smooth
+//! on a log scale (the dedispersion spaces: `bayes_opt` 0.95-0.97 where local searches score
+//! 0.1-0.8), the local searches where the fast configurations form narrow pockets that a
+//! smooth GP does not predict (convolution_A4000/A6000: MLS and annealing 0.6-0.76, `bayes_opt`
+//! 0.27-0.29), and only BaCO's feasibility forest keeps the search out of failing regions
+//! next to the optimum. So `auto` runs two strategies on one history:
+//!
+//! - **model**: `bayes_opt` with the feasibility forest (`feasibility = true`) and a small
+//!   uniform initial sample (`initial_samples`), so the model starts early.
+//! - **local**: multi-start local search that jumps to the study's best configuration
+//!   whenever another strategy found a better one (`mls` with `follow_best = true`), so the
+//!   neighbourhood of every new best is climbed to a local optimum. The model orders the
+//!   climb's neighbours (`guide`): the climb tries first the one with the largest expected
+//!   improvement, and last those the feasibility forest rules out. After 4 neighbours
+//!   without an improvement (`climb_patience`) the climb takes its configuration for a local
+//!   optimum, and from there climbs again from the study's best with a few random parameters
+//!   changed (`kicks`, an iterated local search around the best).
+//!
+//! Each proposal comes from the strategy the bandit chooses: the one whose recent proposals
+//! most often became the new best. (`schedule = "stagnation"` instead lets the model propose
+//! until `patience` results in a row bring no new best, then the other members in turn:
+//! measured below the bandit on the mean, above it at small budgets and on the smooth
+//! spaces.) Every strategy is told every observation, so the model fits the climb's
+//! evaluations and the climb starts from the model's finds.
+//!
+//! Which of the two suits a run is judged from its first results (`smooth_below`): where the
+//! first 5 valid results spread little on a log scale (a standard deviation below 0.35, as on
+//! the smooth dedispersion spaces, against 0.44-1.40 on the convolution spaces with their
+//! narrow pockets), the model's initial sample ends there and the stagnation schedule takes
+//! over; elsewhere the sample goes on to 10 and the bandit shares the budget.
+//!
+//! The model sees alignment (`alignment = "validated"`): each integer parameter whose factors
+//! of 2 vary out of step with its value (block sizes 16, 32, 48, ... 256; tiles 1 to 8) gets a
+//! coordinate for them, since fast GPU configurations sit at aligned sizes (64 and 128, not
+//! 48 or 80; tiles of 2 or 4, not 3), a pattern no distance on the value can express. Its
+//! weight (0, 0.25, 0.5 or 1) is chosen on held-out results at every doubling of the results:
+//! the weight whose model, fitted to the results before the last choice, ranks those since
+//! best. Measured on the shared spaces: 0.603 → 0.643 (50 seeds), and both A100 spaces, where
+//! `auto` lost to the genetic algorithm and annealing, are no longer lost (BENCHMARKS.md).
+//!
+//! Why kicks and patience: on convolution_A4000, 17 of 50 runs sat at 120 evaluations in one
+//! trap (1.24 × the optimum) from which every single change is worse and three parameters
+//! must change at once; the climb, which proved each local optimum by evaluating its whole
+//! neighbourhood (tens of evaluations) and then restarted from random samples, rarely left
+//! it. Cutting the proof short and perturbing the best instead of restarting: 0.643 → 0.655
+//! on the shared spaces (50 seeds), convolution_A4000 0.473 → 0.616, and no space is lost by
+//! more than two standard errors (BENCHMARKS.md). Kicks change 1 or 2 of the 10 parameters
+//! (`kick_size = 0.2`); up to 3 (0.3) scored the same on the mean and lost convolution_A100.
+//!
+//! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
+//! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
+//! (BENCHMARKS.md, issue 18): a short memory follows the phases of a run, the model's early
+//! finds, then the climbs.
+
+use ktune_core::{History, Observation, Rng, Strategy};
+use ktune_space::{Configuration, Neighbourhood, SearchSpace};
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use crate::bandit::AucBandit;
+use crate::local_search::{
+    Guide, KICK_SIZE_DOC, MultiStartLocalSearch, Perturbation, kick_perturbation,
+};
+use crate::model_based::baco::CheckedBaco;
+use crate::model_based::bayes_opt::{
+    Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, ModelGuide,
+};
+use crate::{Baco, BacoOptions};
+use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
+use ktune_model::acquisition::Acquisition;
+
+const NAME: &str = "auto";
+
+/// The model's index among the members (the local search, when present, is 1).
+const MODEL: usize = 0;
+
+/// The model-based member of `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    /// `bayes_opt` with the feasibility forest.
+    BayesOpt,
+    /// `baco`.
+    Baco,
+}
+
+/// How `auto` shares the budget among its members.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// OpenTuner's AUC bandit picks the member of every proposal.
+    Bandit,
+    /// The model proposes until `patience` of its results in a row bring no new best, then
+    /// the next other member until the same happens to it, then the model again.
+    Stagnation,
+}
+
+/// How the model orders the local search's neighbours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClimbGuide {
+    /// By expected improvement over the best.
+    Ei,
+    /// By probability of improving on the best.
+    Poi,
+    /// By posterior mean.
+    Mean,
+    /// Not at all: the climb's random order.
+    None,
+}
+
+impl ClimbGuide {
+    fn acquisition(self) -> Option<Acquisition> {
+        match self {
+            ClimbGuide::Ei => Some(Acquisition::Ei),
+            ClimbGuide::Poi => Some(Acquisition::Poi),
+            // LCB with no exploration term is the posterior mean.
+            ClimbGuide::Mean => Some(Acquisition::Lcb),
+            ClimbGuide::None => None,
+        }
+    }
+}
+
+/// A strategy beside the model (`local`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Local {
+    /// The climb from the study's best (`mls`, guided by the model).
+    Mls,
+    /// `simulated_annealing` with its defaults.
+    Annealing,
+    /// `genetic_algorithm` with its defaults.
+    Genetic,
+    /// `pso` with its defaults.
+    Pso,
+    /// `tpe` with its defaults.
+    Tpe,
+}
+
+impl crate::options::Choice for Local {
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("mls", Local::Mls),
+        ("annealing", Local::Annealing),
+        ("genetic", Local::Genetic),
+        ("pso", Local::Pso),
+        ("tpe", Local::Tpe),
+    ];
+}
+
+/// The strategies beside the model, written joined by `+` (`"mls+annealing"`), or `"none"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Locals(pub Vec<Local>);
+
+impl std::str::FromStr for Locals {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Locals, String> {
+        use crate::options::Choice;
+        text.split('+')
+            .map(str::trim)
+            .filter(|name| !name.eq_ignore_ascii_case("none"))
+            .map(|name| {
+                Local::from_name(name).map_err(|_| {
+                    format!(
+                        "names \"{name}\"; give \"mls\", \"annealing\", \"genetic\", \"pso\", \"tpe\" or \"none\", joined by +"
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()
+            .map(Locals)
+    }
+}
+
+impl<'de> Deserialize<'de> for Locals {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The options of `auto`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AutoOptions {
+    /// The model: `bayes_opt` (fixed hyperparameters, incremental, about 1 ms a proposal) or
+    /// `baco` (fitted hyperparameters, 5-30 ms a proposal).
+    pub model: Model,
+    /// Valid configurations the model samples before it proposes.
+    pub initial_samples: usize,
+    /// How: `random` (uniform), `maximin` or `lhs` (`bayes_opt`'s; `baco` samples uniformly).
+    #[serde(deserialize_with = "crate::options::choice")]
+    pub initial_sampling: InitialSampling,
+    /// Learn failing regions with the feasibility forest.
+    pub feasibility: bool,
+    /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
+    pub explore_after: usize,
+    /// The strategies beside the model, joined by `+`: `mls` (the climb from the study's
+    /// best), `annealing`, `genetic`, `pso`, `tpe`, or `none`.
+    pub local: Locals,
+    /// Random configurations the local search samples to start a climb when the study's
+    /// best is a local optimum already.
+    pub local_start_samples: usize,
+    /// How the members share the budget.
+    pub schedule: Schedule,
+    /// With `schedule = "stagnation"`: results in a row without a new best before the turn
+    /// passes.
+    pub patience: usize,
+    /// The bandit's exploration weight.
+    pub c: f64,
+    /// The bandit's window, in results.
+    pub window: usize,
+    /// The order in which the local search (`mls`) tries neighbours, by the model (with
+    /// `model = "bayes_opt"`).
+    pub guide: ClimbGuide,
+    /// The local search restarts from `local_start_samples` random configurations at a
+    /// local optimum (false: it waits for the model's next best).
+    pub restarts: bool,
+    /// At a local optimum, the local search first climbs from this many perturbations of the
+    /// study's best configuration (per new best), each changing 1 to
+    /// `max(1, ⌊kick_size · parameters⌋)` random parameters.
+    pub kicks: usize,
+    /// The largest share of the parameters a kick changes.
+    pub kick_size: f64,
+    /// Neighbours the climb proposes from one configuration before it counts as a local
+    /// optimum (0: all of them).
+    pub climb_patience: usize,
+    /// After `probe` valid results of the initial sample: when the standard deviation of
+    /// their logarithms is below this (a smooth landscape), the initial sample ends there and
+    /// the members share the budget by `smooth_schedule` (0: never).
+    pub smooth_below: f64,
+    /// The valid results the landscape is judged on.
+    pub probe: usize,
+    /// The schedule on a smooth landscape.
+    pub smooth_schedule: Schedule,
+    /// How the model weighs how many times 2 divides each integer parameter's value
+    /// (`bayes_opt`'s `alignment`).
+    pub alignment: Alignment,
+}
+
+impl Default for AutoOptions {
+    fn default() -> Self {
+        AutoOptions {
+            model: Model::BayesOpt,
+            initial_samples: 10,
+            initial_sampling: InitialSampling::Random,
+            feasibility: true,
+            explore_after: 10,
+            local: Locals(vec![Local::Mls]),
+            local_start_samples: 20,
+            schedule: Schedule::Bandit,
+            patience: 10,
+            c: 0.2,
+            window: 50,
+            guide: ClimbGuide::Ei,
+            restarts: true,
+            kicks: 30,
+            kick_size: 0.2,
+            climb_patience: 4,
+            smooth_below: 0.35,
+            probe: 5,
+            smooth_schedule: Schedule::Stagnation,
+            alignment: Alignment::Validated,
+        }
+    }
+}
+
+const OPTIONS: &[OptionDoc] = &[
+    OptionDoc {
+        name: "model",
+        default: "\"bayes_opt\"",
+        doc: "The model-based strategy: \"bayes_opt\" (fixed-lengthscale GP updated incrementally, about 1 ms a proposal) or \"baco\" (fitted GP, 5-30 ms a proposal).",
+    },
+    OptionDoc {
+        name: "initial_samples",
+        default: "10",
+        doc: "Valid configurations the model samples (see initial_sampling) before it proposes; the other members wait for them.",
+    },
+    OptionDoc {
+        name: "initial_sampling",
+        default: "\"random\"",
+        doc: "How the model's initial sample is drawn: \"random\" (uniform), \"maximin\" or \"lhs\" (bayes_opt's; baco samples uniformly).",
+    },
+    OptionDoc {
+        name: "feasibility",
+        default: "true",
+        doc: "The model learns failing regions with BaCO's random forest (bayes_opt's `feasibility`).",
+    },
+    OptionDoc {
+        name: "explore_after",
+        default: "10",
+        doc: "Evaluations without a new best before the model proposes where it knows least (bayes_opt's option; 0: never).",
+    },
+    OptionDoc {
+        name: "local",
+        default: "\"mls\"",
+        doc: "The strategies beside the model, joined by `+`: \"mls\" (multi-start local search climbing from the study's best configuration), \"annealing\", \"genetic\", \"pso\", \"tpe\" (each with its defaults), or \"none\" (the model alone).",
+    },
+    OptionDoc {
+        name: "local_start_samples",
+        default: "20",
+        doc: "Random configurations the local search samples to start a climb when the study's best is already a local optimum.",
+    },
+    OptionDoc {
+        name: "schedule",
+        default: "\"bandit\"",
+        doc: "How the members share the budget: \"bandit\" (OpenTuner's AUC bandit picks each proposal's member) or \"stagnation\" (the model proposes until `patience` results in a row bring no new best, then the next member until the same happens to it, then the model again).",
+    },
+    OptionDoc {
+        name: "patience",
+        default: "10",
+        doc: "With schedule = \"stagnation\": results in a row without a new best before the turn passes.",
+    },
+    OptionDoc {
+        name: "c",
+        default: "0.2",
+        doc: "The bandit's exploration weight (OpenTuner's C is 0.05; 0.2 with a window of 50 scored higher on the benchmark spaces, BENCHMARKS.md).",
+    },
+    OptionDoc {
+        name: "window",
+        default: "50",
+        doc: "The bandit remembers this many results (OpenTuner's 500): a short memory follows the phases of a run, the model's early finds, then the climbs.",
+    },
+    OptionDoc {
+        name: "guide",
+        default: "\"ei\"",
+        doc: "The order in which the local search (mls) tries the neighbours of its configuration, by the model (model = \"bayes_opt\"): \"ei\" (expected improvement over the best), \"poi\" (probability of improvement) or \"mean\" (posterior mean), each cut by the feasibility forest; \"none\": random order.",
+    },
+    OptionDoc {
+        name: "restarts",
+        default: "true",
+        doc: "The local search restarts from the best of `local_start_samples` random configurations when its climb reaches a local optimum (false: it proposes nothing until the model finds a better configuration to climb from).",
+    },
+    OptionDoc {
+        name: "kicks",
+        default: "30",
+        doc: "At a local optimum, the local search first climbs from this many random perturbations of the study's best configuration (counted afresh at every new best), before it restarts.",
+    },
+    KICK_SIZE_DOC,
+    OptionDoc {
+        name: "climb_patience",
+        default: "4",
+        doc: "Neighbours the local search proposes from one configuration, in the model's order, before it counts as a local optimum (0: all of them).",
+    },
+    OptionDoc {
+        name: "smooth_below",
+        default: "0.35",
+        doc: "After `probe` valid results: when the standard deviation of their logarithms is below this (a smooth landscape), the initial sample ends there and the members share the budget by `smooth_schedule` (0: never).",
+    },
+    OptionDoc {
+        name: "probe",
+        default: "5",
+        doc: "The valid results of the initial sample the landscape is judged on (see smooth_below).",
+    },
+    OptionDoc {
+        name: "smooth_schedule",
+        default: "\"stagnation\"",
+        doc: "The schedule on a landscape judged smooth (see smooth_below).",
+    },
+    OptionDoc {
+        name: "alignment",
+        default: "\"validated\"",
+        doc: "How the model (bayes_opt) weighs how many times 2 divides each integer parameter's value, where that varies out of step with the value: a weight (0: not at all) or \"validated\" (bayes_opt's `alignment`).",
+    },
+];
+
+/// One of `auto`'s strategies: the model and the climb are kept as themselves so that the
+/// model can order the climb's neighbours.
+enum Member {
+    BayesOpt(Box<BayesianOptimization>),
+    Climb(Box<MultiStartLocalSearch>),
+    Other(Box<dyn Strategy + Send>),
+}
+
+impl Member {
+    fn strategy(&mut self) -> &mut dyn Strategy {
+        match self {
+            Member::BayesOpt(b) => b.as_mut(),
+            Member::Climb(m) => m.as_mut(),
+            Member::Other(s) => s.as_mut(),
+        }
+    }
+
+    /// The member's proposals; a climb is ordered by `guide` when one is given.
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+        guide: Option<&dyn Guide>,
+    ) -> Vec<Configuration> {
+        match self {
+            Member::Climb(m) => m.ask_guided(space, history, n, rng, guide),
+            other => other.strategy().ask(space, history, n, rng),
+        }
+    }
+}
+
+/// Strategies sharing one budget through an AUC bandit.
+pub struct Auto {
+    members: Vec<Member>,
+    guide: Option<Acquisition>,
+    smooth_below: f64,
+    probe: usize,
+    smooth_schedule: Schedule,
+    /// Whether the landscape was judged smooth (`None`: not yet, or never).
+    smooth: Option<bool>,
+    bandit: AucBandit,
+    /// Members that had nothing more to propose.
+    exhausted: Vec<bool>,
+    /// Proposals awaiting their results, and the member that made each.
+    pending: FxHashMap<Configuration, usize>,
+    /// The best value told so far (minimisation form).
+    best: Option<f64>,
+    /// Evaluations before the local search may propose.
+    warm_up: usize,
+    schedule: Schedule,
+    patience: usize,
+    /// With the stagnation schedule: whose turn it is, and its results in a row without a
+    /// new best.
+    turn: usize,
+    stale: usize,
+    local_turns: usize,
+}
+
+/// The model of `auto`, checked.
+#[derive(Clone, Debug)]
+enum CheckedModel {
+    BayesOpt(Box<CheckedBo>),
+    Baco(Box<CheckedBaco>),
+}
+
+/// `auto`'s options after [`AutoOptions::check`], with its members' options checked too.
+#[derive(Clone, Debug)]
+pub(crate) struct CheckedAuto {
+    o: AutoOptions,
+    model: CheckedModel,
+    /// The members beside the model other than the climb.
+    others: Vec<(Local, crate::CheckedStrategy)>,
+}
+
+impl AutoOptions {
+    /// Checks every option once, its members' options with them.
+    pub(crate) fn check(&self) -> Result<CheckedAuto, StrategyError> {
+        let o = self;
+        check_range(NAME, "initial_samples", o.initial_samples, 1, 100_000)?;
+        check_range(
+            NAME,
+            "local_start_samples",
+            o.local_start_samples,
+            1,
+            100_000,
+        )?;
+        check_range(NAME, "c", o.c, 0.0, 100.0)?;
+        check_range(NAME, "window", o.window, 1, 1_000_000)?;
+        check_range(NAME, "patience", o.patience, 1, 1_000_000)?;
+        check_range(NAME, "smooth_below", o.smooth_below, 0.0, 100.0)?;
+        check_range(NAME, "probe", o.probe, 2, 100_000)?;
+        kick_perturbation(NAME, o.kicks, o.kick_size)?;
+        let model = match o.model {
+            Model::BayesOpt => CheckedModel::BayesOpt(Box::new(
+                BoOptions {
+                    initial_samples: o.initial_samples,
+                    initial_sampling: o.initial_sampling,
+                    feasibility: o.feasibility,
+                    explore_after: o.explore_after,
+                    alignment: o.alignment,
+                    ..BoOptions::default()
+                }
+                .check()?,
+            )),
+            Model::Baco => CheckedModel::Baco(Box::new(
+                BacoOptions {
+                    initial_samples: o.initial_samples,
+                    feasibility: o.feasibility,
+                    ..BacoOptions::default()
+                }
+                .check()?,
+            )),
+        };
+        let mut others = Vec::new();
+        for &local in &o.local.0 {
+            let name = match local {
+                Local::Mls => continue,
+                Local::Annealing => "simulated_annealing",
+                Local::Genetic => "genetic_algorithm",
+                Local::Pso => "pso",
+                Local::Tpe => "tpe",
+            };
+            others.push((local, crate::CheckedStrategy::new(name, &Options::new())?));
+        }
+        Ok(CheckedAuto {
+            o: o.clone(),
+            model,
+            others,
+        })
+    }
+}
+
+impl Auto {
+    /// `auto` with the given options (checked).
+    pub fn new(o: &AutoOptions) -> Result<Auto, StrategyError> {
+        Ok(Auto::checked(&o.check()?))
+    }
+
+    /// `auto` with checked options: it cannot fail.
+    pub(crate) fn checked(c: &CheckedAuto) -> Auto {
+        let o = &c.o;
+        let model = match &c.model {
+            CheckedModel::BayesOpt(bo) => {
+                Member::BayesOpt(Box::new(BayesianOptimization::checked(bo.as_ref().clone())))
+            }
+            CheckedModel::Baco(baco) => {
+                Member::Other(Box::new(Baco::checked(baco.as_ref().clone())))
+            }
+        };
+        let mut members = vec![model];
+        let mut others = c.others.iter();
+        for &local in &o.local.0 {
+            members.push(match local {
+                Local::Mls => Member::Climb(Box::new(
+                    MultiStartLocalSearch::new(
+                        Neighbourhood::Hamming,
+                        true,
+                        true,
+                        o.local_start_samples,
+                    )
+                    .following_best(true)
+                    .restarting(o.restarts)
+                    .patient(o.climb_patience)
+                    .kicking(
+                        o.kicks,
+                        Perturbation::Random {
+                            fraction: o.kick_size,
+                        },
+                    ),
+                )),
+                _ => match others.next() {
+                    Some((_, strategy)) => Member::Other(strategy.build()),
+                    None => unreachable!("every member beside the climb was checked"),
+                },
+            });
+        }
+        Auto {
+            bandit: AucBandit::new(members.len(), o.c, o.window),
+            exhausted: vec![false; members.len()],
+            members,
+            guide: o.guide.acquisition(),
+            smooth_below: o.smooth_below,
+            probe: o.probe,
+            smooth_schedule: o.smooth_schedule,
+            smooth: None,
+            pending: FxHashMap::default(),
+            best: None,
+            warm_up: o.initial_samples,
+            schedule: o.schedule,
+            patience: o.patience,
+            turn: MODEL,
+            stale: 0,
+            local_turns: 0,
+        }
+    }
+}
+
+impl Auto {
+    /// Once `probe` results are valid: a landscape whose results spread little on a log scale
+    /// is smooth (the dedispersion spaces: a standard deviation of 0.08-0.31 over all their
+    /// configurations, the convolution spaces 0.44-1.40), and the model predicts it well from
+    /// few samples, so its initial sample ends and the schedule changes.
+    fn judge_landscape(&mut self, history: &History) {
+        let values: Vec<f64> = history
+            .observations()
+            .iter()
+            .filter_map(|o| o.value)
+            .filter(|v| v.is_finite())
+            .collect();
+        if values.len() < self.probe {
+            return;
+        }
+        let same_sign = values.iter().all(|&v| v > 0.0) || values.iter().all(|&v| v < 0.0);
+        let logs: Vec<f64> = values.iter().map(|v| v.abs().ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / logs.len() as f64).sqrt();
+        let smooth = same_sign && sd < self.smooth_below;
+        self.smooth = Some(smooth);
+        if smooth {
+            if let Member::BayesOpt(b) = &mut self.members[MODEL] {
+                b.shorten_initial_sample(values.len());
+            }
+            self.warm_up = self.warm_up.min(history.len());
+            self.schedule = self.smooth_schedule;
+        }
+    }
+
+    /// The stagnation schedule's next turn: from the model to the next other member (in
+    /// order, once the initial sample is done), from any other member back to the model.
+    fn pass_turn(&mut self, warm: bool) {
+        self.stale = 0;
+        if self.turn != MODEL || !warm || self.members.len() == 1 {
+            self.turn = MODEL;
+            return;
+        }
+        self.local_turns += 1;
+        self.turn = 1 + (self.local_turns - 1) % (self.members.len() - 1);
+    }
+}
+
+impl Strategy for Auto {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        if self.smooth.is_none() && self.smooth_below > 0.0 {
+            self.judge_landscape(history);
+        }
+        let mut out: Vec<Configuration> = Vec::new();
+        // One member proposes the whole batch; one that has nothing left is passed over.
+        while out.len() < n.max(1) {
+            // The model's initial sample comes first: a climb from the best of a few random
+            // configurations improves often in small steps, which the bandit would credit
+            // while the sample would have found far better starts (measured: on spaces whose
+            // score window is 12-46 evaluations, climbing from the start scored below random).
+            let warm = history.len() + out.len() >= self.warm_up;
+            let allowed: Vec<bool> = self
+                .exhausted
+                .iter()
+                .enumerate()
+                .map(|(arm, e)| !e && (arm == MODEL || warm))
+                .collect();
+            let chosen = match self.schedule {
+                Schedule::Bandit => self.bandit.choose(&allowed, rng),
+                Schedule::Stagnation => {
+                    if !allowed[self.turn] {
+                        self.pass_turn(warm);
+                    }
+                    allowed[self.turn]
+                        .then_some(self.turn)
+                        .or_else(|| allowed.iter().position(|&a| a))
+                }
+            };
+            let Some(arm) = chosen else {
+                break;
+            };
+            let want = n.max(1) - out.len();
+            let (model, others) = self.members.split_at_mut(1);
+            let proposed = if arm == MODEL {
+                model[0].ask(space, history, want, rng, None)
+            } else {
+                let guide = match (&model[0], self.guide) {
+                    (Member::BayesOpt(b), Some(af)) => Some(ModelGuide(b, af)),
+                    _ => None,
+                };
+                others[arm - 1].ask(
+                    space,
+                    history,
+                    want,
+                    rng,
+                    guide.as_ref().map(|g| g as &dyn Guide),
+                )
+            };
+            let fresh: Vec<Configuration> = proposed
+                .into_iter()
+                .filter(|c| !out.contains(c) && !self.pending.contains_key(c))
+                .collect();
+            if fresh.is_empty() {
+                self.exhausted[arm] = true;
+                continue;
+            }
+            for c in fresh {
+                self.pending.insert(c.clone(), arm);
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        for o in observations {
+            let improved = o.value.is_some_and(|v| self.best.is_none_or(|b| v < b));
+            if improved {
+                self.best = o.value;
+            }
+            if let Some(arm) = self.pending.remove(&o.config) {
+                self.bandit.record(arm, improved);
+                if arm == self.turn {
+                    self.stale = if improved { 0 } else { self.stale + 1 };
+                    if self.stale >= self.patience {
+                        self.pass_turn(true);
+                    }
+                }
+            }
+        }
+        for m in &mut self.members {
+            m.strategy().tell(space, observations);
+        }
+        // What one member has told another may give the exhausted one something to do
+        // (the local search climbs from a new best).
+        self.exhausted.iter_mut().for_each(|e| *e = false);
+    }
+
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        for m in &mut self.members {
+            m.strategy().set_budget(evaluations);
+        }
+    }
+}
+
+fn check(options: &Options) -> Result<Box<dyn crate::Factory>, StrategyError> {
+    let o: AutoOptions = parse(NAME, options)?;
+    Ok(crate::registry::factory(o.check()?, |c| {
+        Box::new(Auto::checked(c))
+    }))
+}
+
+pub(crate) const ENTRY: Entry = Entry {
+    name: NAME,
+    aliases: &["default", "portfolio"],
+    about: "The default: Bayesian optimisation with BaCO's feasibility forest and a local search that climbs from the best configuration found, sharing the budget through OpenTuner's AUC bandit (each proposal from the strategy whose recent proposals most often found a new best).",
+    options: OPTIONS,
+    tunable: &[
+        crate::Tunable {
+            name: "model",
+            values: &["\"bayes_opt\"", "\"baco\""],
+        },
+        crate::Tunable {
+            name: "initial_samples",
+            values: &["5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "initial_sampling",
+            values: &["\"random\"", "\"maximin\""],
+        },
+        crate::Tunable {
+            name: "feasibility",
+            values: &["true", "false"],
+        },
+        crate::Tunable {
+            name: "explore_after",
+            values: &["0", "5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "local",
+            values: &["\"mls\"", "\"none\"", "\"mls+annealing\"", "\"annealing\""],
+        },
+        crate::Tunable {
+            name: "local_start_samples",
+            values: &["1", "5", "10", "20"],
+        },
+        crate::Tunable {
+            name: "schedule",
+            values: &["\"bandit\"", "\"stagnation\""],
+        },
+        crate::Tunable {
+            name: "patience",
+            values: &["5", "10", "20", "40"],
+        },
+        crate::Tunable {
+            name: "c",
+            values: &["0.01", "0.05", "0.2", "1.0"],
+        },
+        crate::Tunable {
+            name: "window",
+            values: &["50", "100", "500"],
+        },
+        crate::Tunable {
+            name: "guide",
+            values: &["\"ei\"", "\"poi\"", "\"none\""],
+        },
+        crate::Tunable {
+            name: "smooth_below",
+            values: &["0", "0.2", "0.35", "0.5"],
+        },
+        crate::Tunable {
+            name: "kicks",
+            values: &["0", "10", "30", "100"],
+        },
+        crate::Tunable {
+            name: "kick_size",
+            values: &["0.2", "0.3", "0.5"],
+        },
+        crate::Tunable {
+            name: "climb_patience",
+            values: &["0", "4", "6", "8"],
+        },
+    ],
+    check,
+};
+
+#[cfg(test)]
+mod tests {
+    use ktune_core::{Budget, Tuner};
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::testkit::{bowl, sparse_space};
+
+    fn tuned(o: &AutoOptions, budget: usize, seed: u64) -> (Auto, ktune_core::TuningRun) {
+        let space = sparse_space();
+        let mut auto = Auto::new(o).unwrap();
+        let mut runner = bowl();
+        let run = Tuner::new(
+            &space,
+            &mut runner,
+            Budget {
+                max_evaluations: Some(budget),
+                ..Budget::default()
+            },
+        )
+        .run(&mut auto, &mut Rng::seed_from_u64(seed))
+        .unwrap();
+        (auto, run)
+    }
+
+    /// The local search waits for the model's initial sample, then both propose and the
+    /// bandit has results of both.
+    #[test]
+    fn the_local_search_starts_after_the_initial_sample() {
+        let o = AutoOptions::default();
+        let (auto, _) = tuned(&o, o.initial_samples, 1);
+        assert_eq!(auto.bandit.exploitation(1), 0.0);
+        assert!(auto.bandit.exploitation(MODEL) > 0.0);
+        let (auto, run) = tuned(&o, 60, 1);
+        assert_eq!(run.records.len(), 60);
+        let uses: Vec<usize> = (0..2).map(|arm| auto.bandit.uses(arm)).collect();
+        assert!(uses[0] >= o.initial_samples && uses[1] > 0, "{uses:?}");
+        let best = run.best().and_then(|b| b.outcome.objective()).unwrap();
+        assert!(best <= 2.0, "best {best} after 60 evaluations");
+    }
+
+    #[test]
+    fn without_the_local_search_it_is_the_model_alone() {
+        let o = AutoOptions {
+            local: "none".parse().unwrap(),
+            ..AutoOptions::default()
+        };
+        let (auto, run) = tuned(&o, 40, 2);
+        assert_eq!(auto.members.len(), 1);
+        assert_eq!(auto.bandit.uses(MODEL), run.records.len());
+    }
+
+    #[test]
+    fn the_members_are_the_model_and_those_named() {
+        for (local, n) in [
+            ("none", 1),
+            ("mls", 2),
+            ("mls+annealing", 3),
+            ("genetic + pso", 3),
+        ] {
+            let o = AutoOptions {
+                local: local.parse().unwrap(),
+                ..AutoOptions::default()
+            };
+            assert_eq!(Auto::new(&o).unwrap().members.len(), n, "{local}");
+        }
+        let o = AutoOptions {
+            local: "mls+annealing".parse().unwrap(),
+            ..AutoOptions::default()
+        };
+        let (auto, run) = tuned(&o, 80, 3);
+        assert_eq!(run.records.len(), 80);
+        // Every member proposed after the initial sample.
+        for arm in 0..3 {
+            assert!(auto.bandit.uses(arm) > 0, "arm {arm} never proposed");
+        }
+    }
+
+    /// The stagnation schedule: the model keeps the turn while it improves; with a patience
+    /// longer than the run the local search never proposes, with a short one both do.
+    #[test]
+    fn the_stagnation_schedule_passes_the_turn_when_results_stop_improving() {
+        let run = |patience: usize| {
+            let o = AutoOptions {
+                schedule: Schedule::Stagnation,
+                patience,
+                window: 1000,
+                ..AutoOptions::default()
+            };
+            tuned(&o, 60, 4).0
+        };
+        let never = run(1_000_000);
+        assert_eq!(never.bandit.uses(1), 0);
+        assert_eq!(never.bandit.uses(MODEL), 60);
+        let often = run(2);
+        assert!(often.bandit.uses(1) > 0 && often.bandit.uses(MODEL) > 10);
+    }
+
+    /// The model's guide reaches the climb: the same seed takes another path with it, and the
+    /// guided run still climbs to the bowl's floor.
+    #[test]
+    fn the_guide_changes_the_climbs_proposals() {
+        let guided = AutoOptions::default();
+        let blind = AutoOptions {
+            guide: ClimbGuide::None,
+            ..AutoOptions::default()
+        };
+        let configs = |run: &ktune_core::TuningRun| -> Vec<Configuration> {
+            run.records.iter().map(|r| r.config.clone()).collect()
+        };
+        let (_, a) = tuned(&guided, 60, 6);
+        let (_, b) = tuned(&blind, 60, 6);
+        assert_eq!(configs(&a)[..10], configs(&b)[..10], "the initial sample");
+        assert_ne!(configs(&a), configs(&b));
+        let best = a.best().and_then(|b| b.outcome.objective()).unwrap();
+        assert!(best <= 2.0, "best {best} after 60 evaluations");
+    }
+
+    /// A flat landscape (values within a few percent) is judged smooth after `probe` valid
+    /// results: the model's initial sample ends there and the stagnation schedule takes
+    /// over; the bowl (values 1 to 150) is not, and nothing changes.
+    #[test]
+    fn a_smooth_landscape_ends_the_initial_sample_early() {
+        let o = AutoOptions::default();
+        let space = sparse_space();
+        let mut flat = Auto::new(&o).unwrap();
+        let level = |c: &[u32]| {
+            let v = space.values(c);
+            Some(100.0 + (v[0].as_f64().unwrap() + v[1].as_f64().unwrap()) / 10.0)
+        };
+        crate::testkit::run(&mut flat, &space, level, 30, 7);
+        assert_eq!(flat.smooth, Some(true));
+        assert_eq!(flat.schedule, Schedule::Stagnation);
+        assert_eq!(flat.warm_up, o.probe);
+        let (bowl, _) = tuned(&o, 30, 7);
+        assert_eq!(bowl.smooth, Some(false));
+        assert_eq!(bowl.schedule, Schedule::Bandit);
+        assert_eq!(bowl.warm_up, o.initial_samples);
+        let off = AutoOptions {
+            smooth_below: 0.0,
+            ..AutoOptions::default()
+        };
+        let (never, _) = tuned(&off, 30, 7);
+        assert_eq!(never.smooth, None);
+    }
+}

@@ -1,0 +1,8 @@
+//! Sampling without a model: uniform random sampling, brute force, and the sampler of
+//! never-evaluated configurations that the other families start and restart from.
+
+pub(crate) mod brute_force;
+mod fresh;
+pub(crate) mod random;
+
+pub(crate) use fresh::FreshSampler;

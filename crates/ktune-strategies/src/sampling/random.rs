@@ -1,0 +1,70 @@
+//! Uniform random sampling without replacement: the baseline every strategy is scored
+//! against.
+
+use ktune_core::{History, Observation, Rng, Strategy};
+use ktune_space::{Configuration, DistinctSampler, SearchSpace};
+
+/// Draws configurations uniformly at random, never one that was already evaluated.
+#[derive(Clone, Debug, Default)]
+pub struct RandomSampling {
+    sampler: Option<DistinctSampler>,
+}
+
+impl RandomSampling {
+    /// A new sampler.
+    pub fn new() -> RandomSampling {
+        RandomSampling::default()
+    }
+}
+
+impl Strategy for RandomSampling {
+    fn name(&self) -> &str {
+        "random"
+    }
+
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        let sampler = self.sampler.get_or_insert_with(|| {
+            // Anything evaluated before this strategy started (a resumed run) is skipped.
+            let mut s = DistinctSampler::new(space.size());
+            for o in history.observations() {
+                if let Some(r) = space.rank(&o.config) {
+                    s.exclude(r);
+                }
+            }
+            s
+        });
+        (0..n)
+            .map_while(|_| sampler.next_rank(rng))
+            .map(|r| space.configuration(r))
+            .collect()
+    }
+
+    fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+}
+
+fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
+    let none: NoOptions = crate::parse("random", options)?;
+    Ok(crate::registry::factory(none, |_| {
+        Box::new(RandomSampling::new())
+    }))
+}
+
+/// Random sampling takes no options (its randomness comes from the seed).
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOptions {}
+
+pub(crate) const ENTRY: crate::Entry = crate::Entry {
+    name: "random",
+    aliases: &["random_sample"],
+    about: "Uniform random sampling without replacement: the baseline of the performance score.",
+    options: &[],
+    tunable: &[],
+    check,
+};
