@@ -6,8 +6,9 @@
 //! `(best - opt) / (median - opt)` at 20, 40 and 60 evaluations (lower is better):
 //! `cargo run --release -p ktune-cli --example baco_permutations [-- seeds]`
 
-use ktune_core::{Budget, CoreError, Direction, Metric, Outcome, Rng, Runner, Timings, Tuner};
-use ktune_space::{Configuration, Parameter, SearchSpace, Value};
+use ktune_core::testing::FnRunner;
+use ktune_core::{Budget, Direction, Rng, Tuner};
+use ktune_space::{Parameter, SearchSpace, Value};
 use rand::SeedableRng;
 
 /// The synthetic cost of a configuration.
@@ -29,27 +30,6 @@ fn cost(space: &SearchSpace, c: &[u32]) -> f64 {
     let tx = values[1].as_f64().unwrap_or(0.0).log2();
     let ty = values[2].as_f64().unwrap_or(0.0).log2();
     10.0 + depth + 2.0 * share + 1.5 * inner + (tx - 4.0).powi(2) + 0.5 * (ty - 3.0).powi(2)
-}
-
-struct Synthetic(Vec<Metric>);
-
-impl Runner for Synthetic {
-    fn name(&self) -> &str {
-        "synthetic-permutations"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| Outcome::ok(vec![cost(space, c)], Timings::default()))
-            .collect())
-    }
 }
 
 fn main() {
@@ -85,7 +65,8 @@ fn main() {
         let mut regret = [0.0f64; 3];
         for seed in 0..seeds {
             let (_, mut strategy) = ktune_strategies::create_spec(spec).expect("registered");
-            let mut runner = Synthetic(vec![Metric::new("cost", Direction::Minimize)]);
+            let mut runner =
+                FnRunner::new(|space, c| Some(cost(space, c))).metric("cost", Direction::Minimize);
             let run = Tuner::new(
                 &space,
                 &mut runner,

@@ -7,52 +7,22 @@
 
 use std::time::Instant;
 
-use ktune_core::{
-    Budget, CoreError, Direction, History, Metric, Observation, Outcome, Rng, Runner, Strategy,
-    Timings, Tuner,
-};
+use ktune_core::testing::FnRunner;
+use ktune_core::{Budget, History, Observation, Rng, Strategy, Tuner};
 use ktune_space::{Configuration, Parameter, SearchSpace};
 use rand::SeedableRng;
 
 /// A smooth function of the values with a failing region, so the forest has work too.
-struct Synthetic(Vec<Metric>);
-
-impl Runner for Synthetic {
-    fn name(&self) -> &str {
-        "synthetic"
+fn synthetic(v: &[f64]) -> Option<f64> {
+    if v[0] + v[1] > 1.8 * v.len() as f64 {
+        return None;
     }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| {
-                let v: Vec<f64> = space
-                    .values(c)
-                    .iter()
-                    .map(|x| x.as_f64().unwrap_or(0.0))
-                    .collect();
-                if v[0] + v[1] > 1.8 * v.len() as f64 {
-                    return Outcome::failed(
-                        ktune_core::FailureKind::Runtime,
-                        "too large",
-                        Timings::default(),
-                    );
-                }
-                let f: f64 = v
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| (x - (i % 5 + 2) as f64).powi(2))
-                    .sum();
-                Outcome::ok(vec![1.0 + f], Timings::default())
-            })
-            .collect())
-    }
+    let f: f64 = v
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x - (i % 5 + 2) as f64).powi(2))
+        .sum();
+    Some(1.0 + f)
 }
 
 /// Times every ask + tell, with the number of observations at the time.
@@ -121,7 +91,7 @@ fn main() {
             pending: 0.0,
             samples: Vec::new(),
         };
-        let mut runner = Synthetic(vec![Metric::new("f", Direction::Minimize)]);
+        let mut runner = FnRunner::values(synthetic);
         Tuner::new(
             &space,
             &mut runner,

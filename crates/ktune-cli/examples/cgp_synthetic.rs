@@ -16,8 +16,9 @@
 //! same seed, and the mean distance of the best found from the optimum:
 //! `cargo run --release -p ktune-cli --example cgp_synthetic [-- seeds]`
 
-use ktune_core::{Budget, CoreError, Direction, Metric, Outcome, Rng, Runner, Timings, Tuner};
-use ktune_space::{Configuration, Parameter, SearchSpace};
+use ktune_core::testing::FnRunner;
+use ktune_core::{Budget, Direction, Rng, Tuner};
+use ktune_space::{Parameter, SearchSpace};
 use rand::SeedableRng;
 
 /// A synthetic function over grid indices.
@@ -83,37 +84,11 @@ impl Function {
     }
 }
 
-struct Synthetic {
-    f: Function,
-    metrics: Vec<Metric>,
-}
-
-impl Runner for Synthetic {
-    fn name(&self) -> &str {
-        "cgp-synthetic"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.metrics
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| Outcome::ok(vec![self.f.value(space, c)], Timings::default()))
-            .collect())
-    }
-}
-
 /// The distance of the best value found from the optimum after `budget` evaluations.
 fn regret(f: Function, space: &SearchSpace, opt: f64, spec: &str, seed: u64, budget: usize) -> f64 {
     let (_, mut strategy) = ktune_strategies::create_spec(spec).expect("valid spec");
-    let mut runner = Synthetic {
-        f,
-        metrics: vec![Metric::new("f", f.direction())],
-    };
+    let mut runner =
+        FnRunner::new(move |space, c| Some(f.value(space, c))).metric("f", f.direction());
     let run = Tuner::new(
         space,
         &mut runner,

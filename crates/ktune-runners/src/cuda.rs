@@ -19,6 +19,10 @@
 //!
 //! The driver, NVRTC and NVML are loaded at run time: on a machine without them the runner
 //! says which one is missing, and everything else in ktune works.
+//!
+//! Why one file of over 800 lines: the runner's state machine (compile on worker threads,
+//! measure in order on the GPU, recover from faults, stop on a hung kernel) is one loop over
+//! one struct; its parts with a job of their own are the files of `cuda/`.
 
 pub mod data;
 pub mod driver;

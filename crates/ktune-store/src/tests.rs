@@ -1,7 +1,11 @@
 //! Conformance tests of the store: round trips, fingerprints, durability and bad paths.
 
+use std::path::{Path, PathBuf};
+
 use ktune_core::{FailureKind, Observed, Outcome, Record, Timings};
 use ktune_space::{Parameter, SearchSpace};
+use rusqlite::Connection;
+use serde_json::Value as Json;
 use serde_json::json;
 
 use super::*;
@@ -828,7 +832,7 @@ fn reading_never_writes_and_works_without_write_access() {
     assert_eq!(std::fs::read(&path).unwrap(), before);
     // Where SQLite could not create its shared-memory file (a read-only directory), the
     // immutable fallback reads the same (the log is empty once the writer closed).
-    assert!(super::wal_is_empty(&path));
+    assert!(crate::sqlite::wal_is_empty(&path));
     let immutable = Store::read_only(&path, true).unwrap();
     assert_eq!(immutable.records(&space).unwrap(), records());
     // Paths that need escaping in a URI.

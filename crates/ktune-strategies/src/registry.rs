@@ -67,6 +67,27 @@ pub(crate) fn factory<O: std::fmt::Debug + Send + Sync + 'static>(
     Box::new(Built { options, build })
 }
 
+/// Options that check their own ranges once parsed.
+pub(crate) trait Checks {
+    /// Every option in its range.
+    fn check(&self) -> Result<(), StrategyError>;
+}
+
+/// The check of a strategy whose options `O` check themselves: parsed, checked, and made
+/// into the factory that builds with `build`.
+pub(crate) fn checked<O>(
+    strategy: &str,
+    options: &Options,
+    build: fn(&O) -> Box<dyn Strategy + Send>,
+) -> Result<Box<dyn Factory>, StrategyError>
+where
+    O: serde::de::DeserializeOwned + Checks + std::fmt::Debug + Send + Sync + 'static,
+{
+    let o: O = crate::parse(strategy, options)?;
+    o.check()?;
+    Ok(factory(o, build))
+}
+
 /// A strategy text (`name`, `name:key=value:...`, or a `[strategy]` table) checked once:
 /// what the front ends resolve their arguments into and keep. Cloning it is cheap.
 ///

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{ktune, shared_space as space};
+use crate::common::{Succeeds, ktune, shared_space as space};
 
 #[test]
 fn runs_strategies_and_writes_traces_scores_and_plots() {
@@ -162,13 +162,7 @@ fn strategy_options_come_from_the_command_line_or_a_spec() {
         .arg("--strategies")
         .arg(format!("pso:popsize=8:w=0.4,{}", spec.display()))
         .arg(space("convolution_A4000"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("pso:popsize=8:w=0.4"), "{table}");
     assert!(

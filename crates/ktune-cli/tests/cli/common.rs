@@ -45,13 +45,7 @@ pub fn results_json(dir: &Path, args: &[&std::ffi::OsStr]) -> Vec<serde_json::Va
         .arg("results")
         .args(args)
         .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     serde_json::from_slice::<serde_json::Value>(&out.stdout)
         .unwrap()
         .as_array()
@@ -66,4 +60,32 @@ pub fn run_log(dir: &Path) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
+}
+
+/// Running a command that must succeed: its output, or a failed test showing its standard
+/// error.
+pub trait Succeeds {
+    /// Runs the command and checks that it succeeded.
+    fn succeeds(&mut self) -> std::process::Output;
+}
+
+fn succeeded(out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+impl Succeeds for assert_cmd::Command {
+    fn succeeds(&mut self) -> std::process::Output {
+        succeeded(self.output().unwrap())
+    }
+}
+
+impl Succeeds for std::process::Command {
+    fn succeeds(&mut self) -> std::process::Output {
+        succeeded(self.output().unwrap())
+    }
 }

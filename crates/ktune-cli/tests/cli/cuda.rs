@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::ktune;
+use crate::common::{Succeeds, ktune};
 
 fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
@@ -25,13 +25,7 @@ fn the_cuda_examples_have_the_spaces_they_describe() {
         let out = ktune()
             .args(["space", "--json"])
             .arg(examples().join(name).join("ktune.toml"))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .succeeds();
         let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(j["size"].to_string(), size, "{name}: {j}");
     }

@@ -1,19 +1,13 @@
 //! `ktune space` end to end: reports, JSON, and errors that name the problem and where.
 
-use crate::common::{ktune, repo};
+use crate::common::{Succeeds, ktune, repo};
 
 #[test]
 fn describes_the_example_spec() {
     let out = ktune()
         .arg("space")
         .arg(repo("examples/convolution.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("feasible size   4362"), "{text}");
     assert!(text.contains("Cartesian size  10240"), "{text}");
@@ -26,13 +20,7 @@ fn json_report_for_a_t1_file() {
     let out = ktune()
         .args(["space", "--json"])
         .arg(repo("../shared/data/t1/gemm.json"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["size"], 116928);
     assert_eq!(v["format"], "T1");
@@ -45,13 +33,7 @@ fn a_cache_file_gives_its_recorded_configurations() {
     let out = ktune()
         .args(["space", "--json"])
         .arg(repo("../shared/data/spaces/dedispersion_A100.json.gz"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["size"], 11130);
 }

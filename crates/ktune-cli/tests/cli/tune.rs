@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::{ktune, run_log};
+use crate::common::{Succeeds, ktune, run_log};
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
 /// a line to runs.log so re-measurement can be detected. SLEEP_MS slows each run down.
@@ -109,17 +109,11 @@ fn a_source_edited_under_stored_results_is_named_on_resume() {
 fn tunes_records_failures_and_resumes_without_remeasuring() {
     let dir = project(0, 12);
     let spec = dir.path().join("ktune.toml");
-    let out = ktune()
+    let _ = ktune()
         .arg("tune")
         .arg(&spec)
         .args(["--max-evals", "8", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let db = dir.path().join("ktune.db");
     let first = rows(&db);
     assert_eq!(first.len(), 8);
@@ -128,12 +122,7 @@ fn tunes_records_failures_and_resumes_without_remeasuring() {
     let runs_before = run_log(dir.path()).len();
 
     // Same command with the spec's budget of 12: resumes, measures only 4 new configurations.
-    let out = ktune().arg("tune").arg(&spec).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = ktune().arg("tune").arg(&spec).succeeds();
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(summary.contains("best configuration: x="), "{summary}");
     assert!(
@@ -215,17 +204,7 @@ fn a_killed_run_resumes_with_every_committed_result() {
     );
     let runs_before = run_log(dir.path());
 
-    let out = ktune()
-        .arg("tune")
-        .arg(&spec)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let _ = ktune().arg("tune").arg(&spec).arg("--quiet").succeeds();
     let after = rows(&db);
     assert_eq!(after.len(), 10);
     assert_eq!(&after[..before.len()], &before[..]);
@@ -361,13 +340,7 @@ fn the_matmul_example_tunes_end_to_end() {
             "--db",
         ])
         .arg(&db)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -796,17 +769,11 @@ fn the_results_table_gives_the_objectives_unit_where_it_is_known() {
         let spec = dir.path().join("ktune.toml");
         let text = std::fs::read_to_string(&spec).unwrap();
         std::fs::write(&spec, spec_text_with(&text, spec_text)).unwrap();
-        let out = ktune()
+        let _ = ktune()
             .arg("tune")
             .arg(&spec)
             .args(["--max-evals", "2", "--quiet"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .succeeds();
         let table = ktune()
             .arg("results")
             .arg(dir.path().join("ktune.db"))

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{gcc_missing, ktune_in as ktune};
+use crate::common::{Succeeds, gcc_missing, ktune_in as ktune};
 
 /// objective = (x - 5)^2 + y + 1 ms after SLEEP_MS; x = 2 crashes. Every run appends a line
 /// to runs.log.
@@ -382,15 +382,9 @@ fn results_rank_by_the_direction_the_study_was_tuned_in() {
     };
     let mut w = start(dir.path(), &shared, 1);
     assert!(w.wait().unwrap().success());
-    let out = ktune(dir.path())
+    let _ = ktune(dir.path())
         .args(["tune", "ktune.toml", "--db", "single.db", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     for source in [
         vec!["--storage", "sqlite://shared.db", "--study", "up"],
         vec!["single.db"],
@@ -419,15 +413,9 @@ fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
     let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
     let spec = spec + "\n[storage]\nurl = \"sqlite://from-spec.db\"\nstudy = \"spec-study\"\n";
     std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
-    let out = ktune(dir.path())
+    let _ = ktune(dir.path())
         .args(["tune", "ktune.toml", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeeds();
     // Recorded in the spec's study, not in a database beside the spec.
     assert!(!dir.path().join("ktune.db").exists());
     let rows = results_json(
@@ -535,16 +523,10 @@ fn workers_draw_their_own_random_numbers_and_the_first_reproduces_a_single_run()
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), 6, 1);
     let tune = |extra: &[&str]| {
-        let out = ktune(dir.path())
+        let _ = ktune(dir.path())
             .args(["tune", "ktune.toml", "--quiet", "--seed", "3"])
             .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .succeeds();
     };
     let configs = |rows: Vec<serde_json::Value>| -> Vec<String> {
         rows.iter().map(|r| r["params"].to_string()).collect()

@@ -7,6 +7,10 @@
 //!
 //! Every `unsafe` block below calls the driver with handles this type created and pointers
 //! into memory it owns for the duration of the call.
+//!
+//! Why one file of over 800 lines: every call into the driver lives here, behind safe
+//! methods, so that the rest of the runner holds no `unsafe` code and one file shows every
+//! assumption about the driver (contexts, streams, events, faults) in one place.
 
 use std::ffi::{CString, c_int, c_void};
 use std::time::{Duration, Instant};

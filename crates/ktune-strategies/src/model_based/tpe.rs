@@ -262,9 +262,8 @@ fn observation_weights(n: usize) -> Vec<f64> {
         .collect()
 }
 
-impl TpeOptions {
-    /// Checks every option's range.
-    pub fn check(&self) -> Result<(), crate::StrategyError> {
+impl crate::registry::Checks for TpeOptions {
+    fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "startup", self.startup, 1, 1_000_000)?;
         crate::check_range(NAME, "candidates", self.candidates, 1, 100_000)?;
         crate::check_range(NAME, "gamma", self.gamma, 1e-6, 1.0)?;
@@ -429,11 +428,9 @@ impl Strategy for Tpe {
 }
 
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    let opts: TpeOptions = crate::parse(NAME, options)?;
-    opts.check()?;
-    Ok(crate::registry::factory(opts, |o| {
+    crate::registry::checked(NAME, options, |o: &TpeOptions| {
         Box::new(Tpe::checked(o.clone()))
-    }))
+    })
 }
 
 pub(crate) const ENTRY: crate::Entry = crate::Entry {

@@ -76,9 +76,8 @@ impl Default for FireflyOptions {
     }
 }
 
-impl FireflyOptions {
-    /// Checks every option's range.
-    pub fn check(&self) -> Result<(), crate::StrategyError> {
+impl crate::registry::Checks for FireflyOptions {
+    fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "popsize", self.popsize, 1, 10_000)?;
         crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000_000)?;
         crate::check_range(NAME, "B0", self.b0, 0.0, 10.0)?;
@@ -389,11 +388,9 @@ impl Strategy for Firefly {
 }
 
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    let options = crate::parse::<FireflyOptions>(NAME, options)?;
-    options.check()?;
-    Ok(crate::registry::factory(options, |o| {
+    crate::registry::checked(NAME, options, |o: &FireflyOptions| {
         Box::new(Firefly::checked(o.clone()))
-    }))
+    })
 }
 
 pub(crate) const ENTRY: crate::Entry = crate::Entry {

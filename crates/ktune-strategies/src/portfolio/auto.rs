@@ -63,16 +63,15 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::bandit::AucBandit;
-use crate::local_search::{
-    Guide, KICK_SIZE_DOC, MultiStartLocalSearch, Perturbation, kick_perturbation,
-};
+use crate::local_search::{Guide, MultiStartLocalSearch, Perturbation, kick_perturbation};
 use crate::model_based::baco::CheckedBaco;
 use crate::model_based::bayes_opt::{
     Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, ModelGuide,
 };
 use crate::{Baco, BacoOptions};
-use crate::{Entry, OptionDoc, Options, StrategyError, check_range, parse};
+use crate::{Entry, Options, StrategyError, check_range, parse};
 use ktune_model::acquisition::Acquisition;
+use options::OPTIONS;
 
 const NAME: &str = "auto";
 
@@ -267,105 +266,6 @@ impl Default for AutoOptions {
         }
     }
 }
-
-const OPTIONS: &[OptionDoc] = &[
-    OptionDoc {
-        name: "model",
-        default: "\"bayes_opt\"",
-        doc: "The model-based strategy: \"bayes_opt\" (fixed-lengthscale GP updated incrementally, about 1 ms a proposal) or \"baco\" (fitted GP, 5-30 ms a proposal).",
-    },
-    OptionDoc {
-        name: "initial_samples",
-        default: "10",
-        doc: "Valid configurations the model samples (see initial_sampling) before it proposes; the other members wait for them.",
-    },
-    OptionDoc {
-        name: "initial_sampling",
-        default: "\"random\"",
-        doc: "How the model's initial sample is drawn: \"random\" (uniform), \"maximin\" or \"lhs\" (bayes_opt's; baco samples uniformly).",
-    },
-    OptionDoc {
-        name: "feasibility",
-        default: "true",
-        doc: "The model learns failing regions with BaCO's random forest (bayes_opt's `feasibility`).",
-    },
-    OptionDoc {
-        name: "explore_after",
-        default: "10",
-        doc: "Evaluations without a new best before the model proposes where it knows least (bayes_opt's option; 0: never).",
-    },
-    OptionDoc {
-        name: "local",
-        default: "\"mls\"",
-        doc: "The strategies beside the model, joined by `+`: \"mls\" (multi-start local search climbing from the study's best configuration), \"annealing\", \"genetic\", \"pso\", \"tpe\" (each with its defaults), or \"none\" (the model alone).",
-    },
-    OptionDoc {
-        name: "local_start_samples",
-        default: "20",
-        doc: "Random configurations the local search samples to start a climb when the study's best is already a local optimum.",
-    },
-    OptionDoc {
-        name: "schedule",
-        default: "\"bandit\"",
-        doc: "How the members share the budget: \"bandit\" (OpenTuner's AUC bandit picks each proposal's member) or \"stagnation\" (the model proposes until `patience` results in a row bring no new best, then the next member until the same happens to it, then the model again).",
-    },
-    OptionDoc {
-        name: "patience",
-        default: "10",
-        doc: "With schedule = \"stagnation\": results in a row without a new best before the turn passes.",
-    },
-    OptionDoc {
-        name: "c",
-        default: "0.2",
-        doc: "The bandit's exploration weight (OpenTuner's C is 0.05; 0.2 with a window of 50 scored higher on the benchmark spaces, BENCHMARKS.md).",
-    },
-    OptionDoc {
-        name: "window",
-        default: "50",
-        doc: "The bandit remembers this many results (OpenTuner's 500): a short memory follows the phases of a run, the model's early finds, then the climbs.",
-    },
-    OptionDoc {
-        name: "guide",
-        default: "\"ei\"",
-        doc: "The order in which the local search (mls) tries the neighbours of its configuration, by the model (model = \"bayes_opt\"): \"ei\" (expected improvement over the best), \"poi\" (probability of improvement) or \"mean\" (posterior mean), each cut by the feasibility forest; \"none\": random order.",
-    },
-    OptionDoc {
-        name: "restarts",
-        default: "true",
-        doc: "The local search restarts from the best of `local_start_samples` random configurations when its climb reaches a local optimum (false: it proposes nothing until the model finds a better configuration to climb from).",
-    },
-    OptionDoc {
-        name: "kicks",
-        default: "30",
-        doc: "At a local optimum, the local search first climbs from this many random perturbations of the study's best configuration (counted afresh at every new best), before it restarts.",
-    },
-    KICK_SIZE_DOC,
-    OptionDoc {
-        name: "climb_patience",
-        default: "4",
-        doc: "Neighbours the local search proposes from one configuration, in the model's order, before it counts as a local optimum (0: all of them).",
-    },
-    OptionDoc {
-        name: "smooth_below",
-        default: "0.35",
-        doc: "After `probe` valid results: when the standard deviation of their logarithms is below this (a smooth landscape), the initial sample ends there and the members share the budget by `smooth_schedule` (0: never).",
-    },
-    OptionDoc {
-        name: "probe",
-        default: "5",
-        doc: "The valid results of the initial sample the landscape is judged on (see smooth_below).",
-    },
-    OptionDoc {
-        name: "smooth_schedule",
-        default: "\"stagnation\"",
-        doc: "The schedule on a landscape judged smooth (see smooth_below).",
-    },
-    OptionDoc {
-        name: "alignment",
-        default: "\"validated\"",
-        doc: "How the model (bayes_opt) weighs how many times 2 divides each integer parameter's value, where that varies out of step with the value: a weight (0: not at all) or \"validated\" (bayes_opt's `alignment`).",
-    },
-];
 
 /// One of `auto`'s strategies: the model and the climb are kept as themselves so that the
 /// model can order the climb's neighbours.
@@ -797,149 +697,6 @@ pub(crate) const ENTRY: Entry = Entry {
     check,
 };
 
+mod options;
 #[cfg(test)]
-mod tests {
-    use ktune_core::{Budget, Tuner};
-    use rand::SeedableRng;
-
-    use super::*;
-    use crate::testkit::{bowl, sparse_space};
-
-    fn tuned(o: &AutoOptions, budget: usize, seed: u64) -> (Auto, ktune_core::TuningRun) {
-        let space = sparse_space();
-        let mut auto = Auto::new(o).unwrap();
-        let mut runner = bowl();
-        let run = Tuner::new(
-            &space,
-            &mut runner,
-            Budget {
-                max_evaluations: Some(budget),
-                ..Budget::default()
-            },
-        )
-        .run(&mut auto, &mut Rng::seed_from_u64(seed))
-        .unwrap();
-        (auto, run)
-    }
-
-    /// The local search waits for the model's initial sample, then both propose and the
-    /// bandit has results of both.
-    #[test]
-    fn the_local_search_starts_after_the_initial_sample() {
-        let o = AutoOptions::default();
-        let (auto, _) = tuned(&o, o.initial_samples, 1);
-        assert_eq!(auto.bandit.exploitation(1), 0.0);
-        assert!(auto.bandit.exploitation(MODEL) > 0.0);
-        let (auto, run) = tuned(&o, 60, 1);
-        assert_eq!(run.records.len(), 60);
-        let uses: Vec<usize> = (0..2).map(|arm| auto.bandit.uses(arm)).collect();
-        assert!(uses[0] >= o.initial_samples && uses[1] > 0, "{uses:?}");
-        let best = run.best().and_then(|b| b.outcome.objective()).unwrap();
-        assert!(best <= 2.0, "best {best} after 60 evaluations");
-    }
-
-    #[test]
-    fn without_the_local_search_it_is_the_model_alone() {
-        let o = AutoOptions {
-            local: "none".parse().unwrap(),
-            ..AutoOptions::default()
-        };
-        let (auto, run) = tuned(&o, 40, 2);
-        assert_eq!(auto.members.len(), 1);
-        assert_eq!(auto.bandit.uses(MODEL), run.records.len());
-    }
-
-    #[test]
-    fn the_members_are_the_model_and_those_named() {
-        for (local, n) in [
-            ("none", 1),
-            ("mls", 2),
-            ("mls+annealing", 3),
-            ("genetic + pso", 3),
-        ] {
-            let o = AutoOptions {
-                local: local.parse().unwrap(),
-                ..AutoOptions::default()
-            };
-            assert_eq!(Auto::new(&o).unwrap().members.len(), n, "{local}");
-        }
-        let o = AutoOptions {
-            local: "mls+annealing".parse().unwrap(),
-            ..AutoOptions::default()
-        };
-        let (auto, run) = tuned(&o, 80, 3);
-        assert_eq!(run.records.len(), 80);
-        // Every member proposed after the initial sample.
-        for arm in 0..3 {
-            assert!(auto.bandit.uses(arm) > 0, "arm {arm} never proposed");
-        }
-    }
-
-    /// The stagnation schedule: the model keeps the turn while it improves; with a patience
-    /// longer than the run the local search never proposes, with a short one both do.
-    #[test]
-    fn the_stagnation_schedule_passes_the_turn_when_results_stop_improving() {
-        let run = |patience: usize| {
-            let o = AutoOptions {
-                schedule: Schedule::Stagnation,
-                patience,
-                window: 1000,
-                ..AutoOptions::default()
-            };
-            tuned(&o, 60, 4).0
-        };
-        let never = run(1_000_000);
-        assert_eq!(never.bandit.uses(1), 0);
-        assert_eq!(never.bandit.uses(MODEL), 60);
-        let often = run(2);
-        assert!(often.bandit.uses(1) > 0 && often.bandit.uses(MODEL) > 10);
-    }
-
-    /// The model's guide reaches the climb: the same seed takes another path with it, and the
-    /// guided run still climbs to the bowl's floor.
-    #[test]
-    fn the_guide_changes_the_climbs_proposals() {
-        let guided = AutoOptions::default();
-        let blind = AutoOptions {
-            guide: ClimbGuide::None,
-            ..AutoOptions::default()
-        };
-        let configs = |run: &ktune_core::TuningRun| -> Vec<Configuration> {
-            run.records.iter().map(|r| r.config.clone()).collect()
-        };
-        let (_, a) = tuned(&guided, 60, 6);
-        let (_, b) = tuned(&blind, 60, 6);
-        assert_eq!(configs(&a)[..10], configs(&b)[..10], "the initial sample");
-        assert_ne!(configs(&a), configs(&b));
-        let best = a.best().and_then(|b| b.outcome.objective()).unwrap();
-        assert!(best <= 2.0, "best {best} after 60 evaluations");
-    }
-
-    /// A flat landscape (values within a few percent) is judged smooth after `probe` valid
-    /// results: the model's initial sample ends there and the stagnation schedule takes
-    /// over; the bowl (values 1 to 150) is not, and nothing changes.
-    #[test]
-    fn a_smooth_landscape_ends_the_initial_sample_early() {
-        let o = AutoOptions::default();
-        let space = sparse_space();
-        let mut flat = Auto::new(&o).unwrap();
-        let level = |c: &[u32]| {
-            let v = space.values(c);
-            Some(100.0 + (v[0].as_f64().unwrap() + v[1].as_f64().unwrap()) / 10.0)
-        };
-        crate::testkit::run(&mut flat, &space, level, 30, 7);
-        assert_eq!(flat.smooth, Some(true));
-        assert_eq!(flat.schedule, Schedule::Stagnation);
-        assert_eq!(flat.warm_up, o.probe);
-        let (bowl, _) = tuned(&o, 30, 7);
-        assert_eq!(bowl.smooth, Some(false));
-        assert_eq!(bowl.schedule, Schedule::Bandit);
-        assert_eq!(bowl.warm_up, o.initial_samples);
-        let off = AutoOptions {
-            smooth_below: 0.0,
-            ..AutoOptions::default()
-        };
-        let (never, _) = tuned(&off, 30, 7);
-        assert_eq!(never.smooth, None);
-    }
-}
+mod tests;

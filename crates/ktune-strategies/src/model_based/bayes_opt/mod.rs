@@ -81,6 +81,8 @@
 //!   GPU kernels", section III and Table I.
 
 mod options;
+mod propose;
+mod state;
 mod strategy;
 
 use options::OPTIONS;

@@ -1,47 +1,20 @@
 use std::collections::BTreeSet;
 
-use ktune_core::{
-    Budget, CoreError, Direction, FailureKind, Metric, Outcome, Rng, Runner, Timings, Tuner,
-};
+use ktune_core::testing::FnRunner;
+use ktune_core::{Budget, Direction, Rng, Runner, Tuner};
 use ktune_model::{DenseGp, Kernel, KernelKind};
 use ktune_space::{Configuration, Encoding, Parameter, SearchSpace};
 use rand::SeedableRng;
 
 /// A smooth function of three parameters with a failing stripe.
-struct Landscape(Vec<Metric>);
+fn landscape(v: &[f64]) -> Option<f64> {
+    let (x, y, z) = (v[0], v[1], v[2]);
+    ((x as i64) % 5 != 4).then(|| (x - 13.0).powi(2) + 0.5 * (y - 6.0).powi(2) + z + 2.0)
+}
 
-impl Runner for Landscape {
-    fn name(&self) -> &str {
-        "landscape"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| {
-                let v = space.values(c);
-                let (x, y, z) = (
-                    v[0].as_f64().unwrap(),
-                    v[1].as_f64().unwrap(),
-                    v[2].as_f64().unwrap(),
-                );
-                if (x as i64) % 5 == 4 {
-                    Outcome::failed(FailureKind::Runtime, "stripe", Timings::default())
-                } else {
-                    Outcome::ok(
-                        vec![(x - 13.0).powi(2) + 0.5 * (y - 6.0).powi(2) + z + 2.0],
-                        Timings::default(),
-                    )
-                }
-            })
-            .collect())
-    }
+/// The landscape as a runner, its objective in `direction`.
+fn landscape_runner(direction: Direction) -> FnRunner<'static> {
+    FnRunner::values(landscape).metric("f", direction)
 }
 
 fn space() -> SearchSpace {
@@ -75,7 +48,7 @@ fn tune(runner: &mut dyn Runner, spec: &str, seed: u64, budget: usize) -> ktune_
 
 fn run(spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
     tune(
-        &mut Landscape(vec![Metric::new("f", Direction::Minimize)]),
+        &mut landscape_runner(Direction::Minimize),
         spec,
         seed,
         budget,
@@ -271,43 +244,16 @@ fn a_model_past_its_memory_goes_on_with_a_sample() {
     assert!(ranks.len() < 200, "{}", ranks.len());
 }
 
-/// The landscape with its objective passed through a function (e.g. a rate to maximise).
-struct Mapped(Landscape, fn(f64) -> f64);
-
-impl Runner for Mapped {
-    fn name(&self) -> &str {
-        "mapped"
-    }
-    fn metrics(&self) -> &[Metric] {
-        self.0.metrics()
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(self
-            .0
-            .evaluate(space, configs)?
-            .into_iter()
-            .map(|o| match o {
-                Outcome::Ok {
-                    values, timings, ..
-                } => Outcome::ok(vec![(self.1)(values[0])], timings),
-                failed => failed,
-            })
-            .collect())
-    }
+/// The landscape with its objective passed through `f` (e.g. a rate to maximise).
+fn mapped(f: fn(f64) -> f64) -> FnRunner<'static> {
+    FnRunner::values(move |v| landscape(v).map(f))
 }
 
 #[test]
 fn a_maximised_objective_works_too() {
     let mut found = 0;
     for seed in 0..5 {
-        let mut runner = Mapped(
-            Landscape(vec![Metric::new("GFLOP/s", Direction::Maximize)]),
-            |f| 1000.0 / f,
-        );
+        let mut runner = mapped(|f| 1000.0 / f).metric("GFLOP/s", Direction::Maximize);
         let r = tune(&mut runner, "bayes_opt", seed, 60);
         if r.best().and_then(|b| b.outcome.objective()) == Some(500.0) {
             found += 1;
@@ -316,33 +262,13 @@ fn a_maximised_objective_works_too() {
     assert!(found >= 4, "found the maximum in {found} of 5 runs");
 }
 
-/// Every evaluation is worse than the one before: nothing improves on the first.
-struct Worsening(Vec<Metric>, f64);
-
-impl Runner for Worsening {
-    fn name(&self) -> &str {
-        "worsening"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        _space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|_| {
-                self.1 += 0.1;
-                Outcome::ok(vec![self.1], Timings::default())
-            })
-            .collect())
-    }
-}
-
 fn worsening_run(spec: &str, budget: usize) -> Vec<Configuration> {
-    let mut runner = Worsening(vec![Metric::new("f", Direction::Minimize)], 1.0);
+    // Every evaluation is worse than the one before: nothing improves on the first.
+    let mut last = 1.0;
+    let mut runner = FnRunner::values(move |_| {
+        last += 0.1;
+        Some(last)
+    });
     tune(&mut runner, spec, 4, budget)
         .records
         .into_iter()
@@ -389,10 +315,7 @@ fn the_log_transform_gives_way_to_mixed_signs() {
     // Values crossing zero cannot be fitted as logarithms: the model refits them as they
     // are and goes on (never repeating a configuration, deterministic).
     let go = || {
-        let mut runner = Mapped(
-            Landscape(vec![Metric::new("f", Direction::Minimize)]),
-            |f| f - 20.0,
-        );
+        let mut runner = mapped(|f| f - 20.0);
         tune(&mut runner, "bayes_opt", 1, 60)
     };
     let a = go();
@@ -505,7 +428,7 @@ fn golden_cases() -> Vec<(String, Vec<u64>)> {
         ("bayes_opt", 60, 4, Direction::Minimize),
         ("bayes_opt:method=multi", 60, 3, Direction::Maximize),
     ] {
-        let mut runner = Landscape(vec![Metric::new("f", direction)]);
+        let mut runner = landscape_runner(direction);
         trace(
             format!("landscape {direction:?}"),
             &space,
@@ -576,7 +499,7 @@ fn asynchronous_workers_keep_busy_on_distinct_configurations() {
             Rng::seed_from_u64(3),
         )
         .unwrap();
-        let mut runner = Landscape(vec![Metric::new("f", Direction::Minimize)]);
+        let mut runner = landscape_runner(Direction::Minimize);
         let run = ktune_core::simulate_workers(session, &mut runner, 4).unwrap();
         assert_eq!(run.records.len(), 60, "{spec}");
         assert_eq!(run.stop, ktune_core::StopReason::Evaluations, "{spec}");
@@ -599,7 +522,7 @@ fn a_batch_ask_gives_distinct_new_configurations() {
     let space = space();
     let (_, mut strategy) = crate::create_spec("bayes_opt:initial_samples=12").unwrap();
     let mut rng = Rng::seed_from_u64(5);
-    let mut runner = Landscape(vec![Metric::new("f", Direction::Minimize)]);
+    let mut runner = landscape_runner(Direction::Minimize);
     let mut history = ktune_core::History::new();
     let mut seen: BTreeSet<Configuration> = BTreeSet::new();
     let mut model_rounds = 0;
@@ -645,49 +568,17 @@ fn measurement_variances_reach_the_model() {
 /// Faster towards (14, 10), and everything beyond it fails: the optimum sits at the limit of
 /// a hidden resource constraint, as a kernel's fastest configurations do at the register or
 /// shared-memory limit.
-struct AtTheLimit(Vec<Metric>);
-
-impl Runner for AtTheLimit {
-    fn name(&self) -> &str {
-        "at-the-limit"
-    }
-    fn metrics(&self) -> &[Metric] {
-        &self.0
-    }
-    fn evaluate(
-        &mut self,
-        space: &SearchSpace,
-        configs: &[Configuration],
-    ) -> Result<Vec<Outcome>, CoreError> {
-        Ok(configs
-            .iter()
-            .map(|c| {
-                let v = space.values(c);
-                let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
-                if x > 14.0 || y > 10.0 {
-                    Outcome::failed(FailureKind::Runtime, "out of resources", Timings::default())
-                } else {
-                    Outcome::ok(vec![(14.0 - x) + (10.0 - y) + 1.0], Timings::default())
-                }
-            })
-            .collect())
-    }
+fn at_the_limit(v: &[f64]) -> Option<f64> {
+    let (x, y) = (v[0], v[1]);
+    (x <= 14.0 && y <= 10.0).then_some((14.0 - x) + (10.0 - y) + 1.0)
 }
 
-/// The feasibility forest keeps the search out of the failing region next to the optimum:
-/// without it the GP, which never sees a failure, keeps predicting that the corner beyond the
-/// optimum is faster still.
 #[test]
 fn the_feasibility_forest_avoids_the_failing_region() {
     let failed = |spec: &str| -> usize {
         (0..5)
             .map(|seed| {
-                let r = tune(
-                    &mut AtTheLimit(vec![Metric::new("f", Direction::Minimize)]),
-                    spec,
-                    seed,
-                    100,
-                );
+                let r = tune(&mut FnRunner::values(at_the_limit), spec, seed, 100);
                 // After the initial sample (20 valid among about 45 here).
                 r.records[50..]
                     .iter()
@@ -834,7 +725,7 @@ fn alignment_lets_the_model_see_aligned_sizes() {
             .promise(&space, &open)
             .expect("the initial sample is done");
         let truth: Vec<f64> = open.iter().map(|c| aligned_cost(&space, c)).collect();
-        super::strategy::rank_correlation(&predicted, &truth)
+        super::state::rank_correlation(&predicted, &truth)
     };
     let (with, without) = (correlation(1.0), correlation(0.0));
     assert!(

@@ -1,0 +1,324 @@
+//! What `bayes_opt` keeps between rounds: the encoding, the surrogate and its candidates
+//! (every configuration, or a sample kept for some rounds in large spaces), the values seen
+//! and their transform, the initial sample, the feasibility forest's data.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use ktune_core::Rng;
+use ktune_model::acquisition::Portfolio;
+use ktune_model::{FeasibilityForest, ForestOptions, Point, Surrogate, feasibility_limit};
+use ktune_space::{Configuration, DistinctSampler, Encoder, SearchSpace};
+use rand::RngExt;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::options::Batch;
+use crate::transform::{Added, Targets};
+
+/// Spearman's rank correlation of `a` and `b` (ties in arbitrary order; NaN for fewer than
+/// two values or a constant ranking).
+pub(crate) fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
+    let ranks = |x: &[f64]| {
+        let mut idx: Vec<usize> = (0..x.len()).collect();
+        idx.sort_by(|&i, &j| x[i].total_cmp(&x[j]));
+        let mut r = vec![0.0; x.len()];
+        for (k, &i) in idx.iter().enumerate() {
+            r[i] = k as f64;
+        }
+        r
+    };
+    let (ra, rb) = (ranks(a), ranks(b));
+    let m = (a.len() as f64 - 1.0) / 2.0;
+    let cov: f64 = ra.iter().zip(&rb).map(|(x, y)| (x - m) * (y - m)).sum();
+    let var: f64 = ra.iter().map(|x| (x - m) * (x - m)).sum();
+    cov / var
+}
+
+/// Appends the model's coordinates of `config`: the value coordinates of `dims`, then the
+/// alignment coordinates.
+pub(super) fn encode_into(
+    encoder: &Encoder,
+    dims: &[usize],
+    aligned: &[(usize, Vec<f64>)],
+    config: &[u32],
+    out: &mut Vec<f64>,
+) {
+    out.extend(dims.iter().map(|&d| encoder.coordinate(d, config[d])));
+    out.extend(aligned.iter().map(|(d, t)| t[config[*d] as usize]));
+}
+
+/// The alignment weights `"validated"` chooses among.
+pub(super) const VALIDATED_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
+
+/// The validation fits at most this many results before the checkpoint (one dense GP's
+/// Cholesky factorisation per weight, cubic in this).
+pub(super) const VALIDATION_LIMIT: usize = 500;
+
+/// The model and the bookkeeping, built on the first `ask` (it needs the space).
+pub(super) struct State {
+    pub(super) encoder: Encoder,
+    /// Encoded dimensions kept after pruning.
+    pub(super) dims: Vec<usize>,
+    /// The alignment coordinates appended after `dims`' (with `alignment`): per space
+    /// dimension, one coordinate in `[0, 1]` per value index; their weight is the kernel's
+    /// lengthscale on them.
+    pub(super) aligned: Vec<(usize, Vec<f64>)>,
+    /// The current alignment weight and the number of valid results at which the validation
+    /// chooses it again.
+    pub(super) alignment_weight: f64,
+    pub(super) next_validation: usize,
+    /// The results the last choice was made on (its test results begin there).
+    pub(super) validation_split: usize,
+    /// How many choices were made.
+    pub(super) validations: usize,
+    /// The encoded points the model was told, in order: the alignment validation's data, and
+    /// where the neighbourhoods of the best come from in sampled spaces.
+    pub(super) told: Vec<Vec<f64>>,
+    /// The surrogate, told every valid observation (transformed as `log` says).
+    pub(super) model: Box<dyn Surrogate>,
+    /// Where proposals come from.
+    pub(super) candidates: Candidates,
+    /// Configurations evaluated (or proposed and pending), by rank.
+    pub(super) visited: FxHashSet<u64>,
+    /// Valid observed values, in order (minimisation form).
+    pub(super) valid: Vec<f64>,
+    /// The values the model holds and their scale (log while the signs agree).
+    pub(super) targets: Targets,
+    /// Evaluations since the best last improved (counted after the initial sample).
+    pub(super) since_improvement: usize,
+    pub(super) best: f64,
+    /// Proposals of the current round awaiting their results, with the acquisition function
+    /// that proposed each (None in the initial sample).
+    pub(super) pending: Vec<(Configuration, Option<usize>)>,
+    /// The acquisition functions and their judging.
+    pub(super) portfolio: Portfolio,
+    /// Initial sample still to propose.
+    pub(super) initial: VecDeque<Configuration>,
+    pub(super) initial_valid: usize,
+    pub(super) initial_done: bool,
+    /// Contextual variance normalisation: initial sample mean and mean variance after it.
+    pub(super) mu_s: f64,
+    pub(super) var_s: f64,
+    pub(super) sampler: DistinctSampler,
+    pub(super) notice_given: bool,
+    /// Every evaluated configuration, encoded, and whether it ran: the feasibility forest's
+    /// data (kept only with `feasibility`).
+    pub(super) rows: Vec<Vec<f64>>,
+    pub(super) ran: Vec<bool>,
+    /// The forest of this round and its ε_f (none until something has failed).
+    pub(super) forest: Option<(FeasibilityForest, f64)>,
+}
+
+/// The configurations each round scores.
+pub(super) enum Candidates {
+    /// Every configuration, encoded in rank order (the surrogate is keyed by rank).
+    All(Arc<[f64]>),
+    /// A sample kept for `sample_rounds` rounds plus the neighbourhoods of the best
+    /// observations (spaces above `candidate_limit`): the surrogate is a candidate GP over
+    /// the sample, keyed by candidate index.
+    Pool(Pool),
+    /// A fresh sample per round plus the neighbourhoods of the best observations (spaces
+    /// above `candidate_limit`, with the clustered GP, whose components change with every
+    /// observation).
+    Sampled,
+}
+
+/// The sample a candidate GP is kept over in a large space. Its candidates are the points
+/// told before it was drawn, then the sample, then points told since (appended by the
+/// model, as they are observed).
+pub(super) struct Pool {
+    /// The sampled configurations' ranks; the one at position `k` is candidate `first + k`.
+    pub(super) ranks: Vec<u64>,
+    pub(super) first: usize,
+    /// Candidate index by rank, of the sample.
+    pub(super) index: FxHashMap<u64, usize>,
+    /// The encoded sample, row-major.
+    pub(super) points: Vec<f64>,
+    /// Rounds left before a fresh sample is drawn.
+    pub(super) rounds_left: usize,
+}
+
+impl Pool {
+    /// No sample yet: the next round draws one.
+    pub(super) fn empty() -> Pool {
+        Pool {
+            ranks: Vec::new(),
+            first: 0,
+            index: FxHashMap::default(),
+            points: Vec::new(),
+            rounds_left: 0,
+        }
+    }
+
+    /// The model's key for `rank`'s encoded point `x`: its candidate index when sampled (a
+    /// point the model does not hold goes without a key, and is appended when observed).
+    pub(super) fn point<'a>(&self, rank: u64, x: &'a [f64]) -> Point<'a> {
+        match self.index.get(&rank) {
+            Some(&j) => Point::keyed(x, j as u64),
+            None => Point::new(x),
+        }
+    }
+}
+
+impl State {
+    pub(super) fn mark_visited(&mut self, rank: u64) {
+        self.visited.insert(rank);
+        self.sampler.exclude(rank);
+    }
+
+    /// Keeps an evaluated configuration as data for the feasibility forest.
+    pub(super) fn record(&mut self, feasibility: bool, config: &[u32], ran: bool) {
+        if feasibility {
+            let x = self.encode(config);
+            self.rows.push(x);
+            self.ran.push(ran);
+        }
+    }
+
+    /// Regrows the feasibility forest on every evaluation so far (BaCO refits it before each
+    /// proposal) and draws this round's ε_f; no forest while nothing has failed.
+    pub(super) fn refresh_forest(&mut self, threshold: f64, rng: &mut Rng) {
+        self.forest = None;
+        if self.ran.iter().all(|&ok| ok) {
+            return;
+        }
+        let seed: u64 = rng.random();
+        let limit = feasibility_limit(threshold, rng);
+        if let Ok(f) =
+            FeasibilityForest::fit(&self.rows, &self.ran, &ForestOptions::default(), seed)
+        {
+            self.forest = Some((f, limit));
+        }
+    }
+
+    pub(super) fn encode(&self, config: &[u32]) -> Vec<f64> {
+        let mut x = Vec::with_capacity(self.width());
+        encode_into(&self.encoder, &self.dims, &self.aligned, config, &mut x);
+        x
+    }
+
+    /// Coordinates per configuration.
+    pub(super) fn width(&self) -> usize {
+        self.dims.len() + self.aligned.len()
+    }
+
+    pub(super) fn fit(&mut self, rank: u64, config: &[u32], value: f64, variance: Option<f64>) {
+        if value < self.best {
+            self.since_improvement = 0;
+        }
+        self.best = self.best.min(value);
+        self.valid.push(value);
+        let raw = value;
+        // The log transform is monotone only while every value has the same sign: a value
+        // that breaks it makes every value fitted as observed.
+        let (value, refit) = match self.targets.add(raw) {
+            Added::Fit(t) => (t, false),
+            Added::Refit => (raw, true),
+        };
+        let d = self.width();
+        let encoded = self.encode(config);
+        let told = match &self.candidates {
+            Candidates::All(points) => {
+                let r = rank as usize;
+                // Cannot fail for distinct candidates; if the factor could not be extended,
+                // the configuration still counts as visited and the search goes on without it.
+                self.model
+                    .observe(Point::keyed(&points[r * d..(r + 1) * d], rank), value)
+                    .is_ok()
+            }
+            Candidates::Pool(pool) => self
+                .model
+                .observe(pool.point(rank, &encoded), value)
+                .is_ok(),
+            Candidates::Sampled => self.model.observe(Point::new(&encoded), value).is_ok(),
+        };
+        if !told {
+            self.targets.pop();
+            return;
+        }
+        self.told.push(encoded);
+        if refit {
+            // The same points with finite values: cannot fail where observing did not.
+            let _ = self.model.replace_values(&self.targets.fitted());
+        }
+        if let Some(variances) = self.targets.set_last_variance(variance) {
+            let _ = self.model.set_noise(&variances);
+        }
+    }
+
+    /// Tells the model (only) a fantasised value at a pending configuration: its posterior
+    /// mean (the kriging believer) or the best value so far (the constant liar). A model
+    /// that cannot take it is left as it is.
+    pub(super) fn fantasise(&mut self, space: &SearchSpace, config: &[u32], how: Batch) {
+        let Some(rank) = space.rank(config) else {
+            return;
+        };
+        let x: Vec<f64>;
+        let point = match &self.candidates {
+            Candidates::All(points) => {
+                let (d, r) = (self.width(), rank as usize);
+                Point::keyed(&points[r * d..(r + 1) * d], rank)
+            }
+            Candidates::Pool(pool) => {
+                x = self.encode(config);
+                pool.point(rank, &x)
+            }
+            Candidates::Sampled => {
+                x = self.encode(config);
+                Point::new(&x)
+            }
+        };
+        let lie = self.to_model(if self.best.is_finite() {
+            self.best
+        } else {
+            self.median_valid()
+        });
+        let value = match how {
+            Batch::Liar => lie,
+            Batch::Believer => self
+                .model
+                .predict(std::slice::from_ref(&point))
+                .ok()
+                .and_then(|p| p.first().map(|m| m.0))
+                .filter(|m| m.is_finite())
+                .unwrap_or(lie),
+        };
+        let _ = self.model.observe(point, value);
+    }
+
+    /// An observed value as the model fits it.
+    pub(super) fn to_model(&self, v: f64) -> f64 {
+        self.targets.to_model(v)
+    }
+
+    pub(super) fn median_valid(&self) -> f64 {
+        median(&self.valid)
+    }
+}
+
+/// The median of `values` (0 when there are none).
+pub(super) fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Population standard deviation of `y` (1 when there is no spread): the unit of λ in EI and
+/// PI under `exploration_scale = "spread"`.
+pub(super) fn spread(y: impl Iterator<Item = f64> + Clone) -> f64 {
+    let (n, sum) = y.clone().fold((0usize, 0.0), |(n, s), v| (n + 1, s + v));
+    if n == 0 {
+        return 1.0;
+    }
+    let mean = sum / n as f64;
+    let var = y.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+    if var > 0.0 { var.sqrt() } else { 1.0 }
+}

@@ -1,0 +1,145 @@
+//! Tests of `auto`.
+
+use ktune_core::{Budget, Tuner};
+use rand::SeedableRng;
+
+use super::*;
+use crate::testkit::{bowl, sparse_space};
+
+fn tuned(o: &AutoOptions, budget: usize, seed: u64) -> (Auto, ktune_core::TuningRun) {
+    let space = sparse_space();
+    let mut auto = Auto::new(o).unwrap();
+    let mut runner = bowl();
+    let run = Tuner::new(
+        &space,
+        &mut runner,
+        Budget {
+            max_evaluations: Some(budget),
+            ..Budget::default()
+        },
+    )
+    .run(&mut auto, &mut Rng::seed_from_u64(seed))
+    .unwrap();
+    (auto, run)
+}
+
+/// The local search waits for the model's initial sample, then both propose and the
+/// bandit has results of both.
+#[test]
+fn the_local_search_starts_after_the_initial_sample() {
+    let o = AutoOptions::default();
+    let (auto, _) = tuned(&o, o.initial_samples, 1);
+    assert_eq!(auto.bandit.exploitation(1), 0.0);
+    assert!(auto.bandit.exploitation(MODEL) > 0.0);
+    let (auto, run) = tuned(&o, 60, 1);
+    assert_eq!(run.records.len(), 60);
+    let uses: Vec<usize> = (0..2).map(|arm| auto.bandit.uses(arm)).collect();
+    assert!(uses[0] >= o.initial_samples && uses[1] > 0, "{uses:?}");
+    let best = run.best().and_then(|b| b.outcome.objective()).unwrap();
+    assert!(best <= 2.0, "best {best} after 60 evaluations");
+}
+
+#[test]
+fn without_the_local_search_it_is_the_model_alone() {
+    let o = AutoOptions {
+        local: "none".parse().unwrap(),
+        ..AutoOptions::default()
+    };
+    let (auto, run) = tuned(&o, 40, 2);
+    assert_eq!(auto.members.len(), 1);
+    assert_eq!(auto.bandit.uses(MODEL), run.records.len());
+}
+
+#[test]
+fn the_members_are_the_model_and_those_named() {
+    for (local, n) in [
+        ("none", 1),
+        ("mls", 2),
+        ("mls+annealing", 3),
+        ("genetic + pso", 3),
+    ] {
+        let o = AutoOptions {
+            local: local.parse().unwrap(),
+            ..AutoOptions::default()
+        };
+        assert_eq!(Auto::new(&o).unwrap().members.len(), n, "{local}");
+    }
+    let o = AutoOptions {
+        local: "mls+annealing".parse().unwrap(),
+        ..AutoOptions::default()
+    };
+    let (auto, run) = tuned(&o, 80, 3);
+    assert_eq!(run.records.len(), 80);
+    // Every member proposed after the initial sample.
+    for arm in 0..3 {
+        assert!(auto.bandit.uses(arm) > 0, "arm {arm} never proposed");
+    }
+}
+
+/// The stagnation schedule: the model keeps the turn while it improves; with a patience
+/// longer than the run the local search never proposes, with a short one both do.
+#[test]
+fn the_stagnation_schedule_passes_the_turn_when_results_stop_improving() {
+    let run = |patience: usize| {
+        let o = AutoOptions {
+            schedule: Schedule::Stagnation,
+            patience,
+            window: 1000,
+            ..AutoOptions::default()
+        };
+        tuned(&o, 60, 4).0
+    };
+    let never = run(1_000_000);
+    assert_eq!(never.bandit.uses(1), 0);
+    assert_eq!(never.bandit.uses(MODEL), 60);
+    let often = run(2);
+    assert!(often.bandit.uses(1) > 0 && often.bandit.uses(MODEL) > 10);
+}
+
+/// The model's guide reaches the climb: the same seed takes another path with it, and the
+/// guided run still climbs to the bowl's floor.
+#[test]
+fn the_guide_changes_the_climbs_proposals() {
+    let guided = AutoOptions::default();
+    let blind = AutoOptions {
+        guide: ClimbGuide::None,
+        ..AutoOptions::default()
+    };
+    let configs = |run: &ktune_core::TuningRun| -> Vec<Configuration> {
+        run.records.iter().map(|r| r.config.clone()).collect()
+    };
+    let (_, a) = tuned(&guided, 60, 6);
+    let (_, b) = tuned(&blind, 60, 6);
+    assert_eq!(configs(&a)[..10], configs(&b)[..10], "the initial sample");
+    assert_ne!(configs(&a), configs(&b));
+    let best = a.best().and_then(|b| b.outcome.objective()).unwrap();
+    assert!(best <= 2.0, "best {best} after 60 evaluations");
+}
+
+/// A flat landscape (values within a few percent) is judged smooth after `probe` valid
+/// results: the model's initial sample ends there and the stagnation schedule takes
+/// over; the bowl (values 1 to 150) is not, and nothing changes.
+#[test]
+fn a_smooth_landscape_ends_the_initial_sample_early() {
+    let o = AutoOptions::default();
+    let space = sparse_space();
+    let mut flat = Auto::new(&o).unwrap();
+    let level = |c: &[u32]| {
+        let v = space.values(c);
+        Some(100.0 + (v[0].as_f64().unwrap() + v[1].as_f64().unwrap()) / 10.0)
+    };
+    crate::testkit::run(&mut flat, &space, level, 30, 7);
+    assert_eq!(flat.smooth, Some(true));
+    assert_eq!(flat.schedule, Schedule::Stagnation);
+    assert_eq!(flat.warm_up, o.probe);
+    let (bowl, _) = tuned(&o, 30, 7);
+    assert_eq!(bowl.smooth, Some(false));
+    assert_eq!(bowl.schedule, Schedule::Bandit);
+    assert_eq!(bowl.warm_up, o.initial_samples);
+    let off = AutoOptions {
+        smooth_below: 0.0,
+        ..AutoOptions::default()
+    };
+    let (never, _) = tuned(&off, 30, 7);
+    assert_eq!(never.smooth, None);
+}
