@@ -14,6 +14,7 @@ use ktune_bench::{
 };
 use ktune_core::{Budget, Rng, Session, Tuner, simulate_workers};
 use ktune_runners::Simulation;
+use ktune_strategies::CheckedStrategy;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
@@ -140,109 +141,30 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
 }
 
-/// A strategy as traces label it, its spec, and the simulated workers that run it.
-type Contender = (String, String, Option<usize>);
+/// A strategy as traces label it, checked, and the simulated workers that run it.
+type Contender = (String, CheckedStrategy, Option<usize>);
+
+/// One run to make: a space (by index), a contender, a seed.
+type Task<'a> = (usize, &'a Contender, u64);
 
 fn bench(args: &RunArgs) -> Result<()> {
-    if args.seeds == 0 {
-        bail!("--seeds must be at least 1: a score needs at least one run per strategy and space");
-    }
-    if args.budget == Some(0) {
-        bail!("--budget must be at least 1 evaluation");
-    }
-    // Traces record seeds as signed integers (the format other tools write too).
-    let Some(seeds) = args
-        .first_seed
-        .checked_add(args.seeds)
-        .filter(|&end| end <= i64::MAX as u64)
-        .map(|end| args.first_seed..end)
-    else {
-        bail!(
-            "--first-seed {} --seeds {}: the seeds must stay below 2^63",
-            args.first_seed,
-            args.seeds
-        );
-    };
-    if let Some(w) = args.workers.iter().find(|&&w| w == 0 || w > 4096) {
-        bail!("--workers {w}: give numbers of workers from 1 to 4096, e.g. --workers 1,2,4,8,16");
-    }
-    if !(args.target > 0.0 && args.target < 1.0) {
-        bail!(
-            "--target {}: give a fraction between 0 and 1, e.g. 0.05",
-            args.target
-        );
-    }
-    // One run per (strategy, workers): labelled `strategy/wN` when simulating workers.
-    let workers: Vec<Option<usize>> = if args.workers.is_empty() {
-        vec![None]
-    } else {
-        args.workers.iter().map(|&w| Some(w)).collect()
-    };
-    // Check every strategy and its options before any work starts.
-    let strategies: Vec<Contender> = args
-        .strategies
-        .iter()
-        .map(|s| strategy(s).map(|(canonical, _)| (canonical, s.clone())))
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .flat_map(|(canonical, spec)| {
-            workers.iter().map(move |&w| match w {
-                Some(n) => (ktune_bench::workers_label(&canonical, n), spec.clone(), w),
-                None => (canonical.clone(), spec.clone(), w),
-            })
-        })
-        .collect();
+    let seeds = seeds(args)?;
+    let strategies = contenders(args)?;
     let started = Instant::now();
     let spaces = open_spaces(&args.spaces, &args.objective, args.maximize)?;
-    let mut names: Vec<&str> = spaces.iter().map(|(s, _)| s.name()).collect();
-    names.sort_unstable();
-    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-        bail!(
-            "two spaces are both called `{}`; traces name spaces by file stem, so give them distinct names",
-            w[0]
-        );
-    }
-    eprintln!(
-        "ktune bench: {} strategies x {} spaces x {} seeds ({}..{}) (read the spaces in {:.1} s)",
-        strategies.len(),
-        spaces.len(),
-        args.seeds,
-        seeds.start,
-        seeds.end - 1,
-        started.elapsed().as_secs_f64()
-    );
-    for (sim, stats) in &spaces {
-        eprintln!(
-            "  {:<24} {:>6} configurations, {:>5} valid, n_max {:>4}, budget {}",
-            sim.name(),
-            stats.n_total(),
-            stats.n_valid(),
-            stats.n_max(),
-            evaluations(args.budget, stats)
-        );
-    }
+    announce(args, &strategies, &spaces, &seeds, started)?;
     let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
     let traces_path = args.out.join("traces.jsonl");
-    let mut finished: Vec<Trace> = Vec::new();
-    if args.resume {
-        let (earlier, cut) = read_finished_traces(&traces_path)?;
-        if cut {
-            eprintln!(
-                "note: the last line of `{}` was a run cut off while being written; it will run again",
-                traces_path.display()
-            );
-        }
-        finished = earlier.into_iter().filter(|t| t.tool == tool).collect();
-    }
+    let finished = earlier_runs(args, &traces_path, &tool)?;
     let done: HashSet<(&str, &str, i64)> = finished
         .iter()
         .map(|t| (t.strategy.as_str(), t.space.as_str(), t.seed))
         .collect();
     // Seed by seed, so that a benchmark stopped part-way holds the same seeds of every
     // strategy on every space (a fair comparison with fewer seeds, and --resume adds more).
-    let mut tasks: Vec<(usize, &Contender, u64)> = Vec::new();
+    let mut tasks: Vec<Task<'_>> = Vec::new();
     for seed in seeds {
         for s in 0..spaces.len() {
             tasks.extend(strategies.iter().map(|st| (s, st, seed)));
@@ -263,76 +185,205 @@ fn bench(args: &RunArgs) -> Result<()> {
     let ended = AtomicUsize::new(0);
     let fresh: Vec<Trace> = todo
         .par_iter()
-        .map(
-            |&(s, (strategy_name, spec, workers), seed)| -> Result<Trace> {
-                let (sim, stats) = &spaces[s];
-                let budget = Budget {
-                    max_evaluations: Some(evaluations(args.budget, stats)),
-                    ..Budget::default()
-                };
-                let (_, mut strategy) = self::strategy(spec)?;
-                let mut runner = sim.runner();
-                let t = Instant::now();
-                let (values, meta) = match workers {
-                    None => {
-                        let run = Tuner::new(sim.space(), &mut runner, budget)
-                            .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
-                        let meta = serde_json::json!({
-                            "simulated_seconds": run.clock,
-                            "strategy_seconds": run.strategy_seconds,
-                            "stop": run.stop,
-                        });
-                        (run.objective_values(), meta)
-                    }
-                    Some(n) => {
-                        let direction = ktune_core::Runner::metrics(&runner)[0].direction;
-                        let session = Session::new(
-                            sim.space(),
-                            Box::new(strategy.as_mut()),
-                            budget,
-                            direction,
-                            Rng::seed_from_u64(seed),
-                        )?;
-                        let run = simulate_workers(session, &mut runner, *n)?;
-                        let meta = serde_json::json!({
-                            "workers": n,
-                            "simulated_seconds": run.finished.last().copied().unwrap_or(0.0),
-                            "strategy_seconds": run.strategy_seconds,
-                            "stop": run.stop,
-                            "finished": run.finished,
-                        });
-                        let values = run.records.iter().map(|r| r.outcome.objective()).collect();
-                        (values, meta)
-                    }
-                };
-                let trace = Trace {
-                    tool: tool.clone(),
-                    strategy: strategy_name.to_string(),
-                    space: sim.name().to_string(),
-                    seed: seed as i64,
-                    values,
-                    wall_seconds: t.elapsed().as_secs_f64(),
-                    meta: Some(meta),
-                };
-                appender
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .append(&trace)?;
-                let k = ended.fetch_add(1, Ordering::Relaxed) + 1;
-                eprintln!(
-                    "[{k}/{}] {} on {} seed {seed}: {} evaluations in {:.1} s",
-                    todo.len(),
-                    strategy_name,
-                    sim.name(),
-                    trace.values.len(),
-                    trace.wall_seconds
-                );
-                Ok(trace)
-            },
-        )
+        .map(|&task| -> Result<Trace> {
+            let trace = run_one(args, &spaces, task, &tool)?;
+            appender
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .append(&trace)?;
+            let k = ended.fetch_add(1, Ordering::Relaxed) + 1;
+            eprintln!(
+                "[{k}/{}] {} on {} seed {}: {} evaluations in {:.1} s",
+                todo.len(),
+                trace.strategy,
+                trace.space,
+                trace.seed,
+                trace.values.len(),
+                trace.wall_seconds
+            );
+            Ok(trace)
+        })
         .collect::<Result<_>>()?;
-    // Report this benchmark's runs (earlier ones first), in a fixed order whatever finished
-    // first.
+    let traces = in_order(finished, &kept, &spaces, fresh);
+    let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) = spaces.into_iter().unzip();
+    write_reports(args, &traces, &sims, &stats)?;
+    eprintln!("traces: {}", traces_path.display());
+    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The seeds to run, checked with the other numbers of the arguments.
+fn seeds(args: &RunArgs) -> Result<std::ops::Range<u64>> {
+    if args.seeds == 0 {
+        bail!("--seeds must be at least 1: a score needs at least one run per strategy and space");
+    }
+    if args.budget == Some(0) {
+        bail!("--budget must be at least 1 evaluation");
+    }
+    if let Some(w) = args.workers.iter().find(|&&w| w == 0 || w > 4096) {
+        bail!("--workers {w}: give numbers of workers from 1 to 4096, e.g. --workers 1,2,4,8,16");
+    }
+    if !(args.target > 0.0 && args.target < 1.0) {
+        bail!(
+            "--target {}: give a fraction between 0 and 1, e.g. 0.05",
+            args.target
+        );
+    }
+    // Traces record seeds as signed integers (the format other tools write too).
+    args.first_seed
+        .checked_add(args.seeds)
+        .filter(|&end| end <= i64::MAX as u64)
+        .map(|end| args.first_seed..end)
+        .with_context(|| {
+            format!(
+                "--first-seed {} --seeds {}: the seeds must stay below 2^63",
+                args.first_seed, args.seeds
+            )
+        })
+}
+
+/// Every strategy checked before any work starts, once per number of simulated workers
+/// (labelled `strategy/wN` when simulating workers).
+fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
+    let workers: Vec<Option<usize>> = if args.workers.is_empty() {
+        vec![None]
+    } else {
+        args.workers.iter().map(|&w| Some(w)).collect()
+    };
+    let checked = args
+        .strategies
+        .iter()
+        .map(|s| strategy(s))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(checked
+        .into_iter()
+        .flat_map(|c| {
+            workers.iter().map(move |&w| match w {
+                Some(n) => (ktune_bench::workers_label(c.canonical(), n), c.clone(), w),
+                None => (c.canonical().to_string(), c.clone(), w),
+            })
+        })
+        .collect())
+}
+
+/// Says what will run, on which spaces; refuses two spaces of one name.
+fn announce(
+    args: &RunArgs,
+    strategies: &[Contender],
+    spaces: &[(Simulation, SpaceStats)],
+    seeds: &std::ops::Range<u64>,
+    started: Instant,
+) -> Result<()> {
+    let mut names: Vec<&str> = spaces.iter().map(|(s, _)| s.name()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        bail!(
+            "two spaces are both called `{}`; traces name spaces by file stem, so give them distinct names",
+            w[0]
+        );
+    }
+    eprintln!(
+        "ktune bench: {} strategies x {} spaces x {} seeds ({}..{}) (read the spaces in {:.1} s)",
+        strategies.len(),
+        spaces.len(),
+        args.seeds,
+        seeds.start,
+        seeds.end - 1,
+        started.elapsed().as_secs_f64()
+    );
+    for (sim, stats) in spaces {
+        eprintln!(
+            "  {:<24} {:>6} configurations, {:>5} valid, n_max {:>4}, budget {}",
+            sim.name(),
+            stats.n_total(),
+            stats.n_valid(),
+            stats.n_max(),
+            evaluations(args.budget, stats)
+        );
+    }
+    Ok(())
+}
+
+/// With `--resume`, the runs of this tool version already in the traces file.
+fn earlier_runs(args: &RunArgs, traces_path: &Path, tool: &str) -> Result<Vec<Trace>> {
+    if !args.resume {
+        return Ok(Vec::new());
+    }
+    let (earlier, cut) = read_finished_traces(traces_path)?;
+    if cut {
+        eprintln!(
+            "note: the last line of `{}` was a run cut off while being written; it will run again",
+            traces_path.display()
+        );
+    }
+    Ok(earlier.into_iter().filter(|t| t.tool == tool).collect())
+}
+
+/// One run: the contender on the space with the seed, as a trace.
+fn run_one(
+    args: &RunArgs,
+    spaces: &[(Simulation, SpaceStats)],
+    (s, (strategy_name, strategy, workers), seed): Task<'_>,
+    tool: &str,
+) -> Result<Trace> {
+    let (sim, stats) = &spaces[s];
+    let budget = Budget {
+        max_evaluations: Some(evaluations(args.budget, stats)),
+        ..Budget::default()
+    };
+    let mut strategy = strategy.build();
+    let mut runner = sim.runner();
+    let t = Instant::now();
+    let (values, meta) = match workers {
+        None => {
+            let run = Tuner::new(sim.space(), &mut runner, budget)
+                .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
+            let meta = serde_json::json!({
+                "simulated_seconds": run.clock,
+                "strategy_seconds": run.strategy_seconds,
+                "stop": run.stop,
+            });
+            (run.objective_values(), meta)
+        }
+        Some(n) => {
+            let direction = ktune_core::Runner::metrics(&runner)[0].direction;
+            let session = Session::new(
+                sim.space(),
+                Box::new(strategy.as_mut()),
+                budget,
+                direction,
+                Rng::seed_from_u64(seed),
+            )?;
+            let run = simulate_workers(session, &mut runner, *n)?;
+            let meta = serde_json::json!({
+                "workers": n,
+                "simulated_seconds": run.finished.last().copied().unwrap_or(0.0),
+                "strategy_seconds": run.strategy_seconds,
+                "stop": run.stop,
+                "finished": run.finished,
+            });
+            let values = run.records.iter().map(|r| r.outcome.objective()).collect();
+            (values, meta)
+        }
+    };
+    Ok(Trace {
+        tool: tool.to_string(),
+        strategy: strategy_name.to_string(),
+        space: sim.name().to_string(),
+        seed: seed as i64,
+        values,
+        wall_seconds: t.elapsed().as_secs_f64(),
+        meta: Some(meta),
+    })
+}
+
+/// This benchmark's runs (earlier ones first), in a fixed order whatever finished first.
+fn in_order(
+    finished: Vec<Trace>,
+    kept: &[Task<'_>],
+    spaces: &[(Simulation, SpaceStats)],
+    fresh: Vec<Trace>,
+) -> Vec<Trace> {
     let wanted: HashSet<(&str, &str, i64)> = kept
         .iter()
         .map(|&(s, (name, ..), seed)| (name.as_str(), spaces[s].0.name(), seed as i64))
@@ -349,33 +400,40 @@ fn bench(args: &RunArgs) -> Result<()> {
             b.seed,
         ))
     });
-    let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) = spaces.into_iter().unzip();
+    traces
+}
+
+/// The score table and plots, the scores against simulated time, the workers' report.
+fn write_reports(
+    args: &RunArgs,
+    traces: &[Trace],
+    sims: &[Simulation],
+    stats: &[SpaceStats],
+) -> Result<()> {
     report(
-        &traces,
-        &stats,
+        traces,
+        stats,
         Some(&args.out.join("scores.md")),
         (!args.no_plots).then(|| args.out.join("plots")).as_deref(),
         None,
     )?;
     if args.budget_kind == BudgetKind::Time {
-        time_scores(&traces, &sims, &stats, Some(&args.out.join("time.md")))?;
+        time_scores(traces, sims, stats, Some(&args.out.join("time.md")))?;
     }
     if !args.workers.is_empty() {
-        let markdown = ktune_bench::workers_report(&traces, &stats, args.target);
+        let markdown = ktune_bench::workers_report(traces, stats, args.target);
         outln!("{markdown}")?;
         let path = args.out.join("workers.md");
         std::fs::write(&path, &markdown)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
         eprintln!("workers: {}", path.display());
     }
-    eprintln!("traces: {}", traces_path.display());
-    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 
-/// A strategy from its command-line form (`name` or `name:key=value:...`) or from the
-/// `[strategy]` table of a `ktune.toml` (an argument ending in `.toml`).
-fn strategy(spec: &str) -> Result<(String, Box<dyn ktune_core::Strategy + Send>)> {
+/// A strategy, checked, from its command-line form (`name` or `name:key=value:...`) or from
+/// the `[strategy]` table of a `ktune.toml` (an argument ending in `.toml`).
+fn strategy(spec: &str) -> Result<CheckedStrategy> {
     if spec.ends_with(".toml") {
         let text =
             std::fs::read_to_string(spec).with_context(|| format!("cannot read `{spec}`"))?;
@@ -387,10 +445,10 @@ fn strategy(spec: &str) -> Result<(String, Box<dyn ktune_core::Strategy + Send>)
             .with_context(|| format!("`{spec}` has no [strategy] table"))?;
         let json = serde_json::to_value(table)?;
         let map = json.as_object().cloned().unwrap_or_default();
-        return ktune_strategies::create_from_table(&map)
+        return CheckedStrategy::from_table(&map)
             .with_context(|| format!("in the [strategy] table of `{spec}`"));
     }
-    Ok(ktune_strategies::create_spec(spec)?)
+    Ok(CheckedStrategy::parse(spec)?)
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {

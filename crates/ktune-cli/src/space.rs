@@ -29,63 +29,103 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
     let read = started.elapsed();
     let space = build_with_progress(&spec, args.max_enumeration)?;
     let rejection = space.constraint_rejection();
-    let peak = peak_rss_bytes();
-    let format = match spec.format {
-        SpecFormat::Toml => "ktune.toml",
-        SpecFormat::T1 => "T1",
-        SpecFormat::Cache => "Kernel Tuner cache",
+    let built = Built {
+        read,
+        space,
+        rejection,
+        peak: peak_rss_bytes(),
     };
-    let mut out = std::io::stdout().lock();
     if args.json {
-        let params: Vec<_> = space
-            .params()
-            .iter()
-            .map(|p| {
-                json!({
-                    "name": p.name(),
-                    "kind": p.kind().name(),
-                    "size": p.len(),
-                    "values": p.values().iter().map(|v| v.to_json()).collect::<Vec<_>>(),
-                    "log": p.is_log(),
-                    "default": p.default_index().map(|i| p.values()[i].to_json()),
-                })
-            })
-            .collect();
-        let constraints: Vec<_> = spec
-            .constraints
-            .iter()
-            .zip(&rejection)
-            .map(|(c, r)| json!({"expression": c.text, "rejected_share": r}))
-            .collect();
-        let groups: Vec<_> = space
-            .groups()
-            .iter()
-            .map(|g| json!({"params": g.params, "size": g.size, "cartesian_size": g.cartesian_size, "constraints": g.constraints}))
-            .collect();
-        let report = json!({
-            "spec": args.spec.display().to_string(),
-            "name": spec.name,
-            "format": format,
-            "parameters": params,
-            "constraints": constraints,
-            "cartesian_size": space.cartesian_size(),
-            "size": space.size(),
-            "density": space.density(),
-            "groups": groups,
-            "read_seconds": read.as_secs_f64(),
-            "build_seconds": space.build_time().as_secs_f64(),
-            "memory_bytes": space.memory_bytes(),
-            "peak_rss_bytes": peak,
-            "warnings": spec.warnings,
-        });
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-        return Ok(());
+        return json_report(args, &spec, &built);
     }
     for w in &spec.warnings {
         eprintln!("warning: {w}");
     }
+    text_report(args, &spec, &built)
+}
+
+/// A space as built, with what its report says of the building.
+struct Built {
+    space: ktune_space::SearchSpace,
+    /// The time it took to read the spec.
+    read: std::time::Duration,
+    /// Each constraint's share of its parameters' combinations that it rejects.
+    rejection: Vec<f64>,
+    /// The process's peak memory after the build.
+    peak: Option<u64>,
+}
+
+fn format_name(spec: &SpaceSpec) -> &'static str {
+    match spec.format {
+        SpecFormat::Toml => "ktune.toml",
+        SpecFormat::T1 => "T1",
+        SpecFormat::Cache => "Kernel Tuner cache",
+    }
+}
+
+/// The report as one JSON object (`--json`).
+fn json_report(args: &SpaceArgs, spec: &SpaceSpec, built: &Built) -> Result<()> {
+    let space = &built.space;
+    let params: Vec<_> = space
+        .params()
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name(),
+                "kind": p.kind().name(),
+                "size": p.len(),
+                "values": p.values().iter().map(|v| v.to_json()).collect::<Vec<_>>(),
+                "log": p.is_log(),
+                "default": p.default_index().map(|i| p.values()[i].to_json()),
+            })
+        })
+        .collect();
+    let constraints: Vec<_> = spec
+        .constraints
+        .iter()
+        .zip(&built.rejection)
+        .map(|(c, r)| json!({"expression": c.text, "rejected_share": r}))
+        .collect();
+    let groups: Vec<_> = space
+        .groups()
+        .iter()
+        .map(|g| json!({"params": g.params, "size": g.size, "cartesian_size": g.cartesian_size, "constraints": g.constraints}))
+        .collect();
+    let report = json!({
+        "spec": args.spec.display().to_string(),
+        "name": spec.name,
+        "format": format_name(spec),
+        "parameters": params,
+        "constraints": constraints,
+        "cartesian_size": space.cartesian_size(),
+        "size": space.size(),
+        "density": space.density(),
+        "groups": groups,
+        "read_seconds": built.read.as_secs_f64(),
+        "build_seconds": space.build_time().as_secs_f64(),
+        "memory_bytes": space.memory_bytes(),
+        "peak_rss_bytes": built.peak,
+        "warnings": spec.warnings,
+    });
+    writeln!(
+        std::io::stdout().lock(),
+        "{}",
+        serde_json::to_string_pretty(&report)?
+    )?;
+    Ok(())
+}
+
+/// The report as text: the parameters, the constraints, the sizes and groups, the cost.
+fn text_report(args: &SpaceArgs, spec: &SpaceSpec, built: &Built) -> Result<()> {
+    let space = &built.space;
+    let mut out = std::io::stdout().lock();
     let title = spec.name.as_deref().unwrap_or("search space");
-    writeln!(out, "{title} ({format}: {})", args.spec.display())?;
+    writeln!(
+        out,
+        "{title} ({}: {})",
+        format_name(spec),
+        args.spec.display()
+    )?;
     writeln!(out)?;
     writeln!(out, "parameters ({})", space.dims())?;
     let width = space
@@ -113,10 +153,16 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
             "constraints ({}), each with the share of its parameters' combinations it rejects",
             spec.constraints.len()
         )?;
-        for (i, (c, r)) in spec.constraints.iter().zip(&rejection).enumerate() {
+        for (i, (c, r)) in spec.constraints.iter().zip(&built.rejection).enumerate() {
             writeln!(out, "  {:>2}. {:>5.1}%  {}", i + 1, r * 100.0, c.text)?;
         }
     }
+    sizes(&mut out, built)
+}
+
+/// The sizes, the groups, the build time and the memory.
+fn sizes(out: &mut impl Write, built: &Built) -> Result<()> {
+    let space = &built.space;
     writeln!(out)?;
     writeln!(out, "Cartesian size  {}", count(space.cartesian_size()))?;
     writeln!(out, "feasible size   {}", space.size())?;
@@ -140,13 +186,13 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
         out,
         "build time      {:.2} ms (reading the spec: {:.2} ms)",
         space.build_time().as_secs_f64() * 1e3,
-        read.as_secs_f64() * 1e3
+        built.read.as_secs_f64() * 1e3
     )?;
     writeln!(
         out,
         "memory          {} held by the space{}",
         bytes(space.memory_bytes() as f64),
-        match peak {
+        match built.peak {
             Some(p) => format!(", {} peak for the process", bytes(p as f64)),
             None => String::new(),
         }

@@ -15,6 +15,7 @@ use ktune_bench::{SpaceStats, score_run};
 use ktune_core::{Budget, CoreError, Direction, Metric, Outcome, Rng, Runner, Timings, Tuner};
 use ktune_runners::Simulation;
 use ktune_space::{Configuration, Parameter, SearchSpace};
+use ktune_strategies::CheckedStrategy;
 use ktune_strategies::{Options, options_spec, parse_value};
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -120,7 +121,7 @@ struct Scorer<'a> {
 impl Scorer<'_> {
     /// The mean score of `options` (an error if the strategy refuses them).
     fn score(&self, options: &Options) -> Result<f64, String> {
-        ktune_strategies::create(&self.name, options).map_err(|e| e.to_string())?;
+        let checked = CheckedStrategy::new(&self.name, options).map_err(|e| e.to_string())?;
         let runs: Vec<(usize, u64)> = (0..self.spaces.len())
             .flat_map(|s| self.seeds.clone().map(move |seed| (s, seed)))
             .collect();
@@ -128,8 +129,7 @@ impl Scorer<'_> {
             .par_iter()
             .map(|&(s, seed)| -> Result<f64, String> {
                 let (sim, stats) = self.spaces[s];
-                let mut strategy =
-                    ktune_strategies::create(&self.name, options).map_err(|e| e.to_string())?;
+                let mut strategy = checked.build();
                 let mut runner = sim.runner();
                 let budget = Budget {
                     max_evaluations: Some(crate::brute_forced::evaluations(self.budget, stats)),
@@ -204,6 +204,61 @@ struct Fold {
 }
 
 pub fn run(args: &TuneStrategyArgs) -> Result<()> {
+    check(args)?;
+    let (name, fixed) = ktune_strategies::parse_spec(&args.strategy);
+    let entry = ktune_strategies::entry(&name)?;
+    CheckedStrategy::new(entry.name, &fixed)
+        .with_context(|| format!("the fixed options of `{}`", args.strategy))?;
+    let tuner = CheckedStrategy::parse(&args.tuner).context("--tuner")?;
+    let searched = searched(args, entry, &fixed)?;
+    let meta_space = settings_space(&searched)?;
+    let mut spaces =
+        crate::brute_forced::open_spaces(&args.spaces, &args.objective, args.maximize)?;
+    spaces.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+    eprintln!(
+        "ktune bench tune-strategy: {} options of `{}` ({} settings), {} spaces in {} fold(s), {} seeds, {} settings tried per fold by `{}`",
+        searched.len(),
+        entry.name,
+        meta_space.size(),
+        spaces.len(),
+        args.folds,
+        args.seeds,
+        args.evaluations,
+        args.tuner
+    );
+    let started = Instant::now();
+    let mut folds = Vec::new();
+    for f in 0..args.folds {
+        let (held, train): (Vec<_>, Vec<_>) = spaces
+            .iter()
+            .enumerate()
+            .partition(|(i, _)| args.folds > 1 && i % args.folds == f);
+        let scorer = Scorer {
+            name: entry.name.to_string(),
+            fixed: fixed.clone(),
+            searched: &searched,
+            spaces: train.into_iter().map(|(_, s)| s).collect(),
+            seeds: 0..args.seeds,
+            budget: args.budget,
+            metrics: vec![Metric::new("score", Direction::Maximize)],
+        };
+        let held = held.into_iter().map(|(_, s)| s).collect();
+        folds.push(fold(args, f, scorer, held, &meta_space, &tuner)?);
+    }
+    let markdown = report(args, entry.name, &searched, &folds);
+    outln!("{markdown}")?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let path = args.out.join("tune-strategy.md");
+    std::fs::write(&path, &markdown)
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
+    eprintln!("report: {}", path.display());
+    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The numbers of the arguments, checked before anything runs.
+fn check(args: &TuneStrategyArgs) -> Result<()> {
     if args.seeds == 0 || args.evaluations == 0 {
         bail!("--seeds and --evaluations must be at least 1");
     }
@@ -220,12 +275,15 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
             args.spaces.len()
         );
     }
-    let (name, fixed) = ktune_strategies::parse_spec(&args.strategy);
-    let entry = ktune_strategies::entry(&name)?;
-    ktune_strategies::create(entry.name, &fixed)
-        .with_context(|| format!("the fixed options of `{}`", args.strategy))?;
-    ktune_strategies::create_spec(&args.tuner).context("--tuner")?;
-    // The options searched: the strategy's own list (less the fixed ones), then --option.
+    Ok(())
+}
+
+/// The options searched: the strategy's own list (less the fixed ones), then `--option`.
+fn searched(
+    args: &TuneStrategyArgs,
+    entry: &ktune_strategies::Entry,
+    fixed: &Options,
+) -> Result<Vec<Searched>> {
     let mut searched: Vec<Searched> = if args.only_given {
         Vec::new()
     } else {
@@ -261,108 +319,73 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
             entry.name
         );
     }
-    let meta_space = settings_space(&searched)?;
-    let mut spaces =
-        crate::brute_forced::open_spaces(&args.spaces, &args.objective, args.maximize)?;
-    spaces.sort_by(|a, b| a.0.name().cmp(b.0.name()));
+    Ok(searched)
+}
+
+/// Fold `f`: the options tuned on the scorer's spaces by `tuner`, then scored on the
+/// `held`-out spaces with seeds the tuning never saw.
+fn fold<'a>(
+    args: &TuneStrategyArgs,
+    f: usize,
+    mut scorer: Scorer<'a>,
+    held: Vec<&'a (Simulation, SpaceStats)>,
+    meta_space: &SearchSpace,
+    tuner: &CheckedStrategy,
+) -> Result<Fold> {
+    let names = |spaces: &[&(Simulation, SpaceStats)]| -> Vec<String> {
+        spaces.iter().map(|s| s.0.name().to_string()).collect()
+    };
     eprintln!(
-        "ktune bench tune-strategy: {} options of `{}` ({} settings), {} spaces in {} fold(s), {} seeds, {} settings tried per fold by `{}`",
-        searched.len(),
-        entry.name,
-        meta_space.size(),
-        spaces.len(),
+        "fold {}/{}: tuning on {}",
+        f + 1,
         args.folds,
-        args.seeds,
-        args.evaluations,
-        args.tuner
+        names(&scorer.spaces).join(", ")
     );
-    let started = Instant::now();
-    let mut folds = Vec::new();
-    for f in 0..args.folds {
-        let (held, train): (Vec<_>, Vec<_>) = spaces
-            .iter()
-            .enumerate()
-            .partition(|(i, _)| args.folds > 1 && i % args.folds == f);
-        let held: Vec<_> = held.into_iter().map(|(_, s)| s).collect();
-        let train: Vec<_> = train.into_iter().map(|(_, s)| s).collect();
-        eprintln!(
-            "fold {}/{}: tuning on {}",
-            f + 1,
-            args.folds,
-            train
-                .iter()
-                .map(|s| s.0.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let mut scorer = Scorer {
-            name: entry.name.to_string(),
-            fixed: fixed.clone(),
-            searched: &searched,
-            spaces: train,
-            seeds: 0..args.seeds,
-            budget: args.budget,
-            metrics: vec![Metric::new("score", Direction::Maximize)],
+    let fixed = scorer.fixed.clone();
+    let default_train = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
+    eprintln!("  defaults -> {default_train:.3}");
+    let budget = Budget {
+        max_evaluations: Some(args.evaluations),
+        ..Budget::default()
+    };
+    let run = Tuner::new(meta_space, &mut scorer, budget).run(
+        tuner.build().as_mut(),
+        &mut Rng::seed_from_u64(args.tuner_seed),
+    )?;
+    let searched = scorer.searched;
+    let tried: Vec<(String, Option<f64>)> = run
+        .records
+        .iter()
+        .map(|r| {
+            let options = setting_options(&Options::new(), searched, &r.config);
+            (describe(&options), r.outcome.objective())
+        })
+        .collect();
+    let (tuned, tuned_train) = match run.best().and_then(|b| Some((b, b.outcome.objective()?))) {
+        Some((b, s)) if s > default_train => (setting_options(&fixed, searched, &b.config), s),
+        _ => (fixed.clone(), default_train),
+    };
+    let held_scores = if held.is_empty() {
+        None
+    } else {
+        let n = held.len();
+        let scorer = Scorer {
+            spaces: held.clone(),
+            seeds: 1000..1000 + args.seeds,
+            ..scorer
         };
-        let default_train = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
-        eprintln!("  defaults -> {default_train:.3}");
-        let (_, mut tuner) = ktune_strategies::create_spec(&args.tuner)?;
-        let run = Tuner::new(
-            &meta_space,
-            &mut scorer,
-            Budget {
-                max_evaluations: Some(args.evaluations),
-                ..Budget::default()
-            },
-        )
-        .run(tuner.as_mut(), &mut Rng::seed_from_u64(args.tuner_seed))?;
-        let tried: Vec<(String, Option<f64>)> = run
-            .records
-            .iter()
-            .map(|r| {
-                (
-                    describe(&setting_options(&Options::new(), &searched, &r.config)),
-                    r.outcome.objective(),
-                )
-            })
-            .collect();
-        let (tuned, tuned_train) = match run.best().and_then(|b| Some((b, b.outcome.objective()?)))
-        {
-            Some((b, s)) if s > default_train => (setting_options(&fixed, &searched, &b.config), s),
-            _ => (fixed.clone(), default_train),
-        };
-        // The held-out fold, on seeds the tuning never saw.
-        let held_scores = if held.is_empty() {
-            None
-        } else {
-            let scorer = Scorer {
-                spaces: held.clone(),
-                seeds: 1000..1000 + args.seeds,
-                ..scorer
-            };
-            let d = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
-            let t = scorer.score(&tuned).map_err(anyhow::Error::msg)?;
-            eprintln!("  held out ({}): defaults {d:.3}, tuned {t:.3}", held.len());
-            Some((d, t))
-        };
-        folds.push(Fold {
-            held_out: held.iter().map(|s| s.0.name().to_string()).collect(),
-            tuned,
-            train: (default_train, tuned_train),
-            held: held_scores,
-            tried,
-        });
-    }
-    let markdown = report(args, entry.name, &searched, &folds);
-    outln!("{markdown}")?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
-    let path = args.out.join("tune-strategy.md");
-    std::fs::write(&path, &markdown)
-        .with_context(|| format!("cannot write `{}`", path.display()))?;
-    eprintln!("report: {}", path.display());
-    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
-    Ok(())
+        let d = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
+        let t = scorer.score(&tuned).map_err(anyhow::Error::msg)?;
+        eprintln!("  held out ({n}): defaults {d:.3}, tuned {t:.3}");
+        Some((d, t))
+    };
+    Ok(Fold {
+        held_out: names(&held),
+        tuned,
+        train: (default_train, tuned_train),
+        held: held_scores,
+        tried,
+    })
 }
 
 fn report(args: &TuneStrategyArgs, name: &str, searched: &[Searched], folds: &[Fold]) -> String {

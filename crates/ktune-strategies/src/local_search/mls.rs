@@ -154,10 +154,6 @@ impl Default for MultiStartLocalSearch {
 }
 
 impl Strategy for MultiStartLocalSearch {
-    fn name(&self) -> &str {
-        "mls"
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -171,6 +167,10 @@ impl Strategy for MultiStartLocalSearch {
     fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
         self.starts.exclude(space, observations);
         self.climber.tell(observations);
+    }
+
+    fn name(&self) -> &str {
+        "mls"
     }
 }
 

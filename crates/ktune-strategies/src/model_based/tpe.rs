@@ -402,10 +402,6 @@ impl Tpe {
 }
 
 impl Strategy for Tpe {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -425,6 +421,10 @@ impl Strategy for Tpe {
     }
 
     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+
+    fn name(&self) -> &str {
+        NAME
+    }
 }
 
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {

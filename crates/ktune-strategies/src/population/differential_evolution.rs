@@ -612,10 +612,6 @@ fn crossover(
 }
 
 impl Strategy for DifferentialEvolution {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -663,6 +659,10 @@ impl Strategy for DifferentialEvolution {
         for o in observations {
             self.resolve(&o.config, o.value);
         }
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }
 

@@ -355,10 +355,6 @@ impl Population {
 }
 
 impl Strategy for Firefly {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -384,6 +380,10 @@ impl Strategy for Firefly {
         if let Some(p) = &mut self.population {
             p.pending.tell(observations);
         }
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }
 

@@ -498,10 +498,6 @@ fn gamma_variate(shape: f64, rng: &mut Rng) -> f64 {
 }
 
 impl Strategy for GeneticAlgorithm {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -564,6 +560,10 @@ impl Strategy for GeneticAlgorithm {
                 m.state = State::Known(o.value.filter(|v| !v.is_nan()));
             }
         }
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }
 

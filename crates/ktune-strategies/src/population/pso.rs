@@ -263,10 +263,6 @@ fn move_particle(p: &mut Particle, global_x: &[f64], o: &PsoOptions, rng: &mut R
 }
 
 impl Strategy for ParticleSwarm {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -294,6 +290,10 @@ impl Strategy for ParticleSwarm {
         if let Some(s) = &mut self.swarm {
             s.pending.tell(observations);
         }
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }
 

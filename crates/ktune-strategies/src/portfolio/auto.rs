@@ -510,10 +510,6 @@ impl Auto {
 }
 
 impl Strategy for Auto {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -613,6 +609,10 @@ impl Strategy for Auto {
         for m in &mut self.members {
             m.strategy().set_budget(evaluations);
         }
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }
 

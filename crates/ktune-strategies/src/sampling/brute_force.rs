@@ -17,10 +17,6 @@ impl BruteForce {
 }
 
 impl Strategy for BruteForce {
-    fn name(&self) -> &str {
-        "brute_force"
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -40,6 +36,10 @@ impl Strategy for BruteForce {
     }
 
     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+
+    fn name(&self) -> &str {
+        "brute_force"
+    }
 }
 
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {

@@ -18,10 +18,6 @@ impl RandomSampling {
 }
 
 impl Strategy for RandomSampling {
-    fn name(&self) -> &str {
-        "random"
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -46,6 +42,10 @@ impl Strategy for RandomSampling {
     }
 
     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
+
+    fn name(&self) -> &str {
+        "random"
+    }
 }
 
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {

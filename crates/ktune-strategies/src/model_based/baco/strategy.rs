@@ -332,10 +332,6 @@ impl State {
 }
 
 impl Strategy for Baco {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -396,5 +392,9 @@ impl Strategy for Baco {
         for o in observations {
             st.learn(space, &o.config, o.value, o.variance);
         }
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }

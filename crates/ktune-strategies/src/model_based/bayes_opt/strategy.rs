@@ -350,10 +350,6 @@ impl BayesianOptimization {
 }
 
 impl Strategy for BayesianOptimization {
-    fn name(&self) -> &str {
-        NAME
-    }
-
     fn ask(
         &mut self,
         space: &SearchSpace,
@@ -499,6 +495,10 @@ impl Strategy for BayesianOptimization {
             st.portfolio.round_done(|| median(valid));
         }
         self.state = Some(st);
+    }
+
+    fn name(&self) -> &str {
+        NAME
     }
 }
 
