@@ -5,11 +5,9 @@
 //! process's peak resident memory:
 //! `cargo run --release -p ktune-cli --example baco_scale -- [values per parameter] [seeds]`
 
-use std::time::Instant;
-
-use ktune_core::testing::FnRunner;
-use ktune_core::{Budget, History, Observation, Rng, Strategy, Tuner};
-use ktune_space::{Configuration, Parameter, SearchSpace};
+use ktune_core::testing::{FnRunner, Timed};
+use ktune_core::{Budget, Rng, Tuner};
+use ktune_space::{Parameter, SearchSpace};
 use rand::SeedableRng;
 
 /// A smooth function of the values with a failing region, so the forest has work too.
@@ -23,39 +21,6 @@ fn synthetic(v: &[f64]) -> Option<f64> {
         .map(|(i, x)| (x - (i % 5 + 2) as f64).powi(2))
         .sum();
     Some(1.0 + f)
-}
-
-/// Times every ask + tell, with the number of observations at the time.
-struct Timed {
-    inner: Box<dyn Strategy + Send>,
-    observed: usize,
-    pending: f64,
-    samples: Vec<(usize, f64)>,
-}
-
-impl Strategy for Timed {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn ask(
-        &mut self,
-        space: &SearchSpace,
-        history: &History,
-        n: usize,
-        rng: &mut Rng,
-    ) -> Vec<Configuration> {
-        let t = Instant::now();
-        let out = self.inner.ask(space, history, n, rng);
-        self.pending = t.elapsed().as_secs_f64();
-        self.observed = history.len();
-        out
-    }
-    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        let t = Instant::now();
-        self.inner.tell(space, observations);
-        self.samples
-            .push((self.observed, self.pending + t.elapsed().as_secs_f64()));
-    }
 }
 
 fn peak_rss_mib() -> f64 {
@@ -85,12 +50,7 @@ fn main() {
     let mut times = Vec::new();
     for seed in 0..seeds {
         let (_, inner) = ktune_strategies::create_spec("baco").expect("registered");
-        let mut timed = Timed {
-            inner,
-            observed: 0,
-            pending: 0.0,
-            samples: Vec::new(),
-        };
+        let mut timed = Timed::new(inner);
         let mut runner = FnRunner::values(synthetic);
         Tuner::new(
             &space,

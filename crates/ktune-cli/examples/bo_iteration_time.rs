@@ -5,45 +5,10 @@
 //! Options before the files: `--strategy <spec>` (default `bayes_opt`), `--at <n>` (the
 //! observation count to time around, ±10; default 220), `--seeds <k>` (default 5).
 
-use std::time::Instant;
-
-use ktune_core::{Budget, History, Observation, Rng, Strategy, Tuner};
+use ktune_core::testing::Timed;
+use ktune_core::{Budget, Rng, Tuner};
 use ktune_runners::Simulation;
-use ktune_space::{Configuration, SearchSpace};
 use rand::SeedableRng;
-
-/// Times every ask + tell of the wrapped strategy, with the number of observations so far.
-struct Timed {
-    inner: Box<dyn Strategy + Send>,
-    observed: usize,
-    pending: f64,
-    samples: Vec<(usize, f64)>,
-}
-
-impl Strategy for Timed {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn ask(
-        &mut self,
-        space: &SearchSpace,
-        history: &History,
-        n: usize,
-        rng: &mut Rng,
-    ) -> Vec<Configuration> {
-        let t = Instant::now();
-        let out = self.inner.ask(space, history, n, rng);
-        self.pending = t.elapsed().as_secs_f64();
-        self.observed = history.len();
-        out
-    }
-    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        let t = Instant::now();
-        self.inner.tell(space, observations);
-        self.samples
-            .push((self.observed, self.pending + t.elapsed().as_secs_f64()));
-    }
-}
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -84,12 +49,7 @@ fn main() {
                     std::process::exit(2);
                 }
             };
-            let mut timed = Timed {
-                inner,
-                observed: 0,
-                pending: 0.0,
-                samples: Vec::new(),
-            };
+            let mut timed = Timed::new(inner);
             let mut runner = sim.runner();
             let budget = Budget {
                 max_evaluations: Some(at + 20),

@@ -227,6 +227,60 @@ pub fn configs(run: &TuningRun) -> Vec<Configuration> {
     run.records.iter().map(|r| r.config.clone()).collect()
 }
 
+/// A strategy that times the one it wraps: each `ask` with the `tell` that follows it, and
+/// the number of observations at the ask (the strategy's cost as the study grows, for
+/// examples and overhead measurements).
+pub struct Timed {
+    inner: Box<dyn Strategy + Send>,
+    observed: usize,
+    pending: f64,
+    /// `(observations at the ask, seconds of the ask and the tell)`, in order.
+    pub samples: Vec<(usize, f64)>,
+}
+
+impl Timed {
+    /// Times `inner`.
+    pub fn new(inner: Box<dyn Strategy + Send>) -> Timed {
+        Timed {
+            inner,
+            observed: 0,
+            pending: 0.0,
+            samples: Vec::new(),
+        }
+    }
+}
+
+impl Strategy for Timed {
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        let t = std::time::Instant::now();
+        let out = self.inner.ask(space, history, n, rng);
+        self.pending = t.elapsed().as_secs_f64();
+        self.observed = history.len();
+        out
+    }
+
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        let t = std::time::Instant::now();
+        self.inner.tell(space, observations);
+        self.samples
+            .push((self.observed, self.pending + t.elapsed().as_secs_f64()));
+    }
+
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        self.inner.set_budget(evaluations);
+    }
+
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+}
+
 /// Adds an evaluation to `history` (`None`: a runtime failure) and returns its observation,
 /// to tell a strategy by hand.
 pub fn observe(history: &mut History, config: &[u32], value: Option<f64>) -> Observation {

@@ -523,8 +523,8 @@ fn time_strategies<'a>(space: &SearchSpace, runner: &mut dyn FnMut() -> Box<dyn 
     for spec in ["pso", "firefly_algorithm", "pso:constraint_aware=false"] {
         let (mut total, mut count, mut worst) = (0.0, 0usize, 0.0f64);
         for seed in 0..10 {
-            let (_, mut strategy) = crate::create_spec(spec).unwrap();
-            let mut timed = Timed(strategy.as_mut(), 0.0);
+            let (_, strategy) = crate::create_spec(spec).unwrap();
+            let mut timed = ktune_core::testing::Timed::new(strategy);
             let mut runner = runner();
             let budget = Budget {
                 max_evaluations: Some(2000),
@@ -535,7 +535,7 @@ fn time_strategies<'a>(space: &SearchSpace, runner: &mut dyn FnMut() -> Box<dyn 
                 .unwrap();
             total += run.strategy_seconds;
             count += run.records.len();
-            worst = worst.max(timed.1);
+            worst = timed.samples.iter().map(|s| s.1).fold(worst, f64::max);
         }
         eprintln!(
             "{spec}: {} configurations, {} parameters: {:.1} µs per suggestion, slowest ask+tell {:.0} µs",
@@ -544,31 +544,5 @@ fn time_strategies<'a>(space: &SearchSpace, runner: &mut dyn FnMut() -> Box<dyn 
             total / count as f64 * 1e6,
             worst * 1e6
         );
-    }
-}
-
-/// Records the slowest single `ask` or `tell`.
-struct Timed<'a>(&'a mut dyn Strategy, f64);
-
-impl Strategy for Timed<'_> {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn ask(
-        &mut self,
-        space: &SearchSpace,
-        history: &History,
-        n: usize,
-        rng: &mut Rng,
-    ) -> Vec<Configuration> {
-        let t = std::time::Instant::now();
-        let out = self.0.ask(space, history, n, rng);
-        self.1 = self.1.max(t.elapsed().as_secs_f64());
-        out
-    }
-    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        let t = std::time::Instant::now();
-        self.0.tell(space, observations);
-        self.1 = self.1.max(t.elapsed().as_secs_f64());
     }
 }
