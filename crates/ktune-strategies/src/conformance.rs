@@ -14,8 +14,11 @@
 //!   (a strategy text, and whether it is accepted or the words its refusal names);
 //! - [`check_variances_change_the_search`]: a model that hears measurement variances.
 //!
-//! Every function panics with the strategy text and what failed. This crate's tests run them
-//! for every entry of the [registry](crate::REGISTRY).
+//! A strategy is given to the checks as a [`Subject`]: a label and a way to make it afresh,
+//! [`Subject::registered`] for a strategy text of the [registry](crate::REGISTRY), or
+//! [`Subject::new`] for any other, so that a strategy written outside this crate runs the
+//! suite too; the option checks take its [`Entry`](crate::Entry). Every function panics with
+//! the label and what failed. This crate's tests run them for every entry of the registry.
 
 use std::collections::BTreeSet;
 
@@ -24,7 +27,36 @@ use ktune_core::{Asked, Budget, Direction, FailureKind, Record, Rng, Session, Tu
 use ktune_space::{Configuration, SearchSpace};
 use rand::SeedableRng;
 
-use crate::{CheckedStrategy, Entry, Options, create_spec};
+use ktune_core::Strategy;
+
+use crate::{CheckedStrategy, Entry, Options, StrategyError, parse_spec};
+
+/// A strategy under test: a label for messages, and a way to make it afresh (each check
+/// makes as many as it needs).
+pub struct Subject<'a> {
+    label: String,
+    make: Box<dyn Fn() -> Box<dyn Strategy + Send> + 'a>,
+}
+
+impl<'a> Subject<'a> {
+    /// Any strategy: `make` builds a new one in its initial state.
+    pub fn new(label: &str, make: impl Fn() -> Box<dyn Strategy + Send> + 'a) -> Subject<'a> {
+        Subject {
+            label: label.to_string(),
+            make: Box::new(make),
+        }
+    }
+
+    /// A strategy text of the registry (`name:key=value:...`).
+    pub fn registered(spec: &str) -> Subject<'static> {
+        let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
+        Subject::new(spec, move || checked.build())
+    }
+
+    fn make(&self) -> Box<dyn Strategy + Send> {
+        (self.make)()
+    }
+}
 
 /// The runner the suite measures with: the [bowl](landscape::bowl), which fails on a
 /// diagonal band.
@@ -32,18 +64,18 @@ fn bowl() -> FnRunner<'static> {
     FnRunner::values(landscape::bowl)
 }
 
-/// `spec` tuned on `space` with the bowl for `budget` evaluations.
-fn tune(spec: &str, space: &SearchSpace, seed: u64, budget: usize) -> TuningRun {
-    let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
-    run(checked.build().as_mut(), space, &mut bowl(), budget, seed)
+/// The subject tuned on `space` with the bowl for `budget` evaluations.
+fn tune(subject: &Subject<'_>, space: &SearchSpace, seed: u64, budget: usize) -> TuningRun {
+    run(subject.make().as_mut(), space, &mut bowl(), budget, seed)
 }
 
 /// Valid (when `constraint_aware`), distinct proposals within the budget, deterministic per
 /// seed and different across seeds (but for `brute_force`), on a mostly infeasible space;
 /// on a space smaller than the budget, no repeats and (constraint-aware) every configuration.
-pub fn check_proposals(spec: &str, constraint_aware: bool) {
+pub fn check_proposals(subject: &Subject<'_>, constraint_aware: bool) {
+    let spec = subject.label.as_str();
     let space = sparse_space();
-    let first = tune(spec, &space, 1, 60);
+    let first = tune(subject, &space, 1, 60);
     let a = configs(&first);
     assert_eq!(a.len(), 60, "{spec} stopped early: {:?}", first.stop);
     assert_eq!(
@@ -62,13 +94,13 @@ pub fn check_proposals(spec: &str, constraint_aware: bool) {
     }
     assert_eq!(
         a,
-        configs(&tune(spec, &space, 1, 60)),
+        configs(&tune(subject, &space, 1, 60)),
         "{spec} is not deterministic"
     );
     if !spec.starts_with("brute_force") {
         assert_ne!(
             a,
-            configs(&tune(spec, &space, 2, 60)),
+            configs(&tune(subject, &space, 2, 60)),
             "{spec} ignores its seed"
         );
     }
@@ -76,7 +108,7 @@ pub fn check_proposals(spec: &str, constraint_aware: bool) {
     // exhausted (on a small space, so that model-based strategies need not fit hundreds of
     // observations here).
     let small = small_space();
-    let long = configs(&tune(spec, &small, 3, small.size() as usize + 50));
+    let long = configs(&tune(subject, &small, 3, small.size() as usize + 50));
     assert_eq!(
         long.iter().collect::<BTreeSet<_>>().len(),
         long.len(),
@@ -97,19 +129,19 @@ pub fn check_proposals(spec: &str, constraint_aware: bool) {
 /// is given back as held elsewhere, and a claim beyond the study's budget is refused. The
 /// strategy must keep proposing distinct, new configurations, and the study must end with its
 /// budget spent, nothing measured twice.
-pub fn check_shared_study(spec: &str) {
+pub fn check_shared_study(subject: &Subject<'_>) {
+    let spec = subject.label.as_str();
     let space = sparse_space();
     let budget = Budget {
         max_evaluations: Some(60),
         ..Budget::default()
     };
-    let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
     let mut sessions: Vec<Session<'_>> = [1u64, 2]
         .iter()
         .map(|&seed| {
             Session::new(
                 &space,
-                checked.build(),
+                subject.make(),
                 budget.clone(),
                 Direction::Minimize,
                 Rng::seed_from_u64(seed),
@@ -196,12 +228,13 @@ pub fn check_shared_study(spec: &str) {
     assert_eq!(study.len(), 60, "{spec}: the study's budget was not spent");
 }
 
-/// Mean over 16 seeds of the best value `spec` finds on the bowl in `budget` evaluations.
-pub fn mean_best(spec: &str, budget: usize) -> f64 {
+/// Mean over 16 seeds of the best value the subject finds on the bowl in `budget`
+/// evaluations.
+pub fn mean_best(subject: &Subject<'_>, budget: usize) -> f64 {
     let space = sparse_space();
     (0..16u64)
         .map(|seed| {
-            tune(spec, &space, seed, budget)
+            tune(subject, &space, seed, budget)
                 .best()
                 .and_then(|r| r.outcome.objective())
                 .unwrap_or(f64::INFINITY)
@@ -213,11 +246,13 @@ pub fn mean_best(spec: &str, budget: usize) -> f64 {
 /// `spec` finds better configurations than random search on the bowl: 150 of about 570
 /// valid configurations, enough for population methods (DE starts with 16 x 3 = 48 members)
 /// to get past their initial sample.
-pub fn check_beats_random(spec: &str) {
-    let (ours, random) = (mean_best(spec, 150), mean_best("random", 150));
+pub fn check_beats_random(subject: &Subject<'_>) {
+    let ours = mean_best(subject, 150);
+    let random = mean_best(&Subject::registered("random"), 150);
     assert!(
         ours < random,
-        "{spec}: mean best {ours} is not better than random's {random}"
+        "{}: mean best {ours} is not better than random's {random}",
+        subject.label
     );
 }
 
@@ -228,7 +263,9 @@ pub fn check_beats_random(spec: &str) {
 /// tune-strategy` tries is accepted.
 pub fn check_options(entry: &Entry) {
     let name = entry.name;
-    let e = create_spec(&format!("{name}:no_such_option=1"))
+    let check = |options: &Options| (entry.check)(options);
+    let one = |key: &str, value: serde_json::Value| Options::from_iter([(key.to_string(), value)]);
+    let e = check(&one("no_such_option", 1.into()))
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
@@ -237,19 +274,17 @@ pub fn check_options(entry: &Entry) {
     for o in entry.options {
         let value: serde_json::Value = serde_json::from_str(o.default)
             .unwrap_or_else(|e| panic!("{name}: `{}` = {} is not JSON: {e}", o.name, o.default));
-        let one = Options::from_iter([(o.name.to_string(), value.clone())]);
-        if let Err(e) = CheckedStrategy::new(name, &one) {
+        if let Err(e) = check(&one(o.name, value.clone())) {
             panic!("{name}: `{}` = {} is refused: {e}", o.name, o.default);
         }
         documented.insert(o.name.to_string(), value);
     }
-    let from_docs = CheckedStrategy::new(name, &documented)
-        .unwrap_or_else(|e| panic!("{name} with every documented default: {e}"));
-    let defaults = CheckedStrategy::new(name, &Options::new())
-        .unwrap_or_else(|e| panic!("{name} with no options: {e}"));
+    let from_docs =
+        check(&documented).unwrap_or_else(|e| panic!("{name} with every documented default: {e}"));
+    let defaults = check(&Options::new()).unwrap_or_else(|e| panic!("{name} with no options: {e}"));
     assert_eq!(
-        from_docs.checked_options(),
-        defaults.checked_options(),
+        format!("{from_docs:?}"),
+        format!("{defaults:?}"),
         "{name}: the documented defaults (left) are not the defaults (right)"
     );
     for t in entry.tunable {
@@ -262,8 +297,7 @@ pub fn check_options(entry: &Entry) {
         for v in t.values {
             let value: serde_json::Value = serde_json::from_str(v)
                 .unwrap_or_else(|err| panic!("{name}: `{}` = {v}: {err}", t.name));
-            let one = Options::from_iter([(t.name.to_string(), value)]);
-            if let Err(err) = CheckedStrategy::new(name, &one) {
+            if let Err(err) = check(&one(t.name, value)) {
                 panic!("{name}: `{}` = {v} is refused: {err}", t.name);
             }
         }
@@ -311,15 +345,39 @@ const fn refused(spec: &'static str, words: &'static [&'static str]) -> OptionRo
     }
 }
 
-/// Checks every row: an accepted text is accepted (with its canonical form, where given), a
+/// A strategy text checked against the strategies of `entries` (by name or alias): its
+/// canonical form (the name as registered, the options as given), as
+/// [`CheckedStrategy::parse`] makes it.
+fn checked_text(entries: &[Entry], text: &str) -> Result<String, StrategyError> {
+    let (name, options) = parse_spec(text);
+    let Some(entry) = entries
+        .iter()
+        .find(|e| e.name == name || e.aliases.contains(&name.as_str()))
+    else {
+        let available: Vec<&str> = entries.iter().map(|e| e.name).collect();
+        return Err(StrategyError::Unknown {
+            name,
+            available: available.join(", "),
+        });
+    };
+    (entry.check)(&options)?;
+    Ok(std::iter::once(entry.name)
+        .chain(text.split(':').skip(1))
+        .collect::<Vec<_>>()
+        .join(":"))
+}
+
+/// Checks every row against the strategies of `entries` (this crate's
+/// [`REGISTRY`](crate::REGISTRY), or a strategy's own entry): an accepted text is accepted
+/// (with its canonical form, where given: the name as registered, the options as given), a
 /// refused one is refused with a message that contains the row's words.
-pub fn check_option_rows(rows: &[OptionRow]) {
+pub fn check_option_rows(entries: &[Entry], rows: &[OptionRow]) {
     for row in rows {
-        let result = CheckedStrategy::parse(row.spec);
+        let result = checked_text(entries, row.spec);
         match (row.verdict, result) {
             (Verdict::Accepted, Ok(_)) => {}
-            (Verdict::Canonical(want), Ok(c)) => {
-                assert_eq!(c.canonical(), want, "{}", row.spec)
+            (Verdict::Canonical(want), Ok(canonical)) => {
+                assert_eq!(canonical, want, "{}", row.spec)
             }
             (Verdict::Refused(words), Err(e)) => {
                 let message = e.to_string();
@@ -506,19 +564,19 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     refused("auto:climb_patience=-2", &["climb_patience"]),
 ];
 
-/// `spec` hears measurement variances: on the same values with and without them (the bowl,
-/// and the bowl with samples whose spread grows with the value), the searches differ after
-/// the initial sample, and the noisy one is deterministic per seed and still reaches the
-/// bowl's bottom region.
-pub fn check_variances_change_the_search(spec: &str) {
+/// The subject hears measurement variances: on the same values with and without them (the
+/// bowl, and the bowl with samples whose spread grows with the value), the searches differ
+/// after the initial sample, and the noisy one is deterministic per seed and still reaches
+/// the bowl's bottom region.
+pub fn check_variances_change_the_search(subject: &Subject<'_>) {
+    let spec = subject.label.as_str();
     let space = sparse_space();
     let tune = |noisy: bool| {
-        let checked = CheckedStrategy::parse(spec).unwrap_or_else(|e| panic!("{spec}: {e}"));
         let mut runner = bowl();
         if noisy {
             runner = runner.samples(&[0.8, 1.0, 1.2]);
         }
-        run(checked.build().as_mut(), &space, &mut runner, 40, 5)
+        run(subject.make().as_mut(), &space, &mut runner, 40, 5)
     };
     let (quiet, noisy) = (tune(false), tune(true));
     // Same values, but the model weighs them by their precision: another search.
@@ -546,12 +604,14 @@ mod tests {
     #[test]
     fn every_strategy_is_valid_unique_within_budget_and_deterministic() {
         for e in REGISTRY {
-            check_proposals(e.name, true);
+            check_proposals(&Subject::registered(e.name), true);
             if e.options.iter().any(|o| o.name == "constraint_aware") {
-                check_proposals(&format!("{}:constraint_aware=false", e.name), false);
+                let unaware = format!("{}:constraint_aware=false", e.name);
+                check_proposals(&Subject::registered(&unaware), false);
             }
             if e.options.iter().any(|o| o.name == "surrogate") {
-                check_proposals(&format!("{}:surrogate=cgp", e.name), true);
+                let cgp = format!("{}:surrogate=cgp", e.name);
+                check_proposals(&Subject::registered(&cgp), true);
             }
         }
         for spec in [
@@ -564,14 +624,14 @@ mod tests {
             "sa:neighbour=strictly-adjacent:maxiter=3:max_stuck=5",
             "sa:compound=1:start_samples=1:stretch=false",
         ] {
-            check_proposals(spec, true);
+            check_proposals(&Subject::registered(spec), true);
         }
     }
 
     #[test]
     fn every_strategy_shares_a_study_with_foreign_observations_and_batches() {
         for e in REGISTRY {
-            check_shared_study(e.name);
+            check_shared_study(&Subject::registered(e.name));
         }
     }
 
@@ -580,11 +640,8 @@ mod tests {
         let space = sparse_space();
         let size = space.size() as usize;
         for name in ["random", "brute_force"] {
-            assert_eq!(
-                configs(&tune(name, &space, 2, size + 50)).len(),
-                size,
-                "{name}"
-            );
+            let runs = tune(&Subject::registered(name), &space, 2, size + 50);
+            assert_eq!(configs(&runs).len(), size, "{name}");
         }
     }
 
@@ -594,9 +651,9 @@ mod tests {
             .iter()
             .filter(|e| !matches!(e.name, "random" | "brute_force"))
         {
-            check_beats_random(e.name);
+            check_beats_random(&Subject::registered(e.name));
             if e.options.iter().any(|o| o.name == "surrogate") {
-                check_beats_random(&format!("{}:surrogate=cgp", e.name));
+                check_beats_random(&Subject::registered(&format!("{}:surrogate=cgp", e.name)));
             }
         }
     }
@@ -610,7 +667,7 @@ mod tests {
 
     #[test]
     fn each_strategys_option_checks() {
-        check_option_rows(OPTION_ROWS);
+        check_option_rows(REGISTRY, OPTION_ROWS);
         // Every strategy has rows of its own.
         for e in REGISTRY.iter().filter(|e| !e.options.is_empty()) {
             assert!(
@@ -628,7 +685,33 @@ mod tests {
     #[test]
     #[should_panic(expected = "mls:kicks=-1 was refused")]
     fn a_wrong_row_fails() {
-        check_option_rows(&[accepted("mls:kicks=-1")]);
+        check_option_rows(REGISTRY, &[accepted("mls:kicks=-1")]);
+    }
+
+    /// A strategy that is not in the registry runs the suite through a `Subject` and its
+    /// own `Entry`.
+    #[test]
+    fn a_strategy_outside_the_registry_runs_the_suite() {
+        let subject = Subject::new("random, unregistered", || {
+            Box::new(crate::RandomSampling::new())
+        });
+        check_proposals(&subject, true);
+        check_shared_study(&subject);
+        let entry = crate::entry("random").unwrap();
+        let renamed = Entry {
+            name: "my_random",
+            aliases: &[],
+            ..*entry
+        };
+        check_options(&renamed);
+        check_option_rows(
+            &[renamed],
+            &[
+                canonical("my_random", "my_random"),
+                refused("my_random:popsize=3", &["popsize"]),
+                refused("random", &["unknown strategy `random`", "my_random"]),
+            ],
+        );
     }
 
     #[test]

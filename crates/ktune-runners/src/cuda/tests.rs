@@ -925,7 +925,7 @@ fn failures_on_the_gpu_are_outcomes_and_tuning_goes_on() {
             .unwrap()
     };
     // A kernel fault (mode 1) poisons the process's CUDA context for good, so it is tested
-    // end to end in its own process (ktune-cli's tests/cuda.rs: `ktune tune` restarts).
+    // end to end in its own process (ktune-cli's tests/cli/cuda.rs: `ktune tune` restarts).
     let out = r
         .evaluate(
             &space,

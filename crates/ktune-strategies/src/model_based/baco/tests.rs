@@ -29,7 +29,9 @@ fn finds_the_bowls_optimum() {
 
 #[test]
 fn measurement_variances_reach_the_model() {
-    crate::conformance::check_variances_change_the_search("baco");
+    crate::conformance::check_variances_change_the_search(
+        &crate::conformance::Subject::registered("baco"),
+    );
 }
 
 /// Four asynchronous workers: baco proposes while the others still measure (pending

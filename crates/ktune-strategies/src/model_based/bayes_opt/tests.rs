@@ -454,7 +454,7 @@ fn golden_traces_are_unchanged() {
     .unwrap();
     if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("src/bayes_opt/golden_traces.json");
+            .join("src/model_based/bayes_opt/golden_traces.json");
         std::fs::write(path, text + "\n").unwrap();
         return;
     }
@@ -561,8 +561,12 @@ fn a_batch_ask_gives_distinct_new_configurations() {
 fn measurement_variances_reach_the_model() {
     // Both kinds of candidate handling: every configuration (the incremental candidate GP)
     // and a sample kept for some rounds (the candidate GP over it, rebuilt with each sample).
-    crate::conformance::check_variances_change_the_search("bayes_opt");
-    crate::conformance::check_variances_change_the_search("bayes_opt:candidate_limit=10");
+    crate::conformance::check_variances_change_the_search(
+        &crate::conformance::Subject::registered("bayes_opt"),
+    );
+    crate::conformance::check_variances_change_the_search(
+        &crate::conformance::Subject::registered("bayes_opt:candidate_limit=10"),
+    );
 }
 
 /// Faster towards (14, 10), and everything beyond it fails: the optimum sits at the limit of

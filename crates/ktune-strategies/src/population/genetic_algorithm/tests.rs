@@ -321,7 +321,7 @@ fn finds_the_bowl_minimum_more_often_than_random() {
 /// Strategy overhead per suggestion on a real space (run with `--ignored --nocapture`,
 /// in release mode for a meaningful number).
 #[test]
-#[ignore]
+#[ignore = "timing; run with --release -- --ignored --nocapture"]
 fn overhead_per_suggestion_on_dedispersion() {
     for file in ["dedispersion_A100", "convolution_A100"] {
         let path = crate::testkit::shared_space(file);
