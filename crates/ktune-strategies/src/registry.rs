@@ -227,6 +227,13 @@ pub struct Tunable {
     pub values: &'static [&'static str],
 }
 
+impl Tunable {
+    /// Option `name`, tried at `values`.
+    pub const fn new(name: &'static str, values: &'static [&'static str]) -> Tunable {
+        Tunable { name, values }
+    }
+}
+
 /// Every strategy, in the order they are listed.
 pub const REGISTRY: &[Entry] = &[
     sampling::random::ENTRY,

@@ -60,6 +60,23 @@ max_evaluations = {budget}
     std::fs::write(dir.join("ktune.toml"), spec).unwrap();
 }
 
+/// A project in a new directory ([`project`]), or `None` (the test skips) without gcc.
+fn gcc_project(budget: usize, sleep_ms: u64) -> Option<tempfile::TempDir> {
+    if gcc_missing() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), budget, sleep_ms);
+    Some(dir)
+}
+
+/// Rewrites the project's spec with `edit`.
+fn edit_spec(dir: &Path, edit: impl FnOnce(String) -> String) {
+    let path = dir.join("ktune.toml");
+    let spec = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(path, edit(spec)).unwrap();
+}
+
 /// Where the study lives: a storage URL and a study name.
 struct Study {
     url: String,
@@ -144,11 +161,9 @@ fn workers_share_a_postgresql_study_over_verified_tls() {
         );
         return;
     };
-    if gcc_missing() {
+    let Some(dir) = gcc_project(6, 400) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 6, 400);
+    };
     let study = Study {
         url: format!(
             "{}?sslmode=verify-full&sslrootcert={tls}/ca.pem",
@@ -367,15 +382,14 @@ fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
 /// single-process database alike.
 #[test]
 fn results_rank_by_the_direction_the_study_was_tuned_in() {
-    if gcc_missing() {
+    let Some(dir) = gcc_project(6, 1) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 6, 1);
-    let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
-    let spec = spec.replace("ms' }", "ms', direction = \"maximize\" }");
-    assert!(spec.contains("maximize"));
-    std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
+    };
+    edit_spec(dir.path(), |spec| {
+        let spec = spec.replace("ms' }", "ms', direction = \"maximize\" }");
+        assert!(spec.contains("maximize"));
+        spec
+    });
     let shared = Study {
         url: "sqlite://shared.db".into(),
         name: "up".into(),
@@ -405,14 +419,12 @@ fn results_rank_by_the_direction_the_study_was_tuned_in() {
 
 #[test]
 fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
-    if gcc_missing() {
+    let Some(dir) = gcc_project(4, 1) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 4, 1);
-    let spec = std::fs::read_to_string(dir.path().join("ktune.toml")).unwrap();
-    let spec = spec + "\n[storage]\nurl = \"sqlite://from-spec.db\"\nstudy = \"spec-study\"\n";
-    std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
+    };
+    edit_spec(dir.path(), |spec| {
+        spec + "\n[storage]\nurl = \"sqlite://from-spec.db\"\nstudy = \"spec-study\"\n"
+    });
     let _ = ktune(dir.path())
         .args(["tune", "ktune.toml", "--quiet"])
         .succeeds();
@@ -453,11 +465,9 @@ fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
 /// as a table or as JSON; other formats are refused.
 #[test]
 fn the_studies_of_a_storage_are_listed() {
-    if gcc_missing() {
+    let Some(dir) = gcc_project(2, 400) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 2, 400);
+    };
     for (i, name) in ["first", "second"].iter().enumerate() {
         let study = Study {
             url: "sqlite://shared.db".into(),
@@ -517,11 +527,9 @@ fn the_studies_of_a_storage_are_listed() {
 /// seed; a second worker started with that seed draws from a stream of its own.
 #[test]
 fn workers_draw_their_own_random_numbers_and_the_first_reproduces_a_single_run() {
-    if gcc_missing() {
+    let Some(dir) = gcc_project(6, 1) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 6, 1);
+    };
     let tune = |extra: &[&str]| {
         let _ = ktune(dir.path())
             .args(["tune", "ktune.toml", "--quiet", "--seed", "3"])
@@ -579,11 +587,9 @@ fn workers_draw_their_own_random_numbers_and_the_first_reproduces_a_single_run()
 /// (edited since, or another machine's copy) says so, naming the file.
 #[test]
 fn a_worker_names_a_source_that_changed_under_the_studys_results() {
-    if gcc_missing() {
+    let Some(dir) = gcc_project(3, 0) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    project(dir.path(), 3, 0);
+    };
     let study = Study {
         url: "sqlite://shared.db".into(),
         name: "edited".into(),

@@ -261,18 +261,9 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         START_SAMPLES_DOC,
     ],
     tunable: &[
-        crate::Tunable {
-            name: "no_improvement",
-            values: &["10", "25", "50", "100"],
-        },
-        crate::Tunable {
-            name: "random_walk",
-            values: &["0.1", "0.3", "0.5"],
-        },
-        crate::Tunable {
-            name: "start_samples",
-            values: &["1", "10", "20", "40"],
-        },
+        crate::Tunable::new("no_improvement", &["10", "25", "50", "100"]),
+        crate::Tunable::new("random_walk", &["0.1", "0.3", "0.5"]),
+        crate::Tunable::new("start_samples", &["1", "10", "20", "40"]),
     ],
     check,
 };

@@ -332,26 +332,14 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         },
     ],
     tunable: &[
-        crate::Tunable {
-            name: "neighbour",
-            values: &["\"Hamming\"", "\"adjacent\"", "\"strictly-adjacent\""],
-        },
-        crate::Tunable {
-            name: "restart",
-            values: &["true", "false"],
-        },
-        crate::Tunable {
-            name: "start_samples",
-            values: &["1", "5", "10", "20", "40"],
-        },
-        crate::Tunable {
-            name: "kicks",
-            values: &["0", "10", "30", "100"],
-        },
-        crate::Tunable {
-            name: "climb_patience",
-            values: &["0", "4", "8", "16"],
-        },
+        crate::Tunable::new(
+            "neighbour",
+            &["\"Hamming\"", "\"adjacent\"", "\"strictly-adjacent\""],
+        ),
+        crate::Tunable::new("restart", &["true", "false"]),
+        crate::Tunable::new("start_samples", &["1", "5", "10", "20", "40"]),
+        crate::Tunable::new("kicks", &["0", "10", "30", "100"]),
+        crate::Tunable::new("climb_patience", &["0", "4", "8", "16"]),
     ],
     check,
 };

@@ -421,26 +421,14 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         },
     ],
     tunable: &[
-        crate::Tunable {
-            name: "T",
-            values: &["0.01", "0.1", "1.0"],
-        },
-        crate::Tunable {
-            name: "T_min",
-            values: &["0.00001", "0.0001", "0.001"],
-        },
-        crate::Tunable {
-            name: "compound",
-            values: &["0", "0.1", "0.25", "0.5"],
-        },
-        crate::Tunable {
-            name: "start_samples",
-            values: &["1", "5", "10", "20", "40"],
-        },
-        crate::Tunable {
-            name: "neighbour",
-            values: &["\"Hamming\"", "\"adjacent\"", "\"strictly-adjacent\""],
-        },
+        crate::Tunable::new("T", &["0.01", "0.1", "1.0"]),
+        crate::Tunable::new("T_min", &["0.00001", "0.0001", "0.001"]),
+        crate::Tunable::new("compound", &["0", "0.1", "0.25", "0.5"]),
+        crate::Tunable::new("start_samples", &["1", "5", "10", "20", "40"]),
+        crate::Tunable::new(
+            "neighbour",
+            &["\"Hamming\"", "\"adjacent\"", "\"strictly-adjacent\""],
+        ),
     ],
     check,
 };

@@ -103,6 +103,24 @@ impl Cgp {
     }
 }
 
+/// The options of a strategy that takes the surrogate keys beside its own.
+pub(crate) trait WithSurrogate: serde::de::DeserializeOwned {
+    /// Where its surrogate options go.
+    fn surrogate(&mut self) -> &mut SurrogateOptions;
+}
+
+/// A strategy's options `O`, the surrogate keys split off and parsed first (each set of
+/// keys refused by the strategy's name where it is wrong).
+pub(crate) fn parse_with<O: WithSurrogate>(
+    strategy: &str,
+    options: &Options,
+) -> Result<O, StrategyError> {
+    let (surrogate, rest) = SurrogateOptions::split(strategy, options)?;
+    let mut o: O = parse(strategy, &rest)?;
+    *o.surrogate() = surrogate;
+    Ok(o)
+}
+
 impl SurrogateOptions {
     /// Splits the surrogate keys off a strategy's options and parses them; the rest is
     /// returned for the strategy's own struct.

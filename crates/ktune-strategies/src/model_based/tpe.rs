@@ -475,14 +475,8 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         },
     ],
     tunable: &[
-        crate::Tunable {
-            name: "candidates",
-            values: &["24", "64", "128"],
-        },
-        crate::Tunable {
-            name: "gamma",
-            values: &["0.1", "0.2", "0.3"],
-        },
+        crate::Tunable::new("candidates", &["24", "64", "128"]),
+        crate::Tunable::new("gamma", &["0.1", "0.2", "0.3"]),
     ],
     check,
 };

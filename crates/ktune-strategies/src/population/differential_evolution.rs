@@ -678,22 +678,13 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     about: "Differential evolution in value-index space: Latin hypercube start, mutation and crossover, repair to the nearest valid configuration, selection without duplicates, random restart when the population stalls (constraint-aware EA paper, Algorithm 1).",
     options: &OPTION_DOCS,
     tunable: &[
-        crate::Tunable {
-            name: "popsize",
-            values: &["8", "16", "32"],
-        },
-        crate::Tunable {
-            name: "F",
-            values: &["0.4", "0.7", "1.0"],
-        },
-        crate::Tunable {
-            name: "CR",
-            values: &["0.3", "0.6", "0.9"],
-        },
-        crate::Tunable {
-            name: "method",
-            values: &["\"best1bin\"", "\"rand1bin\"", "\"currenttobest1bin\""],
-        },
+        crate::Tunable::new("popsize", &["8", "16", "32"]),
+        crate::Tunable::new("F", &["0.4", "0.7", "1.0"]),
+        crate::Tunable::new("CR", &["0.3", "0.6", "0.9"]),
+        crate::Tunable::new(
+            "method",
+            &["\"best1bin\"", "\"rand1bin\"", "\"currenttobest1bin\""],
+        ),
     ],
     check,
 };

@@ -430,22 +430,10 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         },
     ],
     tunable: &[
-        crate::Tunable {
-            name: "popsize",
-            values: &["10", "20", "40"],
-        },
-        crate::Tunable {
-            name: "B0",
-            values: &["0.5", "1.0", "2.0"],
-        },
-        crate::Tunable {
-            name: "gamma",
-            values: &["0.5", "1.0", "2.0"],
-        },
-        crate::Tunable {
-            name: "alpha",
-            values: &["0.1", "0.2", "0.4"],
-        },
+        crate::Tunable::new("popsize", &["10", "20", "40"]),
+        crate::Tunable::new("B0", &["0.5", "1.0", "2.0"]),
+        crate::Tunable::new("gamma", &["0.5", "1.0", "2.0"]),
+        crate::Tunable::new("alpha", &["0.1", "0.2", "0.4"]),
     ],
     check,
 };

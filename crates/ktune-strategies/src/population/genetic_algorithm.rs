@@ -617,27 +617,18 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         },
     ],
     tunable: &[
-        crate::Tunable {
-            name: "popsize",
-            values: &["10", "20", "30"],
-        },
-        crate::Tunable {
-            name: "maxiter",
-            values: &["50", "150"],
-        },
-        crate::Tunable {
-            name: "method",
-            values: &[
+        crate::Tunable::new("popsize", &["10", "20", "30"]),
+        crate::Tunable::new("maxiter", &["50", "150"]),
+        crate::Tunable::new(
+            "method",
+            &[
                 "\"single_point\"",
                 "\"two_point\"",
                 "\"uniform\"",
                 "\"disruptive_uniform\"",
             ],
-        },
-        crate::Tunable {
-            name: "mutation_chance",
-            values: &["5", "20", "55", "100"],
-        },
+        ),
+        crate::Tunable::new("mutation_chance", &["5", "20", "55", "100"]),
     ],
     check,
 };

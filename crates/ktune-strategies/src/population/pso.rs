@@ -340,22 +340,10 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         },
     ],
     tunable: &[
-        crate::Tunable {
-            name: "popsize",
-            values: &["10", "20", "30", "50"],
-        },
-        crate::Tunable {
-            name: "w",
-            values: &["0.25", "0.5", "0.75"],
-        },
-        crate::Tunable {
-            name: "c1",
-            values: &["1.0", "2.0", "3.0"],
-        },
-        crate::Tunable {
-            name: "c2",
-            values: &["0.5", "1.0", "2.0"],
-        },
+        crate::Tunable::new("popsize", &["10", "20", "30", "50"]),
+        crate::Tunable::new("w", &["0.25", "0.5", "0.75"]),
+        crate::Tunable::new("c1", &["1.0", "2.0", "3.0"]),
+        crate::Tunable::new("c2", &["0.5", "1.0", "2.0"]),
     ],
     check,
 };

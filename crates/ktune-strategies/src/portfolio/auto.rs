@@ -629,70 +629,25 @@ pub(crate) const ENTRY: Entry = Entry {
     about: "The default: Bayesian optimisation with BaCO's feasibility forest and a local search that climbs from the best configuration found, sharing the budget through OpenTuner's AUC bandit (each proposal from the strategy whose recent proposals most often found a new best).",
     options: OPTIONS,
     tunable: &[
-        crate::Tunable {
-            name: "model",
-            values: &["\"bayes_opt\"", "\"baco\""],
-        },
-        crate::Tunable {
-            name: "initial_samples",
-            values: &["5", "10", "20"],
-        },
-        crate::Tunable {
-            name: "initial_sampling",
-            values: &["\"random\"", "\"maximin\""],
-        },
-        crate::Tunable {
-            name: "feasibility",
-            values: &["true", "false"],
-        },
-        crate::Tunable {
-            name: "explore_after",
-            values: &["0", "5", "10", "20"],
-        },
-        crate::Tunable {
-            name: "local",
-            values: &["\"mls\"", "\"none\"", "\"mls+annealing\"", "\"annealing\""],
-        },
-        crate::Tunable {
-            name: "local_start_samples",
-            values: &["1", "5", "10", "20"],
-        },
-        crate::Tunable {
-            name: "schedule",
-            values: &["\"bandit\"", "\"stagnation\""],
-        },
-        crate::Tunable {
-            name: "patience",
-            values: &["5", "10", "20", "40"],
-        },
-        crate::Tunable {
-            name: "c",
-            values: &["0.01", "0.05", "0.2", "1.0"],
-        },
-        crate::Tunable {
-            name: "window",
-            values: &["50", "100", "500"],
-        },
-        crate::Tunable {
-            name: "guide",
-            values: &["\"ei\"", "\"poi\"", "\"none\""],
-        },
-        crate::Tunable {
-            name: "smooth_below",
-            values: &["0", "0.2", "0.35", "0.5"],
-        },
-        crate::Tunable {
-            name: "kicks",
-            values: &["0", "10", "30", "100"],
-        },
-        crate::Tunable {
-            name: "kick_size",
-            values: &["0.2", "0.3", "0.5"],
-        },
-        crate::Tunable {
-            name: "climb_patience",
-            values: &["0", "4", "6", "8"],
-        },
+        crate::Tunable::new("model", &["\"bayes_opt\"", "\"baco\""]),
+        crate::Tunable::new("initial_samples", &["5", "10", "20"]),
+        crate::Tunable::new("initial_sampling", &["\"random\"", "\"maximin\""]),
+        crate::Tunable::new("feasibility", &["true", "false"]),
+        crate::Tunable::new("explore_after", &["0", "5", "10", "20"]),
+        crate::Tunable::new(
+            "local",
+            &["\"mls\"", "\"none\"", "\"mls+annealing\"", "\"annealing\""],
+        ),
+        crate::Tunable::new("local_start_samples", &["1", "5", "10", "20"]),
+        crate::Tunable::new("schedule", &["\"bandit\"", "\"stagnation\""]),
+        crate::Tunable::new("patience", &["5", "10", "20", "40"]),
+        crate::Tunable::new("c", &["0.01", "0.05", "0.2", "1.0"]),
+        crate::Tunable::new("window", &["50", "100", "500"]),
+        crate::Tunable::new("guide", &["\"ei\"", "\"poi\"", "\"none\""]),
+        crate::Tunable::new("smooth_below", &["0", "0.2", "0.35", "0.5"]),
+        crate::Tunable::new("kicks", &["0", "10", "30", "100"]),
+        crate::Tunable::new("kick_size", &["0.2", "0.3", "0.5"]),
+        crate::Tunable::new("climb_patience", &["0", "4", "6", "8"]),
     ],
     check,
 };

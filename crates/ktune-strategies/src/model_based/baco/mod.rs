@@ -47,18 +47,22 @@ use options::OPTIONS;
 pub use strategy::Baco;
 pub(crate) use strategy::CheckedBaco;
 
-use crate::surrogate::SurrogateOptions;
-use crate::{Entry, Factory, Options, StrategyError, parse};
+use crate::surrogate::{self, SurrogateOptions};
+use crate::{Entry, Factory, Options, StrategyError};
 
 const NAME: &str = "baco";
 
 fn check(options: &Options) -> Result<Box<dyn Factory>, StrategyError> {
-    let (surrogate, rest) = SurrogateOptions::split(NAME, options)?;
-    let mut o: BacoOptions = parse(NAME, &rest)?;
-    o.surrogate = surrogate;
+    let o: BacoOptions = surrogate::parse_with(NAME, options)?;
     Ok(crate::registry::factory(o.check()?, |c| {
         Box::new(Baco::checked(c.clone()))
     }))
+}
+
+impl surrogate::WithSurrogate for BacoOptions {
+    fn surrogate(&mut self) -> &mut SurrogateOptions {
+        &mut self.surrogate
+    }
 }
 
 pub(crate) const ENTRY: Entry = Entry {
@@ -67,22 +71,10 @@ pub(crate) const ENTRY: Entry = Entry {
     about: "BaCO's Bayesian optimisation: a Gaussian process with one distance per parameter type (permutations by Spearman's distance) and hyperparameters fitted under gamma priors, noise-free EI times the probability of running from a random forest trained on failures, and a multi-start local search of the acquisition that works on spaces too large to enumerate.",
     options: OPTIONS,
     tunable: &[
-        crate::Tunable {
-            name: "initial_samples",
-            values: &["5", "10", "20"],
-        },
-        crate::Tunable {
-            name: "starts",
-            values: &["5", "10", "20"],
-        },
-        crate::Tunable {
-            name: "best_starts",
-            values: &["1", "3", "5"],
-        },
-        crate::Tunable {
-            name: "feasibility_threshold",
-            values: &["0.0", "0.1", "0.3"],
-        },
+        crate::Tunable::new("initial_samples", &["5", "10", "20"]),
+        crate::Tunable::new("starts", &["5", "10", "20"]),
+        crate::Tunable::new("best_starts", &["1", "3", "5"]),
+        crate::Tunable::new("feasibility_threshold", &["0.0", "0.1", "0.3"]),
     ],
     check,
 };

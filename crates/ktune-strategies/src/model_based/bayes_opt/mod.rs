@@ -93,18 +93,22 @@ pub use strategy::BayesianOptimization;
 pub(crate) use strategy::CheckedBo;
 pub(crate) use strategy::ModelGuide;
 
-use crate::surrogate::SurrogateOptions;
-use crate::{Entry, Factory, Options, StrategyError, parse};
+use crate::surrogate::{self, SurrogateOptions};
+use crate::{Entry, Factory, Options, StrategyError};
 
 const NAME: &str = "bayes_opt";
 
 fn check(options: &Options) -> Result<Box<dyn Factory>, StrategyError> {
-    let (surrogate, rest) = SurrogateOptions::split(NAME, options)?;
-    let mut o: BoOptions = parse(NAME, &rest)?;
-    o.surrogate = surrogate;
+    let o: BoOptions = surrogate::parse_with(NAME, options)?;
     Ok(crate::registry::factory(o.check()?, |c| {
         Box::new(BayesianOptimization::checked(c.clone()))
     }))
+}
+
+impl surrogate::WithSurrogate for BoOptions {
+    fn surrogate(&mut self) -> &mut SurrogateOptions {
+        &mut self.surrogate
+    }
 }
 
 pub(crate) const ENTRY: Entry = Entry {
@@ -113,26 +117,11 @@ pub(crate) const ENTRY: Entry = Entry {
     about: "Bayesian optimisation for discrete constrained spaces (the BO paper): a Matérn 3/2 GP over every configuration, updated incrementally; EI, PI and LCB combined by advanced multi; contextual-variance exploration. ktune additions (options; see the module docs): the GP fits log run times, λ is scale-free, and 10 evaluations without improvement trigger one proposal of largest posterior variance.",
     options: OPTIONS,
     tunable: &[
-        crate::Tunable {
-            name: "initial_samples",
-            values: &["5", "10", "20"],
-        },
-        crate::Tunable {
-            name: "initial_sampling",
-            values: &["\"maximin\"", "\"random\""],
-        },
-        crate::Tunable {
-            name: "lengthscale",
-            values: &["1.0", "1.5", "2.0"],
-        },
-        crate::Tunable {
-            name: "explore_after",
-            values: &["0", "10", "20"],
-        },
-        crate::Tunable {
-            name: "feasibility",
-            values: &["false", "true"],
-        },
+        crate::Tunable::new("initial_samples", &["5", "10", "20"]),
+        crate::Tunable::new("initial_sampling", &["\"maximin\"", "\"random\""]),
+        crate::Tunable::new("lengthscale", &["1.0", "1.5", "2.0"]),
+        crate::Tunable::new("explore_after", &["0", "10", "20"]),
+        crate::Tunable::new("feasibility", &["false", "true"]),
     ],
     check,
 };
