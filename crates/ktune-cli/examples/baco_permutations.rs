@@ -67,16 +67,9 @@ fn main() {
             let (_, mut strategy) = ktune_strategies::create_spec(spec).expect("registered");
             let mut runner =
                 FnRunner::new(|space, c| Some(cost(space, c))).metric("cost", Direction::Minimize);
-            let run = Tuner::new(
-                &space,
-                &mut runner,
-                Budget {
-                    max_evaluations: Some(60),
-                    ..Budget::default()
-                },
-            )
-            .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
-            .expect("runs");
+            let run = Tuner::new(&space, &mut runner, Budget::evaluations(60))
+                .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
+                .expect("runs");
             for (k, n) in [20usize, 40, 60].iter().enumerate() {
                 let best = run
                     .records

@@ -52,16 +52,9 @@ fn main() {
         let (_, inner) = ktune_strategies::create_spec("baco").expect("registered");
         let mut timed = Timed::new(inner);
         let mut runner = FnRunner::values(synthetic);
-        Tuner::new(
-            &space,
-            &mut runner,
-            Budget {
-                max_evaluations: Some(110),
-                ..Budget::default()
-            },
-        )
-        .run(&mut timed, &mut Rng::seed_from_u64(seed))
-        .expect("runs");
+        Tuner::new(&space, &mut runner, Budget::evaluations(110))
+            .run(&mut timed, &mut Rng::seed_from_u64(seed))
+            .expect("runs");
         times.extend(
             timed
                 .samples

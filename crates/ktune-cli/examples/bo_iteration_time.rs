@@ -51,10 +51,7 @@ fn main() {
             };
             let mut timed = Timed::new(inner);
             let mut runner = sim.runner();
-            let budget = Budget {
-                max_evaluations: Some(at + 20),
-                ..Budget::default()
-            };
+            let budget = Budget::evaluations(at + 20);
             Tuner::new(sim.space(), &mut runner, budget)
                 .run(&mut timed, &mut Rng::seed_from_u64(seed))
                 .expect("simulation runs");

@@ -89,16 +89,9 @@ fn regret(f: Function, space: &SearchSpace, opt: f64, spec: &str, seed: u64, bud
     let (_, mut strategy) = ktune_strategies::create_spec(spec).expect("valid spec");
     let mut runner =
         FnRunner::new(move |space, c| Some(f.value(space, c))).metric("f", f.direction());
-    let run = Tuner::new(
-        space,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        },
-    )
-    .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
-    .expect("the run completes");
+    let run = Tuner::new(space, &mut runner, Budget::evaluations(budget))
+        .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
+        .expect("the run completes");
     let best = run
         .best()
         .and_then(|r| r.outcome.objective())

@@ -327,10 +327,7 @@ fn run_one(
     tool: &str,
 ) -> Result<Trace> {
     let (sim, stats) = &spaces[s];
-    let budget = Budget {
-        max_evaluations: Some(evaluations(args.budget, stats)),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(evaluations(args.budget, stats));
     let mut strategy = strategy.build();
     let mut runner = sim.runner();
     let t = Instant::now();

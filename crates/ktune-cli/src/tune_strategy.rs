@@ -131,10 +131,8 @@ impl Scorer<'_> {
                 let (sim, stats) = self.spaces[s];
                 let mut strategy = checked.build();
                 let mut runner = sim.runner();
-                let budget = Budget {
-                    max_evaluations: Some(crate::brute_forced::evaluations(self.budget, stats)),
-                    ..Budget::default()
-                };
+                let budget =
+                    Budget::evaluations(crate::brute_forced::evaluations(self.budget, stats));
                 let run = Tuner::new(sim.space(), &mut runner, budget)
                     .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
                     .map_err(|e| format!("{} on {}: {e}", self.name, sim.name()))?;
@@ -344,10 +342,7 @@ fn fold<'a>(
     let fixed = scorer.fixed.clone();
     let default_train = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
     eprintln!("  defaults -> {default_train:.3}");
-    let budget = Budget {
-        max_evaluations: Some(args.evaluations),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(args.evaluations);
     let run = Tuner::new(meta_space, &mut scorer, budget).run(
         tuner.build().as_mut(),
         &mut Rng::seed_from_u64(args.tuner_seed),

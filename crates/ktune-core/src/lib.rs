@@ -39,7 +39,7 @@
 //!
 //! let space = SearchSpace::new(vec![Parameter::integer_range("x", 0, 9, 1)?], &[] as &[&str])?;
 //! let mut runner = Quadratic(vec![Metric::new("error", Direction::Minimize)]);
-//! let budget = Budget { max_evaluations: Some(5), ..Budget::default() };
+//! let budget = Budget::evaluations(5);
 //! let run = Tuner::new(&space, &mut runner, budget).run(&mut InOrder(0), &mut Rng::seed_from_u64(1))?;
 //! assert_eq!(run.records.len(), 5);
 //! assert_eq!(space.describe(&run.best().unwrap().config), "x=3");

@@ -89,7 +89,7 @@ pub enum Asked {
 /// }
 ///
 /// let space = SearchSpace::new(vec![Parameter::integer_range("x", 0, 9, 1)?], &[] as &[&str])?;
-/// let budget = Budget { max_evaluations: Some(4), ..Budget::default() };
+/// let budget = Budget::evaluations(4);
 /// let mut session = Session::new(&space, Box::new(InOrder(0)), budget, Direction::Minimize, Rng::seed_from_u64(1))?;
 /// while let Asked::Evaluate(batch) = session.ask(2)? {
 ///     let results = batch.into_iter().map(|c| {
@@ -583,10 +583,7 @@ mod tests {
     fn foreign_records_are_told_count_against_the_budget_and_are_never_asked() {
         let space = space();
         let mut strategy = Counter::default();
-        let budget = Budget {
-            max_evaluations: Some(6),
-            ..Budget::default()
-        };
+        let budget = Budget::evaluations(6);
         let s = Session::new(
             &space,
             Box::new(&mut strategy),

@@ -211,10 +211,7 @@ mod tests {
                 wait,
                 unanswered: 0,
             }),
-            Budget {
-                max_evaluations: Some(budget),
-                ..Budget::default()
-            },
+            Budget::evaluations(budget),
             Direction::Minimize,
             Rng::seed_from_u64(1),
         )

@@ -131,7 +131,7 @@ pub fn import(space: &SearchSpace, objective: &str, doc: &Json) -> Result<Vec<Re
             let values: Option<Vec<ktune_space::Value>> = space
                 .params()
                 .iter()
-                .map(|p| conf.get(p.name()).and_then(json_value))
+                .map(|p| conf.get(p.name()).and_then(ktune_space::Value::from_json))
                 .collect();
             let config = values
                 .and_then(|v| space.configuration_of(&v))
@@ -199,19 +199,6 @@ pub fn import(space: &SearchSpace, objective: &str, doc: &Json) -> Result<Vec<Re
             })
         })
         .collect()
-}
-
-fn json_value(v: &Json) -> Option<ktune_space::Value> {
-    use ktune_space::Value;
-    match v {
-        Json::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .or_else(|| n.as_f64().map(Value::Real)),
-        Json::Bool(b) => Some(Value::Bool(*b)),
-        Json::String(s) => Some(Value::Str(s.clone())),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

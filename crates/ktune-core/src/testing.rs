@@ -212,10 +212,7 @@ pub fn run_batched(
     seed: u64,
     batch: usize,
 ) -> TuningRun {
-    let budget = Budget {
-        max_evaluations: Some(budget),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(budget);
     Tuner::new(space, runner, budget)
         .batch_size(batch)
         .run(strategy, &mut Rng::seed_from_u64(seed))

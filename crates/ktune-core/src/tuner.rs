@@ -23,6 +23,22 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// At most `n` evaluations, no other limit.
+    pub fn evaluations(n: usize) -> Self {
+        Budget {
+            max_evaluations: Some(n),
+            ..Budget::default()
+        }
+    }
+
+    /// At most `seconds` on the tuning clock, no other limit.
+    pub fn seconds(seconds: f64) -> Self {
+        Budget {
+            max_seconds: Some(seconds),
+            ..Budget::default()
+        }
+    }
+
     /// Checks the limits that are set: `max_seconds` positive and at most
     /// [`crate::MAX_SECONDS`], `target` finite. ([`Tuner::run`] checks it before it starts.)
     pub fn validate(&self) -> Result<(), CoreError> {
@@ -368,10 +384,7 @@ mod tests {
 
     #[test]
     fn memoises_and_stops_at_the_evaluation_budget() {
-        let budget = Budget {
-            max_evaluations: Some(4),
-            ..Budget::default()
-        };
+        let budget = Budget::evaluations(4);
         let (run, strategy, evaluated) =
             tune(&[5, 5, 3, 5, 2, 8, 9], budget, 1, Direction::Minimize);
         assert_eq!(evaluated, vec![vec![5], vec![3], vec![2], vec![8]]);
@@ -394,10 +407,7 @@ mod tests {
 
     #[test]
     fn batches_are_trimmed_to_the_budget_and_deduplicated() {
-        let budget = Budget {
-            max_evaluations: Some(3),
-            ..Budget::default()
-        };
+        let budget = Budget::evaluations(3);
         let (run, _, evaluated) = tune(&[1, 1, 4, 6, 8], budget, 4, Direction::Minimize);
         assert_eq!(evaluated, vec![vec![1], vec![4], vec![6]]);
         assert_eq!(run.records.len(), 3);
@@ -567,10 +577,7 @@ mod tests {
             plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
         };
-        let budget = Budget {
-            max_seconds: Some(10.0),
-            ..Budget::default()
-        };
+        let budget = Budget::seconds(10.0);
         let run = Tuner::new(&space, &mut runner, budget)
             .batch_size(1)
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
@@ -585,17 +592,10 @@ mod tests {
             plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
         };
-        let run = Tuner::new(
-            &space,
-            &mut runner,
-            Budget {
-                max_seconds: Some(10.0),
-                ..Budget::default()
-            },
-        )
-        .batch_size(3)
-        .run(&mut strategy, &mut Rng::seed_from_u64(0))
-        .unwrap();
+        let run = Tuner::new(&space, &mut runner, Budget::seconds(10.0))
+            .batch_size(3)
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap();
         assert_eq!((run.stop, run.records.len()), (StopReason::Time, 1));
         assert_eq!(run.records[0].outcome.failure(), Some(FailureKind::Timeout));
     }
@@ -630,10 +630,7 @@ mod tests {
             plan: [1, 3].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
         };
-        let budget = Budget {
-            max_seconds: Some(1.0),
-            ..Budget::default()
-        };
+        let budget = Budget::seconds(1.0);
         // `Slow` runs one configuration per batch in 2 s: the queued one is cut.
         let run = Tuner::new(&space, &mut slow, budget)
             .batch_size(2)
@@ -650,10 +647,7 @@ mod tests {
 
     #[test]
     fn stops_on_the_clock() {
-        let budget = Budget {
-            max_seconds: Some(2.5),
-            ..Budget::default()
-        };
+        let budget = Budget::seconds(2.5);
         let (run, _, _) = tune(&[1, 3, 4, 5, 6], budget, 1, Direction::Minimize);
         assert_eq!((run.stop, run.records.len()), (StopReason::Time, 3));
         assert!(run.clock >= 3.0);
@@ -719,10 +713,7 @@ mod tests {
             plan: vec![vec![4], vec![2]],
             told: Vec::new(),
         };
-        let budget = Budget {
-            max_evaluations: Some(2),
-            ..Budget::default()
-        };
+        let budget = Budget::evaluations(2);
         let run = Tuner::new(&space, &mut runner, budget)
             .replay(earlier)
             .run(&mut strategy, &mut Rng::seed_from_u64(0))

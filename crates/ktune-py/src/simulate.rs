@@ -57,15 +57,8 @@ pub(crate) fn simulate<'py>(
         let mut runner = sim.runner();
         let run = py
             .detach(|| {
-                ktune_core::Tuner::new(
-                    sim.space(),
-                    &mut runner,
-                    Budget {
-                        max_evaluations: Some(budget),
-                        ..Budget::default()
-                    },
-                )
-                .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+                ktune_core::Tuner::new(sim.space(), &mut runner, Budget::evaluations(budget))
+                    .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
             })
             .map_err(core_error)?;
         let values = run.objective_values();

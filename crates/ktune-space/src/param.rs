@@ -61,6 +61,21 @@ impl Value {
             Value::Perm(p) => serde_json::Value::from(p.clone()),
         }
     }
+
+    /// A number, boolean or string value from its JSON form; `None` for anything else
+    /// (permutations included: where an array may be one, the caller says so).
+    pub fn from_json(v: &serde_json::Value) -> Option<Value> {
+        use serde_json::Value as Json;
+        match v {
+            Json::Number(n) => n
+                .as_i64()
+                .map(Value::Int)
+                .or_else(|| n.as_f64().map(Value::Real)),
+            Json::Bool(b) => Some(Value::Bool(*b)),
+            Json::String(s) => Some(Value::Str(s.clone())),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Value {

@@ -276,17 +276,11 @@ fn name_items(value: &mut Json, items: &[String]) {
 /// A parameter value from its JSON form ([`Value::to_json`]).
 fn value_of(v: &Json) -> Option<Value> {
     match v {
-        Json::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .or_else(|| n.as_f64().map(Value::Real)),
-        Json::Bool(b) => Some(Value::Bool(*b)),
-        Json::String(s) => Some(Value::Str(s.clone())),
         Json::Array(items) => items
             .iter()
             .map(|i| i.as_u64().and_then(|i| u32::try_from(i).ok()))
             .collect::<Option<Vec<u32>>>()
             .map(Value::Perm),
-        _ => None,
+        _ => Value::from_json(v),
     }
 }

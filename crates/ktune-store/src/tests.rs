@@ -953,10 +953,7 @@ fn participants_wait_for_claims_held_elsewhere_and_stop_at_the_budget() {
     let (_dir, path) = db();
     let space = space_with(&[1, 2, 3, 4], &[]);
     let fp = fingerprint(&space);
-    let budget = Budget {
-        max_evaluations: Some(2),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(2);
     let mut parts = Vec::new();
     for name in ["a", "b"] {
         let mut storage = Store::open_study(&path, "s", &fp).unwrap();

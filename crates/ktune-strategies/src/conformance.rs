@@ -132,10 +132,7 @@ pub fn check_proposals(subject: &Subject<'_>, constraint_aware: bool) {
 pub fn check_shared_study(subject: &Subject<'_>) {
     let spec = subject.label.as_str();
     let space = sparse_space();
-    let budget = Budget {
-        max_evaluations: Some(60),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(60);
     let mut sessions: Vec<Session<'_>> = [1u64, 2]
         .iter()
         .map(|&seed| {

@@ -67,26 +67,45 @@ pub(crate) fn factory<O: std::fmt::Debug + Send + Sync + 'static>(
     Box::new(Built { options, build })
 }
 
-/// Options that check their own ranges once parsed.
-pub(crate) trait Checks {
+/// A strategy's options that check their own ranges once parsed and build the strategy:
+/// what [`check`] needs to be an entry's `check`.
+pub(crate) trait StrategyOptions:
+    serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static
+{
+    /// The strategy's name, as its errors give it.
+    const STRATEGY: &'static str;
+
     /// Every option in its range.
     fn check(&self) -> Result<(), StrategyError>;
+
+    /// The strategy with these options, which passed [`StrategyOptions::check`].
+    fn build(&self) -> Box<dyn Strategy + Send>;
 }
 
-/// The check of a strategy whose options `O` check themselves: parsed, checked, and made
-/// into the factory that builds with `build`.
-pub(crate) fn checked<O>(
-    strategy: &str,
+/// The check of a strategy whose options are an `O`: parsed, checked, and made into the
+/// factory that builds with [`StrategyOptions::build`].
+pub(crate) fn check<O: StrategyOptions>(
     options: &Options,
-    build: fn(&O) -> Box<dyn Strategy + Send>,
-) -> Result<Box<dyn Factory>, StrategyError>
-where
-    O: serde::de::DeserializeOwned + Checks + std::fmt::Debug + Send + Sync + 'static,
-{
-    let o: O = crate::parse(strategy, options)?;
+) -> Result<Box<dyn Factory>, StrategyError> {
+    let o: O = crate::parse(O::STRATEGY, options)?;
     o.check()?;
-    Ok(factory(o, build))
+    Ok(factory(o, O::build))
 }
+
+/// The check of a strategy that takes no options (a key is an error naming it): its
+/// factory builds `S::default()`.
+pub(crate) fn check_none<S: Strategy + Default + Send + 'static>(
+    options: &Options,
+) -> Result<Box<dyn Factory>, StrategyError> {
+    let name = S::default().name().to_owned();
+    let none: NoOptions = crate::parse(&name, options)?;
+    Ok(factory(none, |_| Box::new(S::default())))
+}
+
+/// What a strategy without options accepts: nothing.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOptions {}
 
 /// A strategy text (`name`, `name:key=value:...`, or a `[strategy]` table) checked once:
 /// what the front ends resolve their arguments into and keep. Cloning it is cheap.

@@ -45,10 +45,7 @@ pub(crate) fn overhead_us(spec: &str, budget: usize, seeds: u64) -> Option<f64> 
     for seed in 0..seeds {
         let (_, mut s) = crate::create_spec(spec).ok()?;
         let mut runner = sim.runner();
-        let budget = Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        };
+        let budget = Budget::evaluations(budget);
         let r = Tuner::new(sim.space(), &mut runner, budget)
             .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
             .ok()?;

@@ -122,3 +122,23 @@ fn expression_types_follow_values() {
     assert_eq!(c.expr_type(), ExprType::Str);
     assert_eq!(c.scalars(&mut i), vec![Scalar::Str(0), Scalar::Str(1)]);
 }
+
+#[test]
+fn scalar_values_read_back_from_their_json_and_nothing_else_does() {
+    for v in [
+        Value::Int(-3),
+        Value::Real(0.25),
+        Value::Bool(true),
+        Value::Str("row".into()),
+    ] {
+        assert_eq!(Value::from_json(&v.to_json()), Some(v.clone()), "{v:?}");
+    }
+    // A permutation's array is only one where the caller says so.
+    assert_eq!(Value::from_json(&Value::Perm(vec![1, 0]).to_json()), None);
+    assert_eq!(Value::from_json(&serde_json::Value::Null), None);
+    // A whole number written as a real stays a real.
+    assert_eq!(
+        Value::from_json(&serde_json::json!(2.0)),
+        Some(Value::Real(2.0))
+    );
+}

@@ -13,7 +13,6 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use super::t1::json_value;
 use super::{RawParam, RawValues, SpaceSpec, json_error, make_param};
 use crate::error::SpaceError;
 use crate::param::{Parameter, Value};
@@ -117,7 +116,7 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
         let values = values
             .iter()
             .map(|v| {
-                json_value(v).ok_or_else(|| {
+                Value::from_json(v).ok_or_else(|| {
                     spec_error(format!(
                         "`tune_params.{name}` has a value `{v}` that is not a number, string or boolean"
                     ))
@@ -153,7 +152,7 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
             for p in &parameters {
                 let Some((i, v)) = record
                     .get(p.name())
-                    .and_then(json_value)
+                    .and_then(Value::from_json)
                     .and_then(|v| p.index_of(&v).map(|i| (i, v)))
                 else {
                     skipped += 1;

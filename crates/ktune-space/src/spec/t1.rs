@@ -66,7 +66,7 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
             Some(Json::Array(list)) => RawValues::List(
                 list.iter()
                     .map(|v| {
-                        json_value(v)
+                        Value::from_json(v)
                             .ok_or_else(|| format!("`{v}` is not a number, string or boolean"))
                     })
                     .collect::<Result<_, _>>()
@@ -89,8 +89,8 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
         };
         // Some files write the default as a one-element list.
         let default = match p.get("Default") {
-            Some(Json::Array(a)) if a.len() == 1 => json_value(&a[0]),
-            Some(v) => json_value(v),
+            Some(Json::Array(a)) if a.len() == 1 => Value::from_json(&a[0]),
+            Some(v) => Value::from_json(v),
             None => None,
         };
         let raw = RawParam {
@@ -151,16 +151,4 @@ pub(super) fn parse(text: &str, file: &str) -> Result<SpaceSpec, SpaceError> {
         configurations: None,
         warnings,
     })
-}
-
-pub(super) fn json_value(v: &Json) -> Option<Value> {
-    match v {
-        Json::Number(n) => n
-            .as_i64()
-            .map(Value::Int)
-            .or_else(|| n.as_f64().map(Value::Real)),
-        Json::Bool(b) => Some(Value::Bool(*b)),
-        Json::String(s) => Some(Value::Str(s.clone())),
-        _ => None,
-    }
 }

@@ -320,12 +320,8 @@ impl Store {
         let encoded = encode(space, record).map_err(|e| self.corrupt(e))?;
         let config = config_key(&record.config);
         let study = self.study;
-        let path = self.path.clone();
+        let (tx, path) = self.write()?;
         let sqlite = |source| sqlite_error(&path, source);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
         let existing: Option<i64> = tx
             .query_row(
                 "SELECT seq FROM evaluations WHERE study = ?1 AND config = ?2",
@@ -408,12 +404,8 @@ impl Store {
         use ktune_core::Claim;
         let key = config_key(config);
         let study = self.study;
-        let path = self.path.clone();
+        let (tx, path) = self.write()?;
         let sqlite = |source| sqlite_error(&path, source);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
         let recorded: bool = tx
             .query_row(
                 "SELECT COUNT(*) > 0 FROM evaluations WHERE study = ?1 AND config = ?2",
@@ -467,12 +459,8 @@ impl Store {
         budget: Option<usize>,
     ) -> Result<Option<Configuration>, StoreError> {
         let study = self.study;
-        let path = self.path.clone();
+        let (tx, path) = self.write()?;
         let sqlite = |source| sqlite_error(&path, source);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
         let expired: Option<String> = tx
             .query_row(
                 &format!(
@@ -549,12 +537,9 @@ impl Store {
         allow_mixed: bool,
     ) -> Result<usize, StoreError> {
         let study = self.study;
-        let path = self.path.clone();
+        let study_name = self.study_name.clone();
+        let (tx, path) = self.write()?;
         let sqlite = |source| sqlite_error(&path, source);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
         let others: Vec<(String, String)> = {
             let mut stmt = tx
                 .prepare(
@@ -570,8 +555,8 @@ impl Store {
         };
         if !others.is_empty() && !allow_mixed {
             return Err(StoreError::MixedHardware {
-                path: self.path.clone(),
-                study: self.study_name.clone(),
+                path,
+                study: study_name,
                 device: worker.device.clone(),
                 others: others
                     .into_iter()
@@ -732,6 +717,17 @@ impl Store {
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.read_error(e))?;
         raw.into_iter().map(|r| decode(&self.path, r)).collect()
+    }
+
+    /// Begins a write transaction at once, so that two writers queue at its start instead of
+    /// one failing mid-way on a lock it cannot upgrade; with the path its errors name.
+    pub(super) fn write(&mut self) -> Result<(rusqlite::Transaction<'_>, PathBuf), StoreError> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sqlite_error(&path, e))?;
+        Ok((tx, path))
     }
 
     fn sqlite(&self, source: rusqlite::Error) -> StoreError {

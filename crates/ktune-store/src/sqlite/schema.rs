@@ -209,12 +209,8 @@ impl Store {
         fingerprint: &Fingerprint,
     ) -> Result<(), StoreError> {
         let json = serde_json::to_string(fingerprint).map_err(|e| self.corrupt(e.to_string()))?;
-        let path = self.path.clone();
+        let (tx, path) = self.write()?;
         let sqlite = |source| sqlite_error(&path, source);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite)?;
         tx.execute(
             &format!(
                 "INSERT OR IGNORE INTO studies (name, fingerprint, created) VALUES (?1, ?2, {NOW})"

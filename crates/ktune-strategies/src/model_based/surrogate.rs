@@ -237,16 +237,9 @@ mod tests {
         let sim = ktune_runners::Simulation::open(&path, None, None).unwrap();
         let (_, mut s) = create_spec(spec).unwrap();
         let mut runner = sim.runner();
-        let run = Tuner::new(
-            sim.space(),
-            &mut runner,
-            Budget {
-                max_evaluations: Some(budget),
-                ..Budget::default()
-            },
-        )
-        .run(s.as_mut(), &mut Rng::seed_from_u64(5))
-        .unwrap();
+        let run = Tuner::new(sim.space(), &mut runner, Budget::evaluations(budget))
+            .run(s.as_mut(), &mut Rng::seed_from_u64(5))
+            .unwrap();
         Some(run.objective_values())
     }
 
@@ -319,16 +312,9 @@ mod tests {
                 "t",
                 ktune_core::Direction::Minimize,
             )]);
-            Tuner::new(
-                &space,
-                &mut runner,
-                Budget {
-                    max_evaluations: Some(40),
-                    ..Budget::default()
-                },
-            )
-            .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
-            .unwrap()
+            Tuner::new(&space, &mut runner, Budget::evaluations(40))
+                .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+                .unwrap()
         };
         for spec in ["baco:surrogate=cgp", "bayes_opt:surrogate=cgp"] {
             let a = run(spec, 3);

@@ -262,7 +262,9 @@ fn observation_weights(n: usize) -> Vec<f64> {
         .collect()
 }
 
-impl crate::registry::Checks for TpeOptions {
+impl crate::registry::StrategyOptions for TpeOptions {
+    const STRATEGY: &'static str = NAME;
+
     fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "startup", self.startup, 1, 1_000_000)?;
         crate::check_range(NAME, "candidates", self.candidates, 1, 100_000)?;
@@ -276,6 +278,10 @@ impl crate::registry::Checks for TpeOptions {
             0,
             1_000_000_000,
         )
+    }
+
+    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
+        Box::new(Tpe::checked(self.clone()))
     }
 }
 
@@ -427,12 +433,6 @@ impl Strategy for Tpe {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    crate::registry::checked(NAME, options, |o: &TpeOptions| {
-        Box::new(Tpe::checked(o.clone()))
-    })
-}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &["tree_parzen"],
@@ -478,7 +478,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         crate::Tunable::new("candidates", &["24", "64", "128"]),
         crate::Tunable::new("gamma", &["0.1", "0.2", "0.3"]),
     ],
-    check,
+    check: crate::registry::check::<TpeOptions>,
 };
 
 #[cfg(test)]

@@ -235,12 +235,18 @@ pub struct DifferentialEvolution {
     repairs: FxHashMap<Configuration, Configuration>,
 }
 
-impl crate::registry::Checks for DiffEvoOptions {
+impl crate::registry::StrategyOptions for DiffEvoOptions {
+    const STRATEGY: &'static str = NAME;
+
     fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "popsize", self.popsize, 1, 100_000)?;
         crate::check_range(NAME, "maxiter", self.maxiter, 1, u64::MAX)?;
         crate::check_range(NAME, "F", self.f, 0.0, 2.0)?;
         crate::check_range(NAME, "CR", self.cr, 0.0, 1.0)
+    }
+
+    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
+        Box::new(DifferentialEvolution::checked(self.clone()))
     }
 }
 
@@ -666,12 +672,6 @@ impl Strategy for DifferentialEvolution {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    crate::registry::checked(NAME, options, |o: &DiffEvoOptions| {
-        Box::new(DifferentialEvolution::checked(o.clone()))
-    })
-}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &["de", "differential_evolution"],
@@ -686,7 +686,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             &["\"best1bin\"", "\"rand1bin\"", "\"currenttobest1bin\""],
         ),
     ],
-    check,
+    check: crate::registry::check::<DiffEvoOptions>,
 };
 
 const OPTION_DOCS: [crate::OptionDoc; 7] = [

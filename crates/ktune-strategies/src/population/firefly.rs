@@ -76,13 +76,19 @@ impl Default for FireflyOptions {
     }
 }
 
-impl crate::registry::Checks for FireflyOptions {
+impl crate::registry::StrategyOptions for FireflyOptions {
+    const STRATEGY: &'static str = NAME;
+
     fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "popsize", self.popsize, 1, 10_000)?;
         crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000_000)?;
         crate::check_range(NAME, "B0", self.b0, 0.0, 10.0)?;
         crate::check_range(NAME, "gamma", self.gamma, 0.0, 1e6)?;
         crate::check_range(NAME, "alpha", self.alpha, 0.0, 10.0)
+    }
+
+    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
+        Box::new(Firefly::checked(self.clone()))
     }
 }
 
@@ -387,12 +393,6 @@ impl Strategy for Firefly {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    crate::registry::checked(NAME, options, |o: &FireflyOptions| {
-        Box::new(Firefly::checked(o.clone()))
-    })
-}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &["firefly"],
@@ -435,7 +435,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         crate::Tunable::new("gamma", &["0.5", "1.0", "2.0"]),
         crate::Tunable::new("alpha", &["0.1", "0.2", "0.4"]),
     ],
-    check,
+    check: crate::registry::check::<FireflyOptions>,
 };
 
 #[cfg(test)]

@@ -159,13 +159,19 @@ pub struct GeneticAlgorithm {
     sampler: Option<DistinctSampler>,
 }
 
-impl crate::registry::Checks for GeneticAlgorithmOptions {
+impl crate::registry::StrategyOptions for GeneticAlgorithmOptions {
+    const STRATEGY: &'static str = NAME;
+
     fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "popsize", self.popsize, 2, 10_000)?;
         crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000)?;
         crate::check_range(NAME, "mutation_chance", self.mutation_chance, 1, 1_000_000)?;
         crate::check_range(NAME, "selection_alpha", self.selection_alpha, 0.1, 100.0)?;
         crate::check_range(NAME, "selection_beta", self.selection_beta, 0.1, 100.0)
+    }
+
+    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
+        Box::new(GeneticAlgorithm::checked(self.clone()))
     }
 }
 
@@ -567,12 +573,6 @@ impl Strategy for GeneticAlgorithm {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    crate::registry::checked(NAME, options, |o: &GeneticAlgorithmOptions| {
-        Box::new(GeneticAlgorithm::checked(o.clone()))
-    })
-}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &["ga"],
@@ -630,7 +630,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         ),
         crate::Tunable::new("mutation_chance", &["5", "20", "55", "100"]),
     ],
-    check,
+    check: crate::registry::check::<GeneticAlgorithmOptions>,
 };
 
 #[cfg(test)]

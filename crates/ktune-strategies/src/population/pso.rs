@@ -67,13 +67,19 @@ impl Default for PsoOptions {
     }
 }
 
-impl crate::registry::Checks for PsoOptions {
+impl crate::registry::StrategyOptions for PsoOptions {
+    const STRATEGY: &'static str = NAME;
+
     fn check(&self) -> Result<(), crate::StrategyError> {
         crate::check_range(NAME, "popsize", self.popsize, 1, 100_000)?;
         crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000_000)?;
         crate::check_range(NAME, "w", self.w, 0.0, 2.0)?;
         crate::check_range(NAME, "c1", self.c1, 0.0, 10.0)?;
         crate::check_range(NAME, "c2", self.c2, 0.0, 10.0)
+    }
+
+    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
+        Box::new(ParticleSwarm::checked(self.clone()))
     }
 }
 
@@ -297,12 +303,6 @@ impl Strategy for ParticleSwarm {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    crate::registry::checked(NAME, options, |o: &PsoOptions| {
-        Box::new(ParticleSwarm::checked(o.clone()))
-    })
-}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &["particle_swarm"],
@@ -345,7 +345,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         crate::Tunable::new("c1", &["1.0", "2.0", "3.0"]),
         crate::Tunable::new("c2", &["0.5", "1.0", "2.0"]),
     ],
-    check,
+    check: crate::registry::check::<PsoOptions>,
 };
 
 #[cfg(test)]

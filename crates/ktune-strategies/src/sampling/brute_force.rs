@@ -42,23 +42,11 @@ impl Strategy for BruteForce {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    let none: NoOptions = crate::parse("brute_force", options)?;
-    Ok(crate::registry::factory(none, |_| {
-        Box::new(BruteForce::new())
-    }))
-}
-
-/// Brute force takes no options.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoOptions {}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: "brute_force",
     aliases: &["brute-force"],
     about: "Every configuration of the space once, in rank order.",
     options: &[],
     tunable: &[],
-    check,
+    check: crate::registry::check_none::<BruteForce>,
 };

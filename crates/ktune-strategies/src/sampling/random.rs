@@ -48,23 +48,11 @@ impl Strategy for RandomSampling {
     }
 }
 
-fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
-    let none: NoOptions = crate::parse("random", options)?;
-    Ok(crate::registry::factory(none, |_| {
-        Box::new(RandomSampling::new())
-    }))
-}
-
-/// Random sampling takes no options (its randomness comes from the seed).
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NoOptions {}
-
 pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: "random",
     aliases: &["random_sample"],
     about: "Uniform random sampling without replacement: the baseline of the performance score.",
     options: &[],
     tunable: &[],
-    check,
+    check: crate::registry::check_none::<RandomSampling>,
 };

@@ -7,16 +7,9 @@ use crate::testkit::{bowl, sparse_space};
 fn run(spec: &str, space: &SearchSpace, seed: u64, budget: usize) -> ktune_core::TuningRun {
     let (_, mut s) = crate::create_spec(spec).unwrap();
     let mut runner = bowl();
-    Tuner::new(
-        space,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        },
-    )
-    .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
-    .unwrap()
+    Tuner::new(space, &mut runner, Budget::evaluations(budget))
+        .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+        .unwrap()
 }
 
 #[test]
@@ -44,10 +37,7 @@ fn asynchronous_workers_get_distinct_proposals() {
     let session = ktune_core::Session::new(
         &space,
         strategy,
-        Budget {
-            max_evaluations: Some(40),
-            ..Budget::default()
-        },
+        Budget::evaluations(40),
         Direction::Minimize,
         Rng::seed_from_u64(1),
     )

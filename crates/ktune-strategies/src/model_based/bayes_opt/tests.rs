@@ -34,16 +34,9 @@ fn space() -> SearchSpace {
 fn tune(runner: &mut dyn Runner, spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
     let space = space();
     let (_, mut s) = crate::create_spec(spec).unwrap();
-    Tuner::new(
-        &space,
-        runner,
-        Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        },
-    )
-    .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
-    .unwrap()
+    Tuner::new(&space, runner, Budget::evaluations(budget))
+        .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+        .unwrap()
 }
 
 fn run(spec: &str, seed: u64, budget: usize) -> ktune_core::TuningRun {
@@ -357,17 +350,10 @@ fn golden_cases() -> Vec<(String, Vec<u64>)> {
                      budget: usize,
                      batch: usize| {
         let (_, mut s) = crate::create_spec(spec).unwrap();
-        let run = Tuner::new(
-            space,
-            runner,
-            Budget {
-                max_evaluations: Some(budget),
-                ..Budget::default()
-            },
-        )
-        .batch_size(batch)
-        .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
-        .unwrap();
+        let run = Tuner::new(space, runner, Budget::evaluations(budget))
+            .batch_size(batch)
+            .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+            .unwrap();
         let ranks = run
             .records
             .iter()
@@ -491,10 +477,7 @@ fn asynchronous_workers_keep_busy_on_distinct_configurations() {
         let session = ktune_core::Session::new(
             &space,
             strategy,
-            Budget {
-                max_evaluations: Some(60),
-                ..Budget::default()
-            },
+            Budget::evaluations(60),
             Direction::Minimize,
             Rng::seed_from_u64(3),
         )
@@ -634,16 +617,9 @@ fn the_model_ranks_a_climbs_candidates_by_promise() {
             .is_none()
     );
     let mut runner = bowl();
-    let run = Tuner::new(
-        &space,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(25),
-            ..Budget::default()
-        },
-    )
-    .run(&mut bo, &mut Rng::seed_from_u64(5))
-    .unwrap();
+    let run = Tuner::new(&space, &mut runner, Budget::evaluations(25))
+        .run(&mut bo, &mut Rng::seed_from_u64(5))
+        .unwrap();
     let evaluated: BTreeSet<Configuration> = run.records.iter().map(|r| r.config.clone()).collect();
     let open: Vec<Configuration> = all.into_iter().filter(|c| !evaluated.contains(c)).collect();
     let bowl = |c: &Configuration| {

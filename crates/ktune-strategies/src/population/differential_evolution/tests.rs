@@ -50,10 +50,7 @@ fn run(
 ) -> ktune_core::TuningRun {
     let mut s = de(pairs);
     let mut runner = index_bowl();
-    let budget = Budget {
-        max_evaluations: Some(budget),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(budget);
     Tuner::new(space, &mut runner, budget)
         .batch_size(3)
         .run(&mut s, &mut Rng::seed_from_u64(seed))
@@ -392,10 +389,7 @@ fn unaware_variant_samples_the_cartesian_product_without_repair() {
     // Invalid configurations never enter the population.
     let mut s = de(&[("constraint_aware", false.into())]);
     let mut runner = index_bowl();
-    let budget = Budget {
-        max_evaluations: Some(150),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(150);
     Tuner::new(&space, &mut runner, budget)
         .run(&mut s, &mut Rng::seed_from_u64(2))
         .unwrap();

@@ -15,23 +15,17 @@ fn rng(seed: u64) -> Rng {
 use crate::testkit::{bowl, sparse_space};
 
 fn strategy(options: serde_json::Value) -> Result<Box<dyn Strategy + Send>, crate::StrategyError> {
-    check(options.as_object().unwrap()).map(|f| f.build())
+    crate::registry::check::<GeneticAlgorithmOptions>(options.as_object().unwrap())
+        .map(|f| f.build())
 }
 
 fn run(options: serde_json::Value, seed: u64, budget: usize) -> TuningRun {
     let space = sparse_space();
     let mut runner = bowl();
     let mut s = strategy(options).unwrap();
-    Tuner::new(
-        &space,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        },
-    )
-    .run(s.as_mut(), &mut rng(seed))
-    .unwrap()
+    Tuner::new(&space, &mut runner, Budget::evaluations(budget))
+        .run(s.as_mut(), &mut rng(seed))
+        .unwrap()
 }
 
 fn configs(run: &TuningRun) -> Vec<Configuration> {
@@ -300,16 +294,9 @@ fn finds_the_bowl_minimum_more_often_than_random() {
         for seed in 0..30 {
             let mut runner = bowl();
             let mut s = crate::create(name, &crate::Options::new()).unwrap();
-            let run = Tuner::new(
-                &space,
-                &mut runner,
-                Budget {
-                    max_evaluations: Some(100),
-                    ..Budget::default()
-                },
-            )
-            .run(s.as_mut(), &mut rng(seed))
-            .unwrap();
+            let run = Tuner::new(&space, &mut runner, Budget::evaluations(100))
+                .run(s.as_mut(), &mut rng(seed))
+                .unwrap();
             total += run.best().unwrap().outcome.objective().unwrap();
         }
         total / 30.0
@@ -332,16 +319,9 @@ fn overhead_per_suggestion_on_dedispersion() {
             (serde_json::json!({ "constraint_aware": false }), 3000),
         ] {
             let mut s = strategy(o.clone()).unwrap();
-            let run = Tuner::new(
-                sim.space(),
-                &mut sim.runner(),
-                Budget {
-                    max_evaluations: Some(budget),
-                    ..Budget::default()
-                },
-            )
-            .run(s.as_mut(), &mut rng(1))
-            .unwrap();
+            let run = Tuner::new(sim.space(), &mut sim.runner(), Budget::evaluations(budget))
+                .run(s.as_mut(), &mut rng(1))
+                .unwrap();
             println!(
                 "{file} ({} configurations, {} parameters) {o}: {} evaluations, {:.1} us per suggestion",
                 sim.space().size(),

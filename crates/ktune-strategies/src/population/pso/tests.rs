@@ -44,10 +44,7 @@ fn listed(configs: &[[u32; 2]]) -> SearchSpace {
 pub(crate) fn run_on(space: &SearchSpace, spec: &str, seed: u64, budget: usize) -> TuningRun {
     let mut runner = bowl();
     let (_, mut strategy) = crate::create_spec(spec).unwrap();
-    let budget = Budget {
-        max_evaluations: Some(budget),
-        ..Budget::default()
-    };
+    let budget = Budget::evaluations(budget);
     Tuner::new(space, &mut runner, budget)
         .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
         .unwrap()
@@ -526,10 +523,7 @@ fn time_strategies<'a>(space: &SearchSpace, runner: &mut dyn FnMut() -> Box<dyn 
             let (_, strategy) = crate::create_spec(spec).unwrap();
             let mut timed = ktune_core::testing::Timed::new(strategy);
             let mut runner = runner();
-            let budget = Budget {
-                max_evaluations: Some(2000),
-                ..Budget::default()
-            };
+            let budget = Budget::evaluations(2000);
             let run = Tuner::new(space, runner.as_mut(), budget)
                 .run(&mut timed, &mut Rng::seed_from_u64(seed))
                 .unwrap();

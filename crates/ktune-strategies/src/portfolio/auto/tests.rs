@@ -10,16 +10,9 @@ fn tuned(o: &AutoOptions, budget: usize, seed: u64) -> (Auto, ktune_core::Tuning
     let space = sparse_space();
     let mut auto = Auto::new(o).unwrap();
     let mut runner = bowl();
-    let run = Tuner::new(
-        &space,
-        &mut runner,
-        Budget {
-            max_evaluations: Some(budget),
-            ..Budget::default()
-        },
-    )
-    .run(&mut auto, &mut Rng::seed_from_u64(seed))
-    .unwrap();
+    let run = Tuner::new(&space, &mut runner, Budget::evaluations(budget))
+        .run(&mut auto, &mut Rng::seed_from_u64(seed))
+        .unwrap();
     (auto, run)
 }
 
