@@ -34,7 +34,6 @@ smaller budget only the scores up to it (@20, @60) compare with the other tools.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -46,9 +45,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
-from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for  # noqa: E402
-from peer_runs import append_runs, numeric  # noqa: E402
+from spaces import stem_of  # noqa: E402
+from peer_runs import append_runs, arguments, numeric, shared_spaces, trace  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -189,31 +187,12 @@ def run_one(space, membership, seed, max_fevals):
             pass
         finally:
             sys.stdout = stdout  # BaCO replaces sys.stdout with its logger
-    wall = time.perf_counter() - t0
-    return dict(
-        tool=TOOL,
-        strategy="baco",
-        space=space.stem,
-        seed=int(seed),
-        values=values,
-        wall_seconds=round(wall, 4),
-        meta=dict(max_fevals=max_fevals, proposals=proposals, repeats=repeats),
-    )
+    return trace(TOOL, "baco", space, seed, values, t0, max_fevals=max_fevals, proposals=proposals, repeats=repeats)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("spaces", nargs="+", help="brute-forced Kernel Tuner caches (.json.gz)")
-    ap.add_argument("--seeds", default="0-4", help="e.g. 0-9 or 0,3,7")
-    ap.add_argument("--budget", type=int, help="distinct evaluations per run (default: the shared budget)")
-    ap.add_argument("--out", required=True, help="folder for baco__<space>.jsonl")
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    for path in a.spaces:
-        space = load_space(path, "shared")
-        _, max_fevals = budget_for(space)
-        if a.budget:
-            max_fevals = a.budget
+    a = arguments(__doc__, "folder for baco__<space>.jsonl", seeds="0-4").parse_args()
+    for path, space, max_fevals in shared_spaces(a):
         membership = Membership(space)
         baco_constraints.evaluate_constraints = membership.evaluate
         append_runs(

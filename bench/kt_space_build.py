@@ -6,23 +6,12 @@
 Runs in a fresh process per spec: the first construction, then the best of 5 repeats, the
 feasible size, and the process's peak RSS.
 """
-import json
 import resource
 import sys
 import time
 
 from kernel_tuner.searchspace import Searchspace
-
-
-def load(path):
-    with open(path) as f:
-        spec = json.load(f)["ConfigurationSpace"]
-    tune_params = {}
-    for p in spec["TuningParameters"]:
-        values = p["Values"]
-        tune_params[p["Name"]] = eval(values) if isinstance(values, str) else values
-    restrictions = [c["Expression"] for c in spec.get("Conditions", [])]
-    return tune_params, restrictions
+from t1_spec import load
 
 
 def main(path):

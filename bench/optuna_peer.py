@@ -28,7 +28,6 @@ budget only the scores up to it (@20, @60) compare with the other tools.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -37,9 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
-from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for  # noqa: E402
-from peer_runs import append_runs, numeric  # noqa: E402
+from spaces import stem_of  # noqa: E402
+from peer_runs import append_runs, arguments, choices, numeric, shared_spaces, trace  # noqa: E402
 
 import optuna  # noqa: E402
 
@@ -124,37 +122,17 @@ def run_one(space, sampler_name, seed, max_fevals):
             tell_infeasible(trial)
         else:
             study.tell(trial, v)
-    wall = time.perf_counter() - t0
-    return dict(
-        tool=TOOL,
-        strategy=sampler_name,
-        space=space.stem,
-        seed=int(seed),
-        values=values,
-        wall_seconds=round(wall, 4),
-        meta=dict(max_fevals=max_fevals, asks=asks, infeasible=infeasible, repeats=repeats),
-    )
+    meta = dict(max_fevals=max_fevals, asks=asks, infeasible=infeasible, repeats=repeats)
+    return trace(TOOL, sampler_name, space, seed, values, t0, **meta)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("spaces", nargs="+", help="brute-forced Kernel Tuner caches (.json.gz)")
+    ap = arguments(__doc__, "folder for <sampler>__<space>.jsonl")
     ap.add_argument("--samplers", default="tpe", help=f"comma-separated, of: {', '.join(SAMPLERS)}")
-    ap.add_argument("--seeds", default="0-9", help="e.g. 0-49 or 0,3,7")
-    ap.add_argument("--budget", type=int, help="distinct evaluations per run (default: the shared budget)")
-    ap.add_argument("--out", required=True, help="folder for <sampler>__<space>.jsonl")
     a = ap.parse_args()
-    samplers = a.samplers.split(",")
-    for s in samplers:
-        if s not in SAMPLERS:
-            ap.error(f"unknown sampler {s!r}; known: {', '.join(SAMPLERS)}")
+    samplers = choices(ap, a.samplers, SAMPLERS, "sampler")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    os.makedirs(a.out, exist_ok=True)
-    for path in a.spaces:
-        space = load_space(path, "shared")
-        _, max_fevals = budget_for(space)
-        if a.budget:
-            max_fevals = a.budget
+    for path, space, max_fevals in shared_spaces(a):
         for s in samplers:
             append_runs(
                 os.path.join(a.out, f"{s}__{stem_of(path)}.jsonl"),

@@ -22,7 +22,6 @@ Budget per space: max(n_max, 220) distinct evaluations, the budget of every othe
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -33,9 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KT_PEER = os.path.join(HERE, "..", "..", "shared", "tools", "kt-peer")
 sys.path.insert(0, KT_PEER)
 
-from spaces import load_space, stem_of  # noqa: E402
-from kt_run import budget_for  # noqa: E402
-from peer_runs import append_runs  # noqa: E402
+from spaces import stem_of  # noqa: E402
+from peer_runs import append_runs, arguments, choices, shared_spaces, trace  # noqa: E402
 
 import pyatf  # noqa: E402
 from pyatf import TP, Set, Tuner  # noqa: E402
@@ -114,34 +112,17 @@ def run_one(space, tps, technique, seed, max_fevals, repeats_cost):
         tuner.make_step(cost)
         steps += 1
         stalled = 0 if len(values) > before else stalled + 1
-    wall = time.perf_counter() - t0
-    return dict(
-        tool=TOOL,
-        strategy=technique + ("+repeats" if repeats_cost else ""),
-        space=space.stem,
-        seed=int(seed),
-        values=values,
-        wall_seconds=round(wall, 4),
-        meta=dict(max_fevals=max_fevals, steps=steps, repeats=repeats),
-    )
+    strategy = technique + ("+repeats" if repeats_cost else "")
+    return trace(TOOL, strategy, space, seed, values, t0, max_fevals=max_fevals, steps=steps, repeats=repeats)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("spaces", nargs="+", help="brute-forced Kernel Tuner caches (.json.gz)")
+    ap = arguments(__doc__, "folder for <technique>__<space>.jsonl", budget=False)
     ap.add_argument("--techniques", default="auc_bandit", help=f"comma-separated, of: {', '.join(TECHNIQUES)}")
-    ap.add_argument("--seeds", default="0-9", help="e.g. 0-49 or 0,3,7")
     ap.add_argument("--repeats-cost", action="store_true", help="every step is an evaluation, repeats too")
-    ap.add_argument("--out", required=True, help="folder for <technique>__<space>.jsonl")
     a = ap.parse_args()
-    techniques = a.techniques.split(",")
-    for t in techniques:
-        if t not in TECHNIQUES:
-            ap.error(f"unknown technique {t!r}; known: {', '.join(TECHNIQUES)}")
-    os.makedirs(a.out, exist_ok=True)
-    for path in a.spaces:
-        space = load_space(path, "shared")
-        _, max_fevals = budget_for(space)
+    techniques = choices(ap, a.techniques, TECHNIQUES, "technique")
+    for path, space, max_fevals in shared_spaces(a):
         tps = parameters(space)
         for t in techniques:
             label = t + ("+repeats" if a.repeats_cost else "")

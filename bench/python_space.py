@@ -7,23 +7,12 @@ Both get the same tune_params dict and restriction strings; Kernel Tuner's threa
 set out of reach so that neither adds a restriction of its own (the sizes are checked
 equal). Per spec: the first construction of each, then the best of 5, interleaved.
 """
-import json
 import sys
 import time
 
 import ktune
 from kernel_tuner.searchspace import Searchspace
-
-
-def load(path):
-    with open(path) as f:
-        spec = json.load(f)["ConfigurationSpace"]
-    tune_params = {}
-    for p in spec["TuningParameters"]:
-        values = p["Values"]
-        # T1 writes some value lists as Python expressions (ranges, comprehensions).
-        tune_params[p["Name"]] = eval(values) if isinstance(values, str) else values  # noqa: S307
-    return tune_params, [c["Expression"] for c in spec.get("Conditions", [])]
+from t1_spec import load
 
 
 def timed(build):

@@ -609,16 +609,19 @@ mod tests {
             .collect();
         let y: Vec<f64> = x.iter().map(|p| (6.0 * p[0]).sin()).collect();
         let metric = Metric::PerCoordinate(Distance::Euclidean);
-        let fit = fit_hyperparameters(
-            KernelKind::Matern52,
-            &metric,
-            &x,
-            &y,
-            None,
-            &FitOptions::default(),
-            1,
-        )
-        .unwrap();
+        let fit_from = |start: Option<&Hyperparameters>, seed| {
+            fit_hyperparameters(
+                KernelKind::Matern52,
+                &metric,
+                &x,
+                &y,
+                start,
+                &FitOptions::default(),
+                seed,
+            )
+            .unwrap()
+        };
+        let fit = fit_from(None, 1);
         let l = &fit.hyper.lengthscales;
         assert!(
             l[1..].iter().all(|&li| li > 3.0 * l[0]),
@@ -627,27 +630,8 @@ mod tests {
             &l[1..]
         );
         // Deterministic per seed, and a warm start from the optimum keeps it.
-        let again = fit_hyperparameters(
-            KernelKind::Matern52,
-            &metric,
-            &x,
-            &y,
-            None,
-            &FitOptions::default(),
-            1,
-        )
-        .unwrap();
-        assert_eq!(fit, again);
-        let warm = fit_hyperparameters(
-            KernelKind::Matern52,
-            &metric,
-            &x,
-            &y,
-            Some(&fit.hyper),
-            &FitOptions::default(),
-            2,
-        )
-        .unwrap();
+        assert_eq!(fit, fit_from(None, 1));
+        let warm = fit_from(Some(&fit.hyper), 2);
         assert!(warm.log_posterior >= fit.log_posterior - 1e-6);
     }
 

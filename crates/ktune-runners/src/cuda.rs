@@ -624,12 +624,7 @@ impl CudaRunner {
         let Ok(compiled) = self.compile(&launch) else {
             return Ok(());
         };
-        match self.gpu.load(
-            &compiled.image,
-            &compiled.lowered_name,
-            &launch,
-            &self.problem.constants,
-        ) {
+        match self.gpu.load(&compiled, &launch, &self.problem.constants) {
             Ok(kernel) => {
                 self.gpu.unload(kernel);
                 Ok(())
@@ -679,12 +674,7 @@ impl CudaRunner {
         let compiled = self.compile(&launch).map_err(failed)?;
         let kernel = self
             .gpu
-            .load(
-                &compiled.image,
-                &compiled.lowered_name,
-                &launch,
-                &self.problem.constants,
-            )
+            .load(&compiled, &launch, &self.problem.constants)
             .map_err(|e| match e {
                 GpuError::Arguments(m) => CudaError::Arguments(m),
                 e => failed(e.to_string()),
@@ -776,12 +766,7 @@ impl CudaRunner {
         let mut observed = self.base.clone();
         observed.insert("grid".into(), json!(launch.grid));
         observed.insert("block".into(), json!(launch.block));
-        let kernel = match self.gpu.load(
-            &compiled.image,
-            &compiled.lowered_name,
-            launch,
-            &self.problem.constants,
-        ) {
+        let kernel = match self.gpu.load(compiled, launch, &self.problem.constants) {
             Ok(k) => k,
             Err(e) => return self.failure(e, timings, observed),
         };
@@ -1205,12 +1190,7 @@ impl Runner for CudaRunner {
                 };
             let loaded = self
                 .gpu
-                .load(
-                    &compiled.image,
-                    &compiled.lowered_name,
-                    &launch,
-                    &self.problem.constants,
-                )
+                .load(&compiled, &launch, &self.problem.constants)
                 .and_then(|kernel| {
                     let runs = plan.warm_up(&mut |k| {
                         let ms = self.gpu.time_launches(&kernel, &launch, k, timeout)?;

@@ -1,5 +1,6 @@
 //! What the command-line tests share: the binary, the repository's files, the results of a
-//! study as JSON, and the skip when no compiler is installed.
+//! study as JSON, the spec of a gcc-compiled test program, and the skip when no compiler is
+//! installed.
 
 use std::path::{Path, PathBuf};
 
@@ -22,9 +23,44 @@ pub fn repo(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// `ktune space --json FILE`, parsed.
+pub fn space_json(file: &Path) -> serde_json::Value {
+    let out = ktune().args(["space", "--json"]).arg(file).succeeds();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// A brute-forced space of `../shared/data/spaces` (beside the checkout), by file stem.
 pub fn shared_space(name: &str) -> PathBuf {
     repo(&format!("../shared/data/spaces/{name}.json.gz"))
+}
+
+/// A spec for a program `prog.c` compiled by gcc with the parameters as defines and its
+/// objective printed as `time: V ms`: the `parameters` (TOML text) and `SLEEP_MS`, tuned at
+/// random for `budget` evaluations, one run each.
+pub fn gcc_spec(parameters: &str, sleep_ms: u64, budget: usize) -> String {
+    format!(
+        r#"{parameters}
+[[parameter]]
+name = "SLEEP_MS"
+values = [{sleep_ms}]
+
+[runner]
+kind = "command"
+compile = ["gcc", "-O1", "prog.c", "-o", "{{build_dir}}/prog"]
+run = ["{{build_dir}}/prog"]
+defines = true
+run_timeout = 10.0
+# One run per configuration, so that the run log counts configurations.
+repeat = 1
+objective = {{ name = "time", regex = 'time: (?P<value>[0-9.]+) ms' }}
+
+[strategy]
+name = "random"
+
+[budget]
+max_evaluations = {budget}
+"#
+    )
 }
 
 /// Whether gcc is missing (the tests that compile skip, and say so).

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{Succeeds, ktune};
+use crate::common::{ktune, space_json};
 
 fn examples() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
@@ -22,11 +22,7 @@ fn the_cuda_examples_have_the_spaces_they_describe() {
         ("cuda-convolution", "4362"),
         ("cuda-reduction", "1008"),
     ] {
-        let out = ktune()
-            .args(["space", "--json"])
-            .arg(examples().join(name).join("ktune.toml"))
-            .succeeds();
-        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let j = space_json(&examples().join(name).join("ktune.toml"));
         assert_eq!(j["size"].to_string(), size, "{name}: {j}");
     }
 }

@@ -1,6 +1,6 @@
 //! `ktune space` end to end: reports, JSON, and errors that name the problem and where.
 
-use crate::common::{Succeeds, ktune, repo};
+use crate::common::{Succeeds, ktune, repo, space_json};
 
 #[test]
 fn describes_the_example_spec() {
@@ -17,11 +17,7 @@ fn describes_the_example_spec() {
 
 #[test]
 fn json_report_for_a_t1_file() {
-    let out = ktune()
-        .args(["space", "--json"])
-        .arg(repo("../shared/data/t1/gemm.json"))
-        .succeeds();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = space_json(&repo("../shared/data/t1/gemm.json"));
     assert_eq!(v["size"], 116928);
     assert_eq!(v["format"], "T1");
     assert_eq!(v["parameters"].as_array().unwrap().len(), 17);
@@ -30,11 +26,7 @@ fn json_report_for_a_t1_file() {
 
 #[test]
 fn a_cache_file_gives_its_recorded_configurations() {
-    let out = ktune()
-        .args(["space", "--json"])
-        .arg(repo("../shared/data/spaces/dedispersion_A100.json.gz"))
-        .succeeds();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = space_json(&repo("../shared/data/spaces/dedispersion_A100.json.gz"));
     assert_eq!(v["size"], 11130);
 }
 

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::{Succeeds, ktune, run_log};
+use crate::common::{Succeeds, gcc_spec, ktune, run_log};
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
 /// a line to runs.log so re-measurement can be detected. SLEEP_MS slows each run down.
@@ -29,41 +29,20 @@ int main(void) {
 fn project(sleep_ms: u32, budget: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("prog.c"), PROGRAM).unwrap();
-    let spec = format!(
-        r#"
+    let parameters = r#"
 constraints = ["x + y <= 12"]
 
 [[parameter]]
 name = "x"
-range = {{ start = 1, stop = 9, step = 1 }}
+range = { start = 1, stop = 9, step = 1 }
 default = 1
 
 [[parameter]]
 name = "y"
 values = [0, 1, 2]
 default = 2
-
-[[parameter]]
-name = "SLEEP_MS"
-values = [{sleep_ms}]
-
-[runner]
-kind = "command"
-compile = ["gcc", "-O1", "prog.c", "-o", "{{build_dir}}/prog"]
-run = ["{{build_dir}}/prog"]
-defines = true
-run_timeout = 10.0
-# One run per configuration, so that the run log counts configurations.
-repeat = 1
-objective = {{ name = "time", regex = 'time: (?P<value>[0-9.]+) ms' }}
-
-[strategy]
-name = "random"
-
-[budget]
-max_evaluations = {budget}
-"#
-    );
+"#;
+    let spec = gcc_spec(parameters, sleep_ms.into(), budget);
     std::fs::write(dir.path().join("ktune.toml"), spec).unwrap();
     dir
 }

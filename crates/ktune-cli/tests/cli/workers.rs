@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Succeeds, gcc_missing, ktune_in as ktune};
+use crate::common::{Succeeds, gcc_missing, gcc_spec, ktune_in as ktune};
 
 /// objective = (x - 5)^2 + y + 1 ms after SLEEP_MS; x = 2 crashes. Every run appends a line
 /// to runs.log.
@@ -27,36 +27,16 @@ int main(void) {
 /// A project whose program sleeps `sleep_ms` per evaluation, tuned with `budget` evaluations.
 fn project(dir: &Path, budget: usize, sleep_ms: u64) {
     std::fs::write(dir.join("prog.c"), PROGRAM).unwrap();
-    let spec = format!(
-        r#"
+    let parameters = r#"
 [[parameter]]
 name = "x"
-range = {{ start = 1, stop = 12, step = 1 }}
+range = { start = 1, stop = 12, step = 1 }
 
 [[parameter]]
 name = "y"
 values = [0, 1, 2, 3]
-
-[[parameter]]
-name = "SLEEP_MS"
-values = [{sleep_ms}]
-
-[runner]
-kind = "command"
-compile = ["gcc", "-O1", "prog.c", "-o", "{{build_dir}}/prog"]
-run = ["{{build_dir}}/prog"]
-defines = true
-run_timeout = 10.0
-repeat = 1
-objective = {{ name = "time", regex = 'time: (?P<value>[0-9.]+) ms' }}
-
-[strategy]
-name = "random"
-
-[budget]
-max_evaluations = {budget}
-"#
-    );
+"#;
+    let spec = gcc_spec(parameters, sleep_ms, budget);
     std::fs::write(dir.join("ktune.toml"), spec).unwrap();
 }
 
@@ -268,11 +248,14 @@ fn killed_and_restarted(dir: &Path, study: &Study) {
     let runs = std::fs::read_to_string(dir.join("runs.log")).unwrap_or_default();
     assert!(runs.lines().count() >= budget);
     // The study copies out into a file of its own that lists the same.
-    let out = ktune(dir)
-        .args(["results", "--storage", &study.url, "--study", &study.name])
-        .args(["--export", "sqlite://copy.db"])
-        .output()
-        .unwrap();
+    let export = || {
+        ktune(dir)
+            .args(["results", "--storage", &study.url, "--study", &study.name])
+            .args(["--export", "sqlite://copy.db"])
+            .output()
+            .unwrap()
+    };
+    let out = export();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");
     assert!(
@@ -284,11 +267,7 @@ fn killed_and_restarted(dir: &Path, study: &Study) {
         name: study.name.clone(),
     };
     assert_eq!(stored(dir, &copy), rows);
-    let out = ktune(dir)
-        .args(["results", "--storage", &study.url, "--study", &study.name])
-        .args(["--export", "sqlite://copy.db"])
-        .output()
-        .unwrap();
+    let out = export();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         !out.status.success() && said.contains("already has a study"),

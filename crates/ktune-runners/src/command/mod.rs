@@ -357,15 +357,11 @@ impl CommandRunner {
             )),
             Step::TimedOut { stderr } => Err(fail(
                 FailureKind::Timeout,
-                if self.budget_cut(self.compile_timeout) {
-                    format!("the time budget ran out while compiling: {}", tail(&stderr))
-                } else {
-                    format!(
-                        "compile ran past {:.1} s and was killed: {}",
-                        self.compile_timeout.as_secs_f64(),
-                        tail(&stderr)
-                    )
-                },
+                self.timed_out(
+                    self.compile_timeout,
+                    ["while compiling", "compile ran past"],
+                    &stderr,
+                ),
                 t,
             )),
             Step::Signalled { signal, stderr } => Err(fail(
@@ -426,15 +422,11 @@ impl CommandRunner {
             Step::TimedOut { stderr } => {
                 return Err(Outcome::failed(
                     FailureKind::Timeout,
-                    if self.budget_cut(self.run_timeout) {
-                        format!("the time budget ran out during this run: {}", tail(&stderr))
-                    } else {
-                        format!(
-                            "run took longer than {:.1} s and was killed: {}",
-                            self.run_timeout.as_secs_f64(),
-                            tail(&stderr)
-                        )
-                    },
+                    self.timed_out(
+                        self.run_timeout,
+                        ["during this run", "run took longer than"],
+                        &stderr,
+                    ),
                     timings,
                 ));
             }
@@ -702,6 +694,20 @@ impl CommandRunner {
         self.deadline
             .is_some_and(|d| Instant::now() + BUDGET_SLACK >= d)
             && own > BUDGET_SLACK
+    }
+
+    /// Why a step with its own limit `own` was killed: the time budget ran out `[when]`, or
+    /// `[step] {own} s and was killed`; with the tail of its error output.
+    fn timed_out(&self, own: Duration, [when, step]: [&str; 2], stderr: &str) -> String {
+        if self.budget_cut(own) {
+            format!("the time budget ran out {when}: {}", tail(stderr))
+        } else {
+            format!(
+                "{step} {:.1} s and was killed: {}",
+                own.as_secs_f64(),
+                tail(stderr)
+            )
+        }
     }
 }
 

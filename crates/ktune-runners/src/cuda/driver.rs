@@ -12,7 +12,7 @@
 //! methods, so that the rest of the runner holds no `unsafe` code and one file shows every
 //! assumption about the driver (contexts, streams, events, faults) in one place.
 
-use std::ffi::{CString, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::result::DriverError;
@@ -23,6 +23,7 @@ use cudarc::driver::sys::{
 
 use super::data::{HostArg, HostConstant};
 use super::launch::Launch;
+use super::nvrtc::Compiled;
 
 /// Why something on the GPU did not work.
 #[derive(Clone, Debug, PartialEq)]
@@ -403,6 +404,18 @@ impl Gpu {
             }
             return Ok(total / k as f64);
         }
+        self.time_queued(kernel, launch, k, timeout)
+    }
+
+    /// Queues `k` launches of `kernel` back to back between one pair of events and waits for
+    /// them (each launch given `timeout`); the mean time of one launch in milliseconds.
+    fn time_queued(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        k: usize,
+        timeout: Duration,
+    ) -> Result<f64, GpuError> {
         let mut params = self.params();
         // SAFETY: the events and the stream are live.
         unsafe {
@@ -487,11 +500,11 @@ impl Gpu {
     /// left as it is: the configuration's code may not use it).
     pub fn load(
         &self,
-        image: &[u8],
-        lowered_name: &CString,
+        compiled: &Compiled,
         launch: &Launch,
         constants: &[HostConstant],
     ) -> Result<Kernel, GpuError> {
+        let (image, lowered_name) = (&compiled.image, &compiled.lowered_name);
         // SAFETY: `image` is a CUBIN or NUL-terminated PTX that lives through the call.
         unsafe {
             let mut module: CUmodule = std::ptr::null_mut();
@@ -668,26 +681,7 @@ impl Gpu {
         launch: &Launch,
         timeout: Duration,
     ) -> Result<f64, GpuError> {
-        let mut params = self.params();
-        // SAFETY: the events and the stream are live.
-        unsafe {
-            self.classify(
-                sys::cuEventRecord(self.start, self.stream),
-                "recording an event",
-            )?;
-            self.enqueue(kernel, launch, &mut params)?;
-            self.classify(
-                sys::cuEventRecord(self.end, self.stream),
-                "recording an event",
-            )?;
-            self.wait(timeout)?;
-            let mut ms = 0f32;
-            self.classify(
-                sys::cuEventElapsedTime(&mut ms, self.start, self.end),
-                "reading the kernel time",
-            )?;
-            Ok(ms as f64)
-        }
+        self.time_queued(kernel, launch, 1, timeout)
     }
 
     /// Waits for the end event, polling, so that a hanging kernel becomes a timeout instead

@@ -1,7 +1,7 @@
 //! Observers through NVML (loaded at run time): clocks, temperature, power and energy.
 
-use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::{Device, Nvml};
 use serde_json::json;
 use std::time::Instant;
 
@@ -44,10 +44,15 @@ impl PowerMeter {
         })
     }
 
+    /// The device, looked up by its UUID each time (NVML's handle borrows the library).
+    fn device(&self) -> Option<Device<'_>> {
+        self.nvml.device_by_uuid(self.uuid.as_str()).ok()
+    }
+
     /// Clocks and temperature now, as observed values.
     pub fn snapshot(&self) -> Observed {
         let mut out = Observed::new();
-        if let Ok(d) = self.nvml.device_by_uuid(self.uuid.as_str()) {
+        if let Some(d) = self.device() {
             if let Ok(v) = d.clock_info(Clock::SM) {
                 out.insert("sm_clock_mhz".into(), json!(v));
             }
@@ -63,29 +68,17 @@ impl PowerMeter {
 
     /// The SM clock now, in MHz.
     pub fn sm_clock(&self) -> Option<u32> {
-        self.nvml
-            .device_by_uuid(self.uuid.as_str())
-            .ok()?
-            .clock_info(Clock::SM)
-            .ok()
+        self.device()?.clock_info(Clock::SM).ok()
     }
 
     /// Total energy since the driver loaded, in millijoules (Volta and newer).
     fn energy_mj(&self) -> Option<u64> {
-        self.nvml
-            .device_by_uuid(self.uuid.as_str())
-            .ok()?
-            .total_energy_consumption()
-            .ok()
+        self.device()?.total_energy_consumption().ok()
     }
 
     /// Power now, in milliwatts.
     fn power_mw(&self) -> Option<u32> {
-        self.nvml
-            .device_by_uuid(self.uuid.as_str())
-            .ok()?
-            .power_usage()
-            .ok()
+        self.device()?.power_usage().ok()
     }
 
     /// The power drawn while `batch` keeps the GPU busy (each call queues a few

@@ -136,13 +136,11 @@ impl SearchSpace {
         constraints: Vec<Constraint>,
         interner: Interner,
     ) -> Result<SearchSpace, SpaceError> {
-        SearchSpace::build(
+        SearchSpace::with_constraints_limited(
             params,
             constraints,
             interner,
-            build::TABLE_CELLS,
             build::DEFAULT_MAX_CHECKS,
-            &BuildProgress::new(),
         )
     }
 

@@ -632,16 +632,22 @@ impl Store {
         Ok(self.len()? == 0)
     }
 
-    /// Stores free-form metadata of the study (e.g. `strategy`, `seed`, `started`),
-    /// replacing an earlier value of `key`; committed before returning. `schema_version` is
-    /// reserved.
-    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+    /// Refuses the key the file's own metadata reserves.
+    fn unreserved(&self, key: &str) -> Result<(), StoreError> {
         if key == SCHEMA_KEY {
             return Err(StoreError::ReservedKey {
                 path: self.path.clone(),
                 key: key.to_string(),
             });
         }
+        Ok(())
+    }
+
+    /// Stores free-form metadata of the study (e.g. `strategy`, `seed`, `started`),
+    /// replacing an earlier value of `key`; committed before returning. `schema_version` is
+    /// reserved.
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.unreserved(key)?;
         self.conn
             .execute(
                 "INSERT OR REPLACE INTO study_meta (study, key, value) VALUES (?1, ?2, ?3)",
@@ -655,12 +661,7 @@ impl Store {
     /// value it holds afterwards (the first writer's). One statement, so atomic across
     /// processes.
     pub fn meta_or_insert(&mut self, key: &str, value: &str) -> Result<String, StoreError> {
-        if key == SCHEMA_KEY {
-            return Err(StoreError::ReservedKey {
-                path: self.path.clone(),
-                key: key.to_string(),
-            });
-        }
+        self.unreserved(key)?;
         self.conn
             .query_row(
                 "INSERT INTO study_meta (study, key, value) VALUES (?1, ?2, ?3) \

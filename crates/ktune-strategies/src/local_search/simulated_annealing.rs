@@ -84,14 +84,20 @@ pub struct AnnealingSchedule {
 
 impl Default for AnnealingSchedule {
     fn default() -> Self {
-        let o = SaOptions::default();
+        AnnealingSchedule::of(&SaOptions::default())
+    }
+}
+
+impl AnnealingSchedule {
+    /// The schedule the options `o` set.
+    fn of(o: &SaOptions) -> Self {
         AnnealingSchedule {
             t_start: o.t,
             t_min: o.t_min,
             alpha: o.alpha,
             maxiter: o.maxiter,
             max_stuck: o.max_stuck,
-            neighbourhood: Neighbourhood::Hamming,
+            neighbourhood: o.neighbour,
             compound: o.compound,
             stretch: o.stretch,
         }
@@ -358,16 +364,7 @@ fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::Str
     check_start_samples(NAME, o.start_samples)?;
     Ok(crate::registry::factory(o, |o| {
         Box::new(SimulatedAnnealing::new(
-            AnnealingSchedule {
-                t_start: o.t,
-                t_min: o.t_min,
-                alpha: o.alpha,
-                maxiter: o.maxiter,
-                max_stuck: o.max_stuck,
-                neighbourhood: o.neighbour,
-                compound: o.compound,
-                stretch: o.stretch,
-            },
+            AnnealingSchedule::of(o),
             o.start_samples,
         ))
     }))

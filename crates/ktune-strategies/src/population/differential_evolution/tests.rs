@@ -92,51 +92,34 @@ fn mutation_operators_follow_their_formulas() {
     assert_eq!(parse_method("best3bin"), None);
 }
 
+/// Crossover of a target of zeros with a mutant of ones over six active dimensions: the
+/// ones in the trial are the coordinates taken from the mutant.
+fn cross(kind: Crossover, cr: f64, rng: &mut Rng) -> Vec<u32> {
+    let active: Vec<usize> = (0..6).collect();
+    crossover(kind, cr, &[0; 6], &[1; 6], &active, rng)
+}
+
 #[test]
 fn binomial_crossover_always_takes_j_rand_from_the_mutant() {
-    let target = vec![0u32; 6];
-    let mutant = vec![1u32; 6];
-    let active: Vec<usize> = (0..6).collect();
     let mut rng = Rng::seed_from_u64(3);
     let mut seen = [0usize; 6];
     for _ in 0..600 {
-        let u = crossover(
-            Crossover::Binomial,
-            0.0,
-            &target,
-            &mutant,
-            &active,
-            &mut rng,
-        );
+        let u = cross(Crossover::Binomial, 0.0, &mut rng);
         assert_eq!(u.iter().sum::<u32>(), 1, "exactly j_rand with CR = 0");
         seen[u.iter().position(|&v| v == 1).unwrap()] += 1;
     }
     assert!(seen.iter().all(|&s| s > 50), "{seen:?}");
-    let u = crossover(
-        Crossover::Binomial,
-        1.0,
-        &target,
-        &mutant,
-        &active,
-        &mut rng,
-    );
-    assert_eq!(u, mutant);
+    let u = cross(Crossover::Binomial, 1.0, &mut rng);
+    assert_eq!(u, vec![1; 6]);
     // Inactive (single-valued) dimensions are never chosen.
-    let u = crossover(Crossover::Binomial, 0.0, &target, &mutant, &[4], &mut rng);
+    let u = crossover(Crossover::Binomial, 0.0, &[0; 6], &[1; 6], &[4], &mut rng);
     assert_eq!(u, vec![0, 0, 0, 0, 1, 0]);
     // About CR of the other coordinates come from the mutant.
     let n: u32 = (0..1000)
         .map(|_| {
-            crossover(
-                Crossover::Binomial,
-                0.5,
-                &target,
-                &mutant,
-                &active,
-                &mut rng,
-            )
-            .iter()
-            .sum::<u32>()
+            cross(Crossover::Binomial, 0.5, &mut rng)
+                .iter()
+                .sum::<u32>()
         })
         .sum();
     assert!((3200..3800).contains(&n), "{n}");
@@ -144,40 +127,16 @@ fn binomial_crossover_always_takes_j_rand_from_the_mutant() {
 
 #[test]
 fn exponential_crossover_copies_one_circular_run() {
-    let target = vec![0u32; 6];
-    let mutant = vec![1u32; 6];
-    let active: Vec<usize> = (0..6).collect();
     let mut rng = Rng::seed_from_u64(5);
     for _ in 0..200 {
-        let u = crossover(
-            Crossover::Exponential,
-            0.0,
-            &target,
-            &mutant,
-            &active,
-            &mut rng,
-        );
+        let u = cross(Crossover::Exponential, 0.0, &mut rng);
         assert_eq!(u.iter().sum::<u32>(), 1);
     }
-    let u = crossover(
-        Crossover::Exponential,
-        1.0,
-        &target,
-        &mutant,
-        &active,
-        &mut rng,
-    );
-    assert_eq!(u, mutant);
+    let u = cross(Crossover::Exponential, 1.0, &mut rng);
+    assert_eq!(u, vec![1; 6]);
     let mut lengths = [0usize; 7];
     for _ in 0..2000 {
-        let u = crossover(
-            Crossover::Exponential,
-            0.5,
-            &target,
-            &mutant,
-            &active,
-            &mut rng,
-        );
+        let u = cross(Crossover::Exponential, 0.5, &mut rng);
         let l = u.iter().sum::<u32>() as usize;
         lengths[l] += 1;
         // One circular run: exactly one 0 -> 1 transition around the circle (or all ones).
