@@ -1,6 +1,6 @@
 //! What this crate's tests share beyond [`ktune_core::testing`]: the bowl as a runner, a run
-//! on a function of value indices, the brute-forced spaces beside the checkout, and the
-//! strategy time per suggestion on one of them.
+//! on a function of value indices, a run of simulated asynchronous workers, the brute-forced
+//! spaces beside the checkout, and the strategy time per suggestion on one of them.
 
 use std::path::PathBuf;
 
@@ -24,6 +24,39 @@ pub(crate) fn run(
     seed: u64,
 ) -> TuningRun {
     ktune_core::testing::run(strategy, space, &mut FnRunner::indices(f), budget, seed)
+}
+
+/// Runs the strategy of `spec` on `space` with `workers` simulated asynchronous workers on one
+/// session (minimising `runner`'s objective) for `budget` evaluations; checks that the run
+/// spent the whole budget on distinct configurations, and returns the best value found.
+pub(crate) fn best_of_workers(
+    spec: &str,
+    space: &SearchSpace,
+    runner: &mut dyn ktune_core::Runner,
+    (budget, workers, seed): (usize, usize, u64),
+) -> f64 {
+    let (_, strategy) = crate::create_spec(spec).unwrap();
+    let session = ktune_core::Session::new(
+        space,
+        strategy,
+        Budget::evaluations(budget),
+        ktune_core::Direction::Minimize,
+        Rng::seed_from_u64(seed),
+    )
+    .unwrap();
+    let run = ktune_core::simulate_workers(session, runner, workers).unwrap();
+    assert_eq!(run.records.len(), budget, "{spec}");
+    assert_eq!(run.stop, ktune_core::StopReason::Evaluations, "{spec}");
+    let distinct: std::collections::BTreeSet<_> = run.records.iter().map(|r| &r.config).collect();
+    assert_eq!(
+        distinct.len(),
+        budget,
+        "{spec}: a configuration proposed twice"
+    );
+    run.records
+        .iter()
+        .filter_map(|r| r.outcome.objective())
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// A brute-forced space of `../shared/data/spaces` (beside the checkout), by file stem.

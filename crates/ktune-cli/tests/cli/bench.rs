@@ -57,13 +57,7 @@ fn runs_strategies_and_writes_traces_scores_and_plots() {
         .arg(out.path().join("traces.jsonl"))
         .arg(space("convolution_A100"))
         .arg(space("dedispersion_A100"))
-        .output()
-        .unwrap();
-    assert!(
-        rescored.status.success(),
-        "{}",
-        String::from_utf8_lossy(&rescored.stderr)
-    );
+        .succeeds();
     assert_eq!(String::from_utf8(rescored.stdout).unwrap(), table);
 
     // Scored over the first 20 evaluations, each strategy's score is its @20 column, and the
@@ -256,7 +250,7 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
 fn first_seed_runs_the_same_runs_as_the_seeds_from_zero() {
     let out = tempfile::tempdir().unwrap();
     let run = |dir: &str, extra: &[&str]| -> Vec<serde_json::Value> {
-        let o = ktune()
+        ktune()
             .args([
                 "bench",
                 "--strategies",
@@ -269,9 +263,7 @@ fn first_seed_runs_the_same_runs_as_the_seeds_from_zero() {
             .arg("--out")
             .arg(out.path().join(dir))
             .arg(space("convolution_W6600"))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            .succeeds();
         std::fs::read_to_string(out.path().join(dir).join("traces.jsonl"))
             .unwrap()
             .lines()

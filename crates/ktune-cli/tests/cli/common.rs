@@ -105,7 +105,9 @@ pub trait Succeeds {
     fn succeeds(&mut self) -> std::process::Output;
 }
 
-fn succeeded(out: std::process::Output) -> std::process::Output {
+/// The output of a finished command that must have succeeded (else a failed test showing its
+/// standard error).
+pub fn succeeded(out: std::process::Output) -> std::process::Output {
     assert!(
         out.status.success(),
         "{}",

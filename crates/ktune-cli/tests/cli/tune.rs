@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::{Succeeds, gcc_spec, ktune, run_log};
+use crate::common::{Succeeds, gcc_spec, ktune, run_log, succeeded};
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
 /// a line to runs.log so re-measurement can be detected. SLEEP_MS slows each run down.
@@ -371,12 +371,7 @@ fn ctrl_c_finishes_the_evaluation_in_flight_and_stops_cleanly() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(child.wait_with_output().unwrap());
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains("stopped because interrupted"), "{stdout}");
     let stored = rows(&dir.path().join("ktune.db"));
@@ -517,13 +512,7 @@ fn adaptive_measurements_are_stored_shown_and_the_finalists_reranked() {
         .arg("results")
         .arg(dir.path().join("ktune.db"))
         .args(["--rerank", "2", "--rerank-rounds", "5"])
-        .output()
-        .unwrap();
-    assert!(
-        again.status.success(),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+        .succeeds();
     let again = String::from_utf8_lossy(&again.stdout);
     assert!(
         again.contains("re-ranked after 5 interleaved rounds"),

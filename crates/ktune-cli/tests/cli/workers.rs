@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Succeeds, gcc_missing, gcc_spec, ktune_in as ktune};
+use crate::common::{Succeeds, gcc_missing, gcc_spec, ktune_in as ktune, succeeded};
 
 /// objective = (x - 5)^2 + y + 1 ms after SLEEP_MS; x = 2 crashes. Every run appends a line
 /// to runs.log.
@@ -153,12 +153,7 @@ fn workers_share_a_postgresql_study_over_verified_tls() {
     };
     let workers: Vec<Child> = (0..2).map(|i| start(dir.path(), &study, i)).collect();
     for w in workers {
-        let out = w.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(w.wait_with_output().unwrap());
     }
     let rows = stored(dir.path(), &study);
     assert_eq!(rows.len(), 6, "{rows:?}");
@@ -452,12 +447,7 @@ fn the_studies_of_a_storage_are_listed() {
             url: "sqlite://shared.db".into(),
             name: name.to_string(),
         };
-        let out = start(dir.path(), &study, i).wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(start(dir.path(), &study, i).wait_with_output().unwrap());
     }
     let list = |extra: &[&str]| {
         let out = ktune(dir.path())

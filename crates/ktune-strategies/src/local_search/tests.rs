@@ -4,7 +4,6 @@ use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 use rand::SeedableRng;
 
 use super::*;
-use crate::better;
 use crate::testkit::*;
 
 /// With `follow_best`, a better configuration found by someone else (told, not proposed)
@@ -78,17 +77,6 @@ fn climb(
         assert!(evaluations < 100, "the climb does not end");
     }
     evaluations
-}
-
-#[test]
-fn failures_are_worse_than_anything_and_never_better_than_each_other() {
-    assert!(better(Some(1.0), Some(2.0)));
-    assert!(!better(Some(2.0), Some(2.0)));
-    assert!(better(Some(1e300), None));
-    assert!(!better(None, Some(1e300)));
-    assert!(!better(None, None));
-    assert!(!better(Some(f64::NAN), Some(1.0)));
-    assert!(better(Some(-5.0), Some(f64::NAN)));
 }
 
 #[test]

@@ -1,8 +1,8 @@
-use ktune_core::{Budget, Direction, Rng, Tuner};
+use ktune_core::{Budget, Rng, Tuner};
 use ktune_space::SearchSpace;
 use rand::SeedableRng;
 
-use crate::testkit::{bowl, sparse_space};
+use crate::testkit::{best_of_workers, bowl, sparse_space};
 
 fn run(spec: &str, space: &SearchSpace, seed: u64, budget: usize) -> ktune_core::TuningRun {
     let (_, mut s) = crate::create_spec(spec).unwrap();
@@ -32,29 +32,6 @@ fn measurement_variances_reach_the_model() {
 /// configurations and still finds the bowl's optimum region.
 #[test]
 fn asynchronous_workers_get_distinct_proposals() {
-    let space = sparse_space();
-    let (_, strategy) = crate::create_spec("baco").unwrap();
-    let session = ktune_core::Session::new(
-        &space,
-        strategy,
-        Budget::evaluations(40),
-        Direction::Minimize,
-        Rng::seed_from_u64(1),
-    )
-    .unwrap();
-    let mut runner = bowl();
-    let run = ktune_core::simulate_workers(session, &mut runner, 4).unwrap();
-    assert_eq!(run.records.len(), 40);
-    assert_eq!(run.stop, ktune_core::StopReason::Evaluations);
-    let mut configs: Vec<&ktune_space::Configuration> =
-        run.records.iter().map(|r| &r.config).collect();
-    configs.sort();
-    configs.dedup();
-    assert_eq!(configs.len(), 40);
-    let best = run
-        .records
-        .iter()
-        .filter_map(|r| r.outcome.objective())
-        .fold(f64::INFINITY, f64::min);
+    let best = best_of_workers("baco", &sparse_space(), &mut bowl(), (40, 4, 1));
     assert!(best <= 3.0, "best {best}");
 }

@@ -6,6 +6,8 @@ use ktune_model::{DenseGp, Kernel, KernelKind};
 use ktune_space::{Configuration, Encoding, Parameter, SearchSpace};
 use rand::SeedableRng;
 
+use crate::testkit::best_of_workers;
+
 /// A smooth function of three parameters with a failing stripe.
 fn landscape(v: &[f64]) -> Option<f64> {
     let (x, y, z) = (v[0], v[1], v[2]);
@@ -473,26 +475,8 @@ fn asynchronous_workers_keep_busy_on_distinct_configurations() {
         // A kept sample: fantasies outside it are appended to the model, then forgotten.
         "bayes_opt:candidate_limit=100:sample_size=50:sample_rounds=4",
     ] {
-        let (_, strategy) = crate::create_spec(spec).unwrap();
-        let session = ktune_core::Session::new(
-            &space,
-            strategy,
-            Budget::evaluations(60),
-            Direction::Minimize,
-            Rng::seed_from_u64(3),
-        )
-        .unwrap();
         let mut runner = landscape_runner(Direction::Minimize);
-        let run = ktune_core::simulate_workers(session, &mut runner, 4).unwrap();
-        assert_eq!(run.records.len(), 60, "{spec}");
-        assert_eq!(run.stop, ktune_core::StopReason::Evaluations, "{spec}");
-        let distinct: BTreeSet<&Configuration> = run.records.iter().map(|r| &r.config).collect();
-        assert_eq!(distinct.len(), 60, "{spec}");
-        let best = run
-            .records
-            .iter()
-            .filter_map(|r| r.outcome.objective())
-            .fold(f64::INFINITY, f64::min);
+        let best = best_of_workers(spec, &space, &mut runner, (60, 4, 3));
         // The optimum is 2 (x = 13, y = 6, z = 0) among 800 configurations.
         assert!(best <= 3.0, "{spec}: best {best}");
     }

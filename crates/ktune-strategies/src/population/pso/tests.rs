@@ -145,13 +145,9 @@ fn options(w: f64, c1: f64, c2: f64) -> PsoOptions {
     }
 }
 
+/// (How failures compare is `compare.rs`'s test.)
 #[test]
-fn failures_are_the_worst_and_never_compared_as_numbers() {
-    assert!(better(Some(1.0), Some(2.0)));
-    assert!(!better(Some(2.0), Some(2.0)));
-    assert!(better(Some(1e300), None));
-    assert!(!better(None, Some(1e300)));
-    assert!(!better(None, None));
+fn a_nan_observation_has_no_value() {
     let o = Observation {
         config: vec![0],
         value: Some(f64::NAN),
