@@ -26,7 +26,7 @@
 //! the exponential crossover.
 
 use ktune_core::{History, Observation, Rng, Strategy};
-use ktune_space::{Configuration, DistinctSampler, SearchSpace};
+use ktune_space::{Configuration, SearchSpace};
 use rand::RngExt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -444,12 +444,7 @@ impl DifferentialEvolution {
             self.cartesian_samples(want, &|c| history.contains(c), rng)
         };
         if fresh.is_empty() {
-            let mut sampler = DistinctSampler::new(space.size());
-            for o in history.observations() {
-                if let Some(r) = space.rank(&o.config) {
-                    sampler.exclude(r);
-                }
-            }
+            let mut sampler = crate::sampling::unevaluated(space, history.observations());
             fresh = (0..want)
                 .map_while(|_| sampler.next_rank(rng))
                 .map(|r| space.configuration(r))

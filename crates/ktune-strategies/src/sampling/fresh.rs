@@ -20,16 +20,10 @@ impl FreshSampler {
         history: &History,
         rng: &mut Rng,
     ) -> Option<Configuration> {
-        let sampler = self.sampler.get_or_insert_with(|| {
-            // Whatever was evaluated before this strategy started (a resumed run).
-            let mut s = DistinctSampler::new(space.size());
-            for o in history.observations() {
-                if let Some(r) = space.rank(&o.config) {
-                    s.exclude(r);
-                }
-            }
-            s
-        });
+        // Whatever was evaluated before this strategy started (a resumed run) is left out.
+        let sampler = self
+            .sampler
+            .get_or_insert_with(|| unevaluated(space, history.observations()));
         while let Some(r) = sampler.next_rank(rng) {
             let c = space.configuration(r);
             if !history.contains(&c) {
@@ -42,11 +36,22 @@ impl FreshSampler {
     /// Marks evaluated configurations as used (call from `tell`).
     pub(crate) fn exclude(&mut self, space: &SearchSpace, observations: &[Observation]) {
         if let Some(s) = &mut self.sampler {
-            for o in observations {
-                if let Some(r) = space.rank(&o.config) {
-                    s.exclude(r);
-                }
-            }
+            exclude(s, space, observations);
+        }
+    }
+}
+
+/// A sampler of the space's ranks without those of `observations`.
+pub(crate) fn unevaluated(space: &SearchSpace, observations: &[Observation]) -> DistinctSampler {
+    let mut s = DistinctSampler::new(space.size());
+    exclude(&mut s, space, observations);
+    s
+}
+
+fn exclude(s: &mut DistinctSampler, space: &SearchSpace, observations: &[Observation]) {
+    for o in observations {
+        if let Some(r) = space.rank(&o.config) {
+            s.exclude(r);
         }
     }
 }

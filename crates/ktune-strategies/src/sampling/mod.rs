@@ -5,4 +5,4 @@ pub(crate) mod brute_force;
 mod fresh;
 pub(crate) mod random;
 
-pub(crate) use fresh::FreshSampler;
+pub(crate) use fresh::{FreshSampler, unevaluated};

@@ -4,6 +4,8 @@
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, DistinctSampler, SearchSpace};
 
+use super::fresh::unevaluated;
+
 /// Draws configurations uniformly at random, never one that was already evaluated.
 #[derive(Clone, Debug, Default)]
 pub struct RandomSampling {
@@ -25,16 +27,10 @@ impl Strategy for RandomSampling {
         n: usize,
         rng: &mut Rng,
     ) -> Vec<Configuration> {
-        let sampler = self.sampler.get_or_insert_with(|| {
-            // Anything evaluated before this strategy started (a resumed run) is skipped.
-            let mut s = DistinctSampler::new(space.size());
-            for o in history.observations() {
-                if let Some(r) = space.rank(&o.config) {
-                    s.exclude(r);
-                }
-            }
-            s
-        });
+        // Anything evaluated before this strategy started (a resumed run) is skipped.
+        let sampler = self
+            .sampler
+            .get_or_insert_with(|| unevaluated(space, history.observations()));
         (0..n)
             .map_while(|_| sampler.next_rank(rng))
             .map(|r| space.configuration(r))
