@@ -47,6 +47,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod conformance;
 mod cooperate;
 mod measurement;
 mod observe;

@@ -120,10 +120,8 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::{
-        Budget, Direction, FailureKind, History, Metric, Observation, Outcome, Rng, Strategy,
-        Timings,
-    };
+    use crate::testing::InOrder;
+    use crate::{Budget, Direction, FailureKind, Metric, Outcome, Rng, Timings};
 
     /// x = 0..29; evaluating x takes 1 + (x mod 3) seconds; x = 4 fails to compile (after
     /// 0.5 s); the objective is x.
@@ -163,41 +161,6 @@ mod tests {
         }
     }
 
-    /// Proposes configurations in rank order; with `wait`, nothing while any of its
-    /// proposals is unanswered (like a generation-based strategy).
-    struct InOrder {
-        next: u64,
-        wait: bool,
-        unanswered: usize,
-    }
-
-    impl Strategy for InOrder {
-        fn name(&self) -> &str {
-            "in_order"
-        }
-        fn ask(
-            &mut self,
-            space: &SearchSpace,
-            _: &History,
-            n: usize,
-            _: &mut Rng,
-        ) -> Vec<Configuration> {
-            if self.wait && self.unanswered > 0 {
-                return Vec::new();
-            }
-            let out: Vec<Configuration> = (self.next..space.size())
-                .take(n)
-                .map(|r| space.configuration(r))
-                .collect();
-            self.next += out.len() as u64;
-            self.unanswered += out.len();
-            out
-        }
-        fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
-            self.unanswered = self.unanswered.saturating_sub(observations.len());
-        }
-    }
-
     fn run(workers: usize, wait: bool, budget: usize) -> SimulatedRun {
         let space = SearchSpace::new(
             vec![Parameter::integer_range("x", 0, 29, 1).unwrap()],
@@ -206,10 +169,10 @@ mod tests {
         .unwrap();
         let session = Session::new(
             &space,
-            Box::new(InOrder {
-                next: 0,
-                wait,
-                unanswered: 0,
+            Box::new(if wait {
+                InOrder::waiting()
+            } else {
+                InOrder::default()
             }),
             Budget::evaluations(budget),
             Direction::Minimize,

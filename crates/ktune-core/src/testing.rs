@@ -1,27 +1,14 @@
 //! A test kit for strategies, runners, storages and front ends: a runner made of a function,
-//! fixed landscapes and spaces, and a one-line tuning run.
+//! a strategy that walks the space in order, fixed landscapes and spaces, and a one-line
+//! tuning run.
 //!
 //! Every crate's tests and examples build on it instead of writing a runner of their own:
 //!
 //! ```
-//! use ktune_core::testing::{FnRunner, landscape, run, small_space};
-//! use ktune_core::{History, Observation, Rng, Strategy};
-//! use ktune_space::{Configuration, SearchSpace};
-//!
-//! /// Walks the space in rank order.
-//! struct InOrder(u64);
-//! impl Strategy for InOrder {
-//!     fn name(&self) -> &str { "in-order" }
-//!     fn ask(&mut self, space: &SearchSpace, _: &History, n: usize, _: &mut Rng) -> Vec<Configuration> {
-//!         let out: Vec<_> = (self.0..space.size()).take(n).map(|r| space.configuration(r)).collect();
-//!         self.0 += out.len() as u64;
-//!         out
-//!     }
-//!     fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
-//! }
+//! use ktune_core::testing::{FnRunner, InOrder, landscape, run, small_space};
 //!
 //! let space = small_space();
-//! let run = run(&mut InOrder(0), &space, &mut FnRunner::values(landscape::bowl), 20, 1);
+//! let run = run(&mut InOrder::default(), &space, &mut FnRunner::values(landscape::bowl), 20, 1);
 //! assert_eq!(run.records.len(), 20);
 //! // The bowl fails on a diagonal band: failures are records too.
 //! assert!(run.records.iter().any(|r| r.outcome.failure().is_some()));
@@ -130,6 +117,58 @@ impl Runner for FnRunner<'_> {
                 None => Outcome::failed(FailureKind::Runtime, "fails", timings),
             })
             .collect())
+    }
+}
+
+/// A strategy that proposes the space's configurations in rank order, each once, passing
+/// over those the history holds (evaluated elsewhere, or before a resumed run).
+#[derive(Clone, Debug, Default)]
+pub struct InOrder {
+    next: u64,
+    wait: bool,
+    unanswered: usize,
+}
+
+impl InOrder {
+    /// Proposes nothing while any of its proposals is unanswered (as a strategy that
+    /// proposes a generation at a time).
+    pub fn waiting() -> InOrder {
+        InOrder {
+            wait: true,
+            ..InOrder::default()
+        }
+    }
+}
+
+impl Strategy for InOrder {
+    fn name(&self) -> &str {
+        "in_order"
+    }
+
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        _: &mut Rng,
+    ) -> Vec<Configuration> {
+        if self.wait && self.unanswered > 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        while out.len() < n && self.next < space.size() {
+            let c = space.configuration(self.next);
+            self.next += 1;
+            if !history.contains(&c) {
+                out.push(c);
+            }
+        }
+        self.unanswered += out.len();
+        out
+    }
+
+    fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
+        self.unanswered = self.unanswered.saturating_sub(observations.len());
     }
 }
 

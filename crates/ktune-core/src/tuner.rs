@@ -75,6 +75,16 @@ pub enum StopReason {
 }
 
 impl StopReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [StopReason; 6] = [
+        StopReason::Evaluations,
+        StopReason::Time,
+        StopReason::Target,
+        StopReason::SpaceExhausted,
+        StopReason::StrategyExhausted,
+        StopReason::Interrupted,
+    ];
+
     /// The name used in records and the bindings (as serde writes it).
     pub fn name(self) -> &'static str {
         match self {
@@ -248,14 +258,7 @@ mod tests {
 
     #[test]
     fn stop_reason_names_are_the_serialised_ones() {
-        for r in [
-            StopReason::Evaluations,
-            StopReason::Time,
-            StopReason::Target,
-            StopReason::SpaceExhausted,
-            StopReason::StrategyExhausted,
-            StopReason::Interrupted,
-        ] {
+        for r in StopReason::ALL {
             assert_eq!(serde_json::to_value(r).unwrap(), r.name(), "{r:?}");
         }
     }

@@ -23,6 +23,7 @@ pub mod acquisition;
 mod candidate;
 mod cluster;
 mod clustered;
+pub mod conformance;
 mod dense;
 mod error;
 mod exact;

@@ -916,36 +916,6 @@ fn a_study_exports_to_another_file_exactly() {
     );
 }
 
-/// Proposes the space's configurations in rank order, each once.
-#[derive(Default)]
-struct InOrder {
-    proposed: Vec<ktune_space::Configuration>,
-}
-
-impl ktune_core::Strategy for InOrder {
-    fn name(&self) -> &str {
-        "in_order"
-    }
-
-    fn ask(
-        &mut self,
-        space: &SearchSpace,
-        history: &ktune_core::History,
-        n: usize,
-        _: &mut ktune_core::Rng,
-    ) -> Vec<ktune_space::Configuration> {
-        let next: Vec<_> = (0..space.size())
-            .map(|r| space.configuration(r))
-            .filter(|c| !history.contains(c) && !self.proposed.contains(c))
-            .take(n)
-            .collect();
-        self.proposed.extend(next.iter().cloned());
-        next
-    }
-
-    fn tell(&mut self, _: &SearchSpace, _: &[ktune_core::Observation]) {}
-}
-
 #[test]
 fn participants_wait_for_claims_held_elsewhere_and_stop_at_the_budget() {
     use ktune_core::{Budget, Cooperation, Direction, Participant, Session, Turn, Worker};
@@ -965,7 +935,7 @@ fn participants_wait_for_claims_held_elsewhere_and_stop_at_the_budget() {
         storage.join(&worker, false).unwrap();
         let session = Session::new(
             &space,
-            Box::new(InOrder::default()),
+            Box::new(ktune_core::testing::InOrder::default()),
             budget.clone(),
             Direction::Minimize,
             ktune_core::Rng::seed_from_u64(0),

@@ -169,3 +169,23 @@ pub(crate) fn record_json(space: &SearchSpace, r: &Record, objective: &str) -> s
     }
     j
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ktune_core::conformance::check_observer;
+
+    #[test]
+    fn the_observers_of_ktune_tune_conform() {
+        check_observer(|_| LogLines {
+            objective: "time".into(),
+            default: None,
+        });
+        check_observer(|_| LogLines {
+            objective: "time".into(),
+            default: Some(vec![0, 0, 0]),
+        });
+        check_observer(|_| Progress::new("time"));
+        check_observer(|stop| JsonLines::new("time", stop));
+    }
+}

@@ -55,7 +55,7 @@ fn other_objectives_and_their_direction() {
     let sim = small(Some("GFLOP/s")).unwrap();
     assert_eq!(sim.objective().direction, Direction::Maximize);
     let mut runner = sim.runner();
-    let mut strategy = in_order::InOrder;
+    let mut strategy = ktune_core::testing::InOrder::default();
     let run = Tuner::new(sim.space(), &mut runner, Budget::default())
         .run(&mut strategy, &mut Rng::seed_from_u64(0))
         .unwrap();
@@ -98,35 +98,6 @@ fn real_caches_replay_with_their_failures() {
     let values = sim.objective_values();
     assert_eq!(values.iter().filter(|v| v.is_none()).count(), 155 + 6);
     assert_eq!(sim.objective().direction, Direction::Minimize);
-}
-
-/// A strategy that walks the space in rank order (kept here so this crate's tests do not
-/// depend on the strategies crate).
-mod in_order {
-    use ktune_core::{History, Observation, Rng, Strategy};
-    use ktune_space::{Configuration, SearchSpace};
-
-    pub struct InOrder;
-
-    impl Strategy for InOrder {
-        fn name(&self) -> &str {
-            "in-order"
-        }
-        fn ask(
-            &mut self,
-            space: &SearchSpace,
-            history: &History,
-            n: usize,
-            _: &mut Rng,
-        ) -> Vec<Configuration> {
-            space
-                .iter()
-                .filter(|c| !history.contains(c))
-                .take(n)
-                .collect()
-        }
-        fn tell(&mut self, _: &SearchSpace, _: &[Observation]) {}
-    }
 }
 
 #[test]
