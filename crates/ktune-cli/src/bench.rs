@@ -18,7 +18,7 @@ use ktune_strategies::CheckedStrategy;
 use rand::SeedableRng;
 use rayon::prelude::*;
 
-use crate::brute_forced::{evaluations, open_spaces};
+use crate::brute_forced::{Objective, evaluations};
 
 /// Arguments of `ktune bench`.
 #[derive(clap::Args)]
@@ -60,13 +60,8 @@ struct RunArgs {
     /// least 220 (capped at the space size).
     #[arg(long)]
     budget: Option<usize>,
-    /// The recorded key to optimise.
-    #[arg(long, default_value = "time")]
-    objective: String,
-    /// Maximise the objective instead of minimising it (default: rates such as GFLOP/s are
-    /// maximised, everything else minimised).
-    #[arg(long)]
-    maximize: bool,
+    #[command(flatten)]
+    objective: Objective,
     /// Where to write traces.jsonl, scores.md and plots/.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
@@ -111,12 +106,8 @@ struct ScoreArgs {
     /// order.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// The recorded key the traces optimised.
-    #[arg(long, default_value = "time")]
-    objective: String,
-    /// The objective is maximised.
-    #[arg(long)]
-    maximize: bool,
+    #[command(flatten)]
+    objective: Objective,
     /// Also write the table here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -151,7 +142,7 @@ fn bench(args: &RunArgs) -> Result<()> {
     let seeds = seeds(args)?;
     let strategies = contenders(args)?;
     let started = Instant::now();
-    let spaces = open_spaces(&args.spaces, &args.objective, args.maximize)?;
+    let spaces = args.objective.open(&args.spaces)?;
     announce(args, &strategies, &spaces, &seeds, started)?;
     let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
     std::fs::create_dir_all(&args.out)
@@ -467,9 +458,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
     }
     let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
     let (sims, mut stats): (Vec<Simulation>, Vec<SpaceStats>) =
-        open_spaces(&spaces, &args.objective, args.maximize)?
-            .into_iter()
-            .unzip();
+        args.objective.open(&spaces)?.into_iter().unzip();
     if args.budget_kind == BudgetKind::Time {
         if args.horizon.is_some() {
             bail!("--horizon counts evaluations; it does not apply to --budget-kind time");

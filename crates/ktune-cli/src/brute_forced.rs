@@ -9,8 +9,27 @@ use ktune_core::Direction;
 use ktune_runners::Simulation;
 use rayon::prelude::*;
 
+/// Which recorded key of the spaces is the objective, and its direction.
+#[derive(clap::Args, Clone, Debug)]
+pub(crate) struct Objective {
+    /// The recorded key to optimise.
+    #[arg(long, default_value = "time")]
+    pub(crate) objective: String,
+    /// Maximise the objective instead of minimising it (default: rates such as GFLOP/s are
+    /// maximised, everything else minimised).
+    #[arg(long)]
+    pub(crate) maximize: bool,
+}
+
+impl Objective {
+    /// Opens each space of `paths` with this objective.
+    pub(crate) fn open(&self, paths: &[PathBuf]) -> Result<Vec<(Simulation, SpaceStats)>> {
+        open_spaces(paths, &self.objective, self.maximize)
+    }
+}
+
 /// Opens each space and its statistics, in parallel.
-pub(crate) fn open_spaces(
+fn open_spaces(
     paths: &[PathBuf],
     objective: &str,
     maximize: bool,

@@ -20,6 +20,8 @@ use ktune_strategies::{Options, options_spec, parse_value};
 use rand::SeedableRng;
 use rayon::prelude::*;
 
+use crate::brute_forced::Objective;
+
 /// Arguments of `ktune bench tune-strategy`.
 #[derive(clap::Args)]
 pub struct TuneStrategyArgs {
@@ -57,12 +59,8 @@ pub struct TuneStrategyArgs {
     /// The seed of the tuner's own search.
     #[arg(long, default_value_t = 0)]
     tuner_seed: u64,
-    /// The recorded key to optimise.
-    #[arg(long, default_value = "time")]
-    objective: String,
-    /// Maximise the objective instead of minimising it.
-    #[arg(long)]
-    maximize: bool,
+    #[command(flatten)]
+    objective: Objective,
     /// Where to write tune-strategy.md.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
@@ -210,8 +208,7 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
     let tuner = CheckedStrategy::parse(&args.tuner).context("--tuner")?;
     let searched = searched(args, entry, &fixed)?;
     let meta_space = settings_space(&searched)?;
-    let mut spaces =
-        crate::brute_forced::open_spaces(&args.spaces, &args.objective, args.maximize)?;
+    let mut spaces = args.objective.open(&args.spaces)?;
     spaces.sort_by(|a, b| a.0.name().cmp(b.0.name()));
     eprintln!(
         "ktune bench tune-strategy: {} options of `{}` ({} settings), {} spaces in {} fold(s), {} seeds, {} settings tried per fold by `{}`",
