@@ -378,15 +378,15 @@ impl CommandRunner {
     }
 
     /// Runs the program of a compiled configuration once: its objective value, or the
-    /// failure outcome (with `compile` and the benchmark time since `started`).
-    fn run_once(
-        &self,
-        argv: &[String],
-        values: &[String],
-        build_dir: &Path,
-        compile: f64,
-        started: Instant,
-    ) -> Result<(f64, f64), Outcome> {
+    /// failure outcome (with the compile time and the benchmark time since it started).
+    fn run_once(&self, run: &ProgramRun<'_>) -> Result<(f64, f64), Outcome> {
+        let ProgramRun {
+            argv,
+            values,
+            build_dir,
+            compile,
+            started,
+        } = *run;
         let t0 = Instant::now();
         let step = run_step(
             self.command(argv, values),
@@ -453,18 +453,10 @@ impl CommandRunner {
     }
 
     /// `k` runs: the mean of their values and their total wall time.
-    fn run_k(
-        &self,
-        k: usize,
-        argv: &[String],
-        values: &[String],
-        build_dir: &Path,
-        compile: f64,
-        started: Instant,
-    ) -> Result<(f64, f64), Outcome> {
+    fn run_k(&self, k: usize, run: &ProgramRun<'_>) -> Result<(f64, f64), Outcome> {
         let (mut sum, mut seconds) = (0.0, 0.0);
         for _ in 0..k {
-            let (v, s) = self.run_once(argv, values, build_dir, compile, started)?;
+            let (v, s) = self.run_once(run)?;
             sum += v;
             seconds += s;
         }
@@ -476,9 +468,14 @@ impl CommandRunner {
         let argv = self.expand(&self.run, values, build_dir, id);
         let started = Instant::now();
         let incumbent = self.incumbent.map(|b| (b, self.metrics[0].direction));
-        let measured = self.measure.run(incumbent, |k| {
-            self.run_k(k, &argv, values, build_dir, compile, started)
-        });
+        let run = ProgramRun {
+            argv: &argv,
+            values,
+            build_dir,
+            compile,
+            started,
+        };
+        let measured = self.measure.run(incumbent, |k| self.run_k(k, &run));
         let timings = Timings {
             compile,
             benchmark: started.elapsed().as_secs_f64(),
@@ -509,6 +506,17 @@ impl CommandRunner {
         };
         v.filter(|x| x.is_finite())
     }
+}
+
+/// One run of a compiled configuration's program: its command line and parameter values,
+/// its build directory, the seconds its compilation took, and when its measurement began.
+#[derive(Clone, Copy)]
+struct ProgramRun<'a> {
+    argv: &'a [String],
+    values: &'a [String],
+    build_dir: &'a Path,
+    compile: f64,
+    started: Instant,
 }
 
 impl Runner for CommandRunner {
@@ -579,20 +587,28 @@ impl Runner for CommandRunner {
         // Per configuration: its runs per sample (calibrated as in the tuning run), its
         // samples, or the failure that took it out.
         let mut state: Vec<Result<(usize, Vec<f64>), Outcome>> = Vec::new();
-        for (i, ((_, values, dir), c)) in jobs.iter().zip(compiled).enumerate() {
+        let run = |i: usize, compile: f64| {
+            let (_, values, dir) = &jobs[i];
+            ProgramRun {
+                argv: &argvs[i],
+                values,
+                build_dir: dir,
+                compile,
+                started,
+            }
+        };
+        for (i, c) in compiled.into_iter().enumerate() {
             state.push(c.and_then(|t| {
-                let runs = self
-                    .measure
-                    .warm_up(&mut |k| self.run_k(k, &argvs[i], values, dir, t, started))?;
+                let runs = self.measure.warm_up(&mut |k| self.run_k(k, &run(i, t)))?;
                 Ok((runs, Vec::with_capacity(rounds)))
             }));
         }
         for _ in 0..rounds {
-            for (i, (_, values, dir)) in jobs.iter().enumerate() {
-                if let Ok((runs, samples)) = &mut state[i] {
-                    match self.run_k(*runs, &argvs[i], values, dir, 0.0, started) {
+            for (i, s) in state.iter_mut().enumerate() {
+                if let Ok((runs, samples)) = s {
+                    match self.run_k(*runs, &run(i, 0.0)) {
                         Ok((v, _)) => samples.push(v),
-                        Err(failure) => state[i] = Err(failure),
+                        Err(failure) => *s = Err(failure),
                     }
                 }
             }
