@@ -106,53 +106,49 @@ fn the_fingerprint_is_the_one_earlier_versions_stored() {
 
 #[test]
 fn each_section_names_itself_and_the_file_in_errors() {
-    let e = err(&format!("{SPACE}\n[runner]\nkind = \"opencl\"\n"));
-    assert!(
-        e.contains("[runner] section of `dir/gemm.toml`") && e.contains("available: command, cuda"),
-        "{e}"
-    );
-    let e = err(&format!("{SPACE}\n[runner]\nkind = 3\n"));
-    assert!(e.contains("kind = 3 is not a runner's name"), "{e}");
-    let e = err(&format!("{SPACE}\n[runner]\nrun = \"x\"\nrepaet = 3\n"));
-    assert!(
-        e.contains("[runner] section") && e.contains("repaet"),
-        "{e}"
-    );
-    let e = err(&format!(
-        "{SPACE}\n[runner]\nkind = \"cuda\"\nkernel = \"k\"\n"
-    ));
-    assert!(
-        e.contains("[runner] section") && e.contains("source"),
-        "{e}"
-    );
-    let e = err(&format!("{SPACE}\n[strategy]\nname = \"annealing-ish\"\n"));
-    assert!(
-        e.contains("[strategy] section") && e.contains("unknown strategy `annealing-ish`"),
-        "{e}"
-    );
-    let e = err(&format!("{SPACE}\n[strategy]\npopsize = 3\n"));
-    assert!(e.contains("needs a `name`"), "{e}");
-    let e = err(&format!(
-        "{SPACE}\n[strategy]\nname = \"ga\"\npopsize = -3\n"
-    ));
-    assert!(e.contains("genetic_algorithm"), "{e}");
-    let e = err(&format!("{SPACE}\n[budget]\nmax_evaluation = 3\n"));
-    assert!(
-        e.contains("[budget] section") && e.contains("max_evaluation"),
-        "{e}"
-    );
-    let e = err(&format!("{SPACE}\n[budget]\nmax_seconds = -1.0\n"));
-    assert!(e.contains("[budget] section"), "{e}");
-    let e = err(&format!("{SPACE}\n[storage]\nurl = \"mysql://x\"\n"));
-    assert!(
-        e.contains("[storage] section") && e.contains("mysql"),
-        "{e}"
-    );
-    let e = err(&format!("{SPACE}\n[storage]\nstudy = \"a\"\n"));
-    assert!(e.contains("[storage] section") && e.contains("url"), "{e}");
-    // The space's reader still refuses unknown sections, with their position.
-    let e = err(&format!("{SPACE}\n[stratgy]\nname = \"ga\"\n"));
-    assert!(e.contains("stratgy"), "{e}");
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[runner]\nkind = \"opencl\"\n",
+            &[
+                "[runner] section of `dir/gemm.toml`",
+                "available: command, cuda",
+            ],
+        ),
+        ("[runner]\nkind = 3\n", &["kind = 3 is not a runner's name"]),
+        (
+            "[runner]\nrun = \"x\"\nrepaet = 3\n",
+            &["[runner] section", "repaet"],
+        ),
+        (
+            "[runner]\nkind = \"cuda\"\nkernel = \"k\"\n",
+            &["[runner] section", "source"],
+        ),
+        (
+            "[strategy]\nname = \"annealing-ish\"\n",
+            &["[strategy] section", "unknown strategy `annealing-ish`"],
+        ),
+        ("[strategy]\npopsize = 3\n", &["needs a `name`"]),
+        (
+            "[strategy]\nname = \"ga\"\npopsize = -3\n",
+            &["genetic_algorithm"],
+        ),
+        (
+            "[budget]\nmax_evaluation = 3\n",
+            &["[budget] section", "max_evaluation"],
+        ),
+        ("[budget]\nmax_seconds = -1.0\n", &["[budget] section"]),
+        (
+            "[storage]\nurl = \"mysql://x\"\n",
+            &["[storage] section", "mysql"],
+        ),
+        ("[storage]\nstudy = \"a\"\n", &["[storage] section", "url"]),
+        // The space's reader still refuses unknown sections, with their position.
+        ("[stratgy]\nname = \"ga\"\n", &["stratgy"]),
+    ];
+    for (section, wanted) in cases {
+        let e = err(&format!("{SPACE}\n{section}"));
+        assert!(wanted.iter().all(|w| e.contains(w)), "{section}: {e}");
+    }
 }
 
 #[test]
@@ -171,15 +167,26 @@ fn the_plan_takes_arguments_over_the_file_over_the_defaults() {
     let file = format!(
         "{SPACE}\n[strategy]\nname = \"ga\"\n\n[budget]\nmax_evaluations = 40\nmax_seconds = 9\n"
     );
+    // The strategy, the budget's two limits and where the study lives.
+    let resolved = |p: Plan| {
+        let b = p.budget;
+        (
+            p.strategy.canonical().to_string(),
+            b.max_evaluations,
+            b.max_seconds,
+            p.place,
+        )
+    };
     let p = plan(&file, RunArgs::default()).unwrap();
-    assert_eq!(p.strategy.canonical(), "genetic_algorithm");
+    let single = StudyPlace::Single(PathBuf::from("dir/gemm.db"));
     assert_eq!(
-        (p.budget.max_evaluations, p.budget.max_seconds),
-        (Some(40), Some(9.0))
-    );
-    assert_eq!(
-        p.place,
-        Some(StudyPlace::Single(PathBuf::from("dir/gemm.db")))
+        resolved(p),
+        (
+            "genetic_algorithm".into(),
+            Some(40),
+            Some(9.0),
+            Some(single)
+        )
     );
     let p = plan(
         &file,
@@ -191,17 +198,13 @@ fn the_plan_takes_arguments_over_the_file_over_the_defaults() {
         },
     )
     .unwrap();
-    assert_eq!(p.strategy.canonical(), "random");
+    let shared = StudyPlace::Shared {
+        location: Location::Sqlite(PathBuf::from("/tmp/x.db")),
+        study: "gemm".into(),
+    };
     assert_eq!(
-        (p.budget.max_evaluations, p.budget.max_seconds),
-        (Some(5), Some(9.0))
-    );
-    assert_eq!(
-        p.place,
-        Some(StudyPlace::Shared {
-            location: Location::Sqlite(PathBuf::from("/tmp/x.db")),
-            study: "gemm".into()
-        })
+        resolved(p),
+        ("random".into(), Some(5), Some(9.0), Some(shared))
     );
     // Nothing said anywhere: auto, no limit (which the command line refuses), and in memory
     // where the front end keeps no database.
@@ -230,12 +233,13 @@ fn the_plan_takes_arguments_over_the_file_over_the_defaults() {
 
 #[test]
 fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_spells_them() {
+    let refused = |args: RunArgs| plan(SPACE, args).unwrap_err().to_string();
     let both = RunArgs {
         db: Some("a.db".into()),
         storage: Some("sqlite:///b.db".into()),
         ..RunArgs::default()
     };
-    let e = plan(SPACE, both.clone()).unwrap_err().to_string();
+    let e = refused(both.clone());
     assert!(
         e.contains("either --db (one process) or --storage (a shared study), not both"),
         "{e}"
@@ -244,47 +248,30 @@ fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_s
         .unwrap_err()
         .to_string();
     assert!(e.contains("either db") && e.contains("or storage"), "{e}");
-    let e = plan(
-        SPACE,
-        RunArgs {
-            study: Some("s".into()),
-            ..RunArgs::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let study = Some("s".into());
+    let e = refused(RunArgs {
+        study,
+        ..RunArgs::default()
+    });
     assert!(e.starts_with("--study needs --storage"), "{e}");
     for bad in [0.0, -1.0, f64::NAN, 1e300] {
-        let e = plan(
-            SPACE,
-            RunArgs {
-                max_seconds: Some(bad),
-                ..RunArgs::default()
-            },
-        )
-        .unwrap_err()
-        .to_string();
+        let max_seconds = Some(bad);
+        let e = refused(RunArgs {
+            max_seconds,
+            ..RunArgs::default()
+        });
         assert!(e.starts_with("--time-limit must be a positive"), "{e}");
-        let e = plan(
-            SPACE,
-            RunArgs {
-                lease: bad,
-                ..RunArgs::default()
-            },
-        )
-        .unwrap_err()
-        .to_string();
+        let e = refused(RunArgs {
+            lease: bad,
+            ..RunArgs::default()
+        });
         assert!(e.starts_with("--lease must be a positive"), "{e}");
     }
-    let e = plan(
-        SPACE,
-        RunArgs {
-            storage: Some("mysql://h/db".into()),
-            ..RunArgs::default()
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let storage = Some("mysql://h/db".into());
+    let e = refused(RunArgs {
+        storage,
+        ..RunArgs::default()
+    });
     assert!(e.contains("not a storage URL"), "{e}");
 }
 
@@ -345,18 +332,17 @@ fn the_runners_input_files_are_the_sources_and_data_it_names() {
     assert_ne!(problem.input_digest()["bench.c"], digest["bench.c"]);
 }
 
-/// Joins the study `name` in the SQLite file `db` as a process with these facts, and runs it
+/// Joins the study `s` in the SQLite file `db` as a process with these facts, and runs it
 /// with random search on `x + y` when `measure` (how many evaluations the study then holds).
 fn join(
     db: &Path,
-    name: &str,
     facts: &StudyFacts,
     measure: bool,
 ) -> Result<(Vec<JoinNote>, Option<usize>, usize), ktune_core::CoreError> {
     let space = read(SPACE).unwrap().space.build().unwrap();
     let place = StudyPlace::Shared {
         location: Location::Sqlite(db.to_path_buf()),
-        study: name.into(),
+        study: "s".into(),
     };
     let mut study = place.join(Opening {
         space: (&space).into(),
@@ -398,21 +384,10 @@ fn facts(direction: Direction, budget: Option<usize>, strategy: &str) -> StudyFa
 fn a_process_with_another_direction_or_objective_is_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    join(
-        &db,
-        "s",
-        &facts(Direction::Minimize, Some(4), "random"),
-        true,
-    )
-    .unwrap();
-    let e = join(
-        &db,
-        "s",
-        &facts(Direction::Maximize, Some(4), "random"),
-        false,
-    )
-    .unwrap_err()
-    .to_string();
+    join(&db, &facts(Direction::Minimize, Some(4), "random"), true).unwrap();
+    let e = join(&db, &facts(Direction::Maximize, Some(4), "random"), false)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("study `s` minimizes its objective and this process would maximize it"),
         "{e}"
@@ -443,16 +418,11 @@ fn another_budget_is_noted_and_the_studys_kept_until_it_is_spent() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
     // The first writer's budget, 6; a process joining with 9 works to 6.
-    let (notes, budget, held) = join(
-        &db,
-        "s",
-        &facts(Direction::Minimize, Some(6), "random"),
-        false,
-    )
-    .unwrap();
+    let (notes, budget, held) =
+        join(&db, &facts(Direction::Minimize, Some(6), "random"), false).unwrap();
     assert!(notes.is_empty() && budget == Some(6) && held == 0);
     let (notes, budget, held) =
-        join(&db, "s", &facts(Direction::Minimize, Some(9), "tpe"), true).unwrap();
+        join(&db, &facts(Direction::Minimize, Some(9), "tpe"), true).unwrap();
     assert_eq!(budget, Some(6));
     assert_eq!(held, 6);
     let said: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
@@ -464,13 +434,8 @@ fn another_budget_is_noted_and_the_studys_kept_until_it_is_spent() {
         ]
     );
     // Spent: a larger budget raises it, and that process measures the difference.
-    let (notes, budget, held) = join(
-        &db,
-        "s",
-        &facts(Direction::Minimize, Some(9), "random"),
-        true,
-    )
-    .unwrap();
+    let (notes, budget, held) =
+        join(&db, &facts(Direction::Minimize, Some(9), "random"), true).unwrap();
     assert_eq!((budget, held), (Some(9), 9));
     assert_eq!(
         notes,
@@ -481,15 +446,9 @@ fn another_budget_is_noted_and_the_studys_kept_until_it_is_spent() {
         }]
     );
     // A smaller one, or none, leaves it.
-    let (notes, budget, _) = join(
-        &db,
-        "s",
-        &facts(Direction::Minimize, Some(3), "random"),
-        false,
-    )
-    .unwrap();
-    assert_eq!((notes.len(), budget), (1, Some(9)));
     let (notes, budget, _) =
-        join(&db, "s", &facts(Direction::Minimize, None, "random"), false).unwrap();
+        join(&db, &facts(Direction::Minimize, Some(3), "random"), false).unwrap();
+    assert_eq!((notes.len(), budget), (1, Some(9)));
+    let (notes, budget, _) = join(&db, &facts(Direction::Minimize, None, "random"), false).unwrap();
     assert_eq!((notes.len(), budget), (0, Some(9)));
 }
