@@ -47,6 +47,19 @@ default = 2
     dir
 }
 
+/// `ktune tune SPEC ARGS...` started in the background, its standard output and error
+/// `output()` (piped, or null).
+fn spawn_tune(spec: &Path, args: &[&str], output: fn() -> Stdio) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ktune"))
+        .arg("tune")
+        .arg(spec)
+        .args(args)
+        .stdout(output())
+        .stderr(output())
+        .spawn()
+        .unwrap()
+}
+
 fn rows(db: &Path) -> Vec<serde_json::Value> {
     crate::common::results_json(Path::new("."), &[db.as_os_str()])
 }
@@ -162,15 +175,7 @@ fn tunes_records_failures_and_resumes_without_remeasuring() {
 fn a_killed_run_resumes_with_every_committed_result() {
     let dir = project(300, 10);
     let spec = dir.path().join("ktune.toml");
-    let bin = assert_cmd::cargo::cargo_bin("ktune");
-    let mut child = std::process::Command::new(&bin)
-        .arg("tune")
-        .arg(&spec)
-        .arg("--quiet")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_tune(&spec, &["--quiet"], Stdio::null);
     std::thread::sleep(Duration::from_millis(2500));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -357,14 +362,7 @@ fn the_matmul_example_tunes_end_to_end() {
 fn ctrl_c_finishes_the_evaluation_in_flight_and_stops_cleanly() {
     let dir = project(400, 20);
     let spec = dir.path().join("ktune.toml");
-    let bin = assert_cmd::cargo::cargo_bin("ktune");
-    let child = std::process::Command::new(&bin)
-        .arg("tune")
-        .arg(&spec)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_tune(&spec, &[], Stdio::piped);
     std::thread::sleep(Duration::from_millis(2000));
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -657,13 +655,7 @@ max_evaluations = 2
 "#,
     )
     .unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("ktune"))
-        .arg("tune")
-        .arg(&spec)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_tune(&spec, &[], Stdio::null);
     let pid_file = dir.path().join("pid");
     let started = std::time::Instant::now();
     while !pid_file.exists()

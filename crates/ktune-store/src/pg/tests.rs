@@ -303,25 +303,17 @@ fn a_postgres_study_exports_to_sqlite_exactly() {
 fn unreachable_servers_and_bad_urls_are_clear_errors() {
     let space = conformance::space();
     let fp = Fingerprint::new(&space, "{}", "time");
+    let refused = |url: &str| PgStore::open_study(url, "s", &fp).unwrap_err();
     // Nothing listens on port 1.
-    let e = PgStore::open_study(
-        "postgresql://tuner:secret@127.0.0.1:1/ktune?connect_timeout=5&sslpassword=hidden",
-        "s",
-        &fp,
-    )
-    .unwrap_err();
+    let e =
+        refused("postgresql://tuner:secret@127.0.0.1:1/ktune?connect_timeout=5&sslpassword=hidden");
     let text = e.to_string();
     assert!(matches!(e, StoreError::Url { .. }), "{text}");
     assert!(
         !text.contains("secret") && !text.contains("hidden"),
         "{text}"
     );
-    let e = PgStore::open_study(
-        "postgresql://tuner@127.0.0.1:1/ktune?connect_timeout=5&password=secret",
-        "s",
-        &fp,
-    )
-    .unwrap_err();
+    let e = refused("postgresql://tuner@127.0.0.1:1/ktune?connect_timeout=5&password=secret");
     let text = e.to_string();
     assert!(matches!(e, StoreError::Postgres { .. }), "{text}");
     assert!(
@@ -329,14 +321,14 @@ fn unreachable_servers_and_bad_urls_are_clear_errors() {
         "{text}"
     );
     assert!(text.to_lowercase().contains("connect"), "{text}");
-    let e = PgStore::open_study("postgresql://host:notaport/db", "s", &fp).unwrap_err();
+    let e = refused("postgresql://host:notaport/db");
     assert!(
         matches!(e, StoreError::Url { .. }) && e.to_string().contains("e.g. postgresql://"),
         "{e}"
     );
     let Some(url) = server() else { return };
     let (base, _) = url.rsplit_once('/').unwrap();
-    let e = PgStore::open_study(&format!("{base}/no_such_database"), "s", &fp).unwrap_err();
+    let e = refused(&format!("{base}/no_such_database"));
     assert!(
         e.to_string().contains("no_such_database") && e.to_string().contains("does not exist"),
         "{e}"
