@@ -22,35 +22,26 @@ pub(crate) struct Objective {
 }
 
 impl Objective {
-    /// Opens each space of `paths` with this objective.
+    /// Opens each space of `paths` with this objective, and its statistics, in parallel.
     pub(crate) fn open(&self, paths: &[PathBuf]) -> Result<Vec<(Simulation, SpaceStats)>> {
-        open_spaces(paths, &self.objective, self.maximize)
+        let direction = self.maximize.then_some(Direction::Maximize);
+        paths
+            .par_iter()
+            .map(|p| {
+                let sim = Simulation::open(p, Some(&self.objective), direction)
+                    .with_context(|| format!("cannot use `{}` as a space", p.display()))?;
+                for w in sim.warnings() {
+                    eprintln!("warning: {w}");
+                }
+                let dir = match sim.objective().direction {
+                    Direction::Minimize => BenchDirection::Minimize,
+                    Direction::Maximize => BenchDirection::Maximize,
+                };
+                let stats = SpaceStats::new(sim.name(), &sim.objective_values(), dir)?;
+                Ok((sim, stats))
+            })
+            .collect()
     }
-}
-
-/// Opens each space and its statistics, in parallel.
-fn open_spaces(
-    paths: &[PathBuf],
-    objective: &str,
-    maximize: bool,
-) -> Result<Vec<(Simulation, SpaceStats)>> {
-    let direction = maximize.then_some(Direction::Maximize);
-    paths
-        .par_iter()
-        .map(|p| {
-            let sim = Simulation::open(p, Some(objective), direction)
-                .with_context(|| format!("cannot use `{}` as a space", p.display()))?;
-            for w in sim.warnings() {
-                eprintln!("warning: {w}");
-            }
-            let dir = match sim.objective().direction {
-                Direction::Minimize => BenchDirection::Minimize,
-                Direction::Maximize => BenchDirection::Maximize,
-            };
-            let stats = SpaceStats::new(sim.name(), &sim.objective_values(), dir)?;
-            Ok((sim, stats))
-        })
-        .collect()
 }
 
 /// The evaluations a run gets on a space: `budget` if given, else the space's own

@@ -4,7 +4,7 @@
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, DistinctSampler, SearchSpace};
 
-use super::fresh::unevaluated;
+use super::unevaluated;
 
 /// Draws configurations uniformly at random, never one that was already evaluated.
 #[derive(Clone, Debug, Default)]
