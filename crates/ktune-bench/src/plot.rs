@@ -182,45 +182,52 @@ fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, d: &PlotData) -> Resul
         .margin(20)
         .x_label_area_size(55)
         .y_label_area_size(85);
-    let style = |i: usize| COLOURS[i % COLOURS.len()].stroke_width(2);
-    let n_max = d.n_max.min(d.horizon) as f64;
     if d.log_y {
         let top = (y_max * 1.05).max(1.01);
         let mut chart = builder
             .build_cartesian_2d(x_range, (1.0..top).log_scale())
             .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("evaluations n")
-            .y_desc(&d.y_label)
-            .label_style((FONT, 17))
-            .axis_desc_style((FONT, 19))
-            .y_label_formatter(&|y| {
-                if *y >= 10.0 {
-                    format!("{y:.0}")
-                } else {
-                    format!("{y:.2}")
-                }
-            })
-            .draw()
-            .map_err(e)?;
-        draw_series(&mut chart, d, &style, (1.0, top), n_max).map_err(e)?;
-        legend(&mut chart).map_err(e)?;
+        let label = |y: &f64| {
+            if *y >= 10.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y:.2}")
+            }
+        };
+        curves_on(&mut chart, d, (1.0, top), Some(&label)).map_err(e)?;
     } else {
         let top = if y_max > 0.0 { y_max * 1.05 } else { 1.0 };
         let mut chart = builder.build_cartesian_2d(x_range, 0.0..top).map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("evaluations n")
-            .y_desc(&d.y_label)
-            .label_style((FONT, 17))
-            .axis_desc_style((FONT, 19))
-            .draw()
-            .map_err(e)?;
-        draw_series(&mut chart, d, &style, (0.0, top), n_max).map_err(e)?;
-        legend(&mut chart).map_err(e)?;
+        curves_on(&mut chart, d, (0.0, top), None).map_err(e)?;
     }
     root.present().map_err(e)
+}
+
+/// The axes (the y labels written by `y_label` where given), the curves and the legend on
+/// a chart whose y axis spans `bottom..top`.
+fn curves_on<'a, DB, Y>(
+    chart: &mut Chart<'a, DB, Y>,
+    d: &PlotData,
+    (bottom, top): (f64, f64),
+    y_label: Option<&dyn Fn(&f64) -> String>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    Y: Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc("evaluations n")
+        .y_desc(&d.y_label)
+        .label_style((FONT, 17))
+        .axis_desc_style((FONT, 19));
+    if let Some(y_label) = y_label {
+        mesh.y_label_formatter(y_label);
+    }
+    mesh.draw()?;
+    let style = |i: usize| COLOURS[i % COLOURS.len()].stroke_width(2);
+    let n_max = d.n_max.min(d.horizon) as f64;
+    draw_series(chart, d, &style, (bottom, top), n_max)?;
+    legend(chart)
 }
 
 type Chart<'a, DB, Y> =

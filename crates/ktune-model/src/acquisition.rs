@@ -243,6 +243,24 @@ impl Portfolio {
         }
     }
 
+    /// The active function whose count (rounds judged worse, or better) is the largest, when
+    /// that reaches the skip threshold; among ties the highest score when `highest` (the
+    /// worst), else the lowest (the best).
+    fn decided(&self, counts: &[usize], scores: &[f64], highest: bool) -> Option<usize> {
+        let count = self.active.iter().map(|&a| counts[a]).max().unwrap_or(0);
+        if count < self.skip_threshold {
+            return None;
+        }
+        let tied = self.active.iter().copied().filter(|&a| counts[a] == count);
+        let by_score = |a: &usize, b: &usize| scores[*a].total_cmp(&scores[*b]);
+        let pick = if highest {
+            tied.max_by(by_score)
+        } else {
+            tied.min_by(by_score)
+        };
+        Some(pick.unwrap_or(self.active[0]))
+    }
+
     /// After a round's results: the multi and advanced-multi rules.
     fn judge(&mut self, median: impl FnOnce() -> f64, duplicates: &[(usize, bool)]) {
         let round = std::mem::take(&mut self.round);
@@ -271,40 +289,12 @@ impl Portfolio {
                         self.better[a] += 1;
                     }
                 }
-                let worst_count = self
-                    .active
-                    .iter()
-                    .map(|&a| self.worse[a])
-                    .max()
-                    .unwrap_or(0);
-                if worst_count >= self.skip_threshold {
-                    let worst = self
-                        .active
-                        .iter()
-                        .copied()
-                        .filter(|&a| self.worse[a] == worst_count)
-                        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
-                        .unwrap_or(self.active[0]);
+                if let Some(worst) = self.decided(&self.worse, &scores, true) {
                     self.active.retain(|&a| a != worst);
                     self.worse.iter_mut().for_each(|c| *c = 0);
                     self.better.iter_mut().for_each(|c| *c = 0);
-                } else {
-                    let best_count = self
-                        .active
-                        .iter()
-                        .map(|&a| self.better[a])
-                        .max()
-                        .unwrap_or(0);
-                    if best_count >= self.skip_threshold {
-                        let best = self
-                            .active
-                            .iter()
-                            .copied()
-                            .filter(|&a| self.better[a] == best_count)
-                            .min_by(|&a, &b| scores[a].total_cmp(&scores[b]))
-                            .unwrap_or(self.active[0]);
-                        self.active = vec![best];
-                    }
+                } else if let Some(best) = self.decided(&self.better, &scores, false) {
+                    self.active = vec![best];
                 }
             }
             Combination::Multi => {

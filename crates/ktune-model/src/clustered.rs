@@ -597,26 +597,21 @@ mod tests {
             proto.predict(&[Point::new(&[0.3])]).unwrap_err()
         );
         let xs: Vec<f64> = (0..24).map(|i| -0.96 + f64::from(i) * 0.08).collect();
-        observe_all(&mut cgp, &xs, f1);
-        cgp.fit(3).unwrap();
-        let before: Vec<_> = cgp
-            .component_models()
-            .unwrap()
-            .iter()
-            .map(|g| g.kernel().hyper.clone())
-            .collect();
+        // The components' hyperparameters once fitted with seed 3.
+        let fitted = |cgp: &mut ClusteredGp| {
+            observe_all(cgp, &xs, f1);
+            cgp.fit(3).unwrap();
+            let models = cgp.component_models().unwrap();
+            models
+                .iter()
+                .map(|g| g.kernel().hyper.clone())
+                .collect::<Vec<_>>()
+        };
+        let before = fitted(&mut cgp);
         assert!(before.len() >= 2);
         // A refit with the same seed is deterministic.
         let mut again = ClusteredGp::new(proto.clone(), ClusterOptions::default()).unwrap();
-        observe_all(&mut again, &xs, f1);
-        again.fit(3).unwrap();
-        let after: Vec<_> = again
-            .component_models()
-            .unwrap()
-            .iter()
-            .map(|g| g.kernel().hyper.clone())
-            .collect();
-        assert_eq!(before, after);
+        assert_eq!(before, fitted(&mut again));
         // Values replaced, noise set, dimension and values checked.
         let n = cgp.len();
         cgp.replace_values(&vec![1.0; n]).unwrap();

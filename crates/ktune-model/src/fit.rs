@@ -516,24 +516,11 @@ pub(crate) fn objective_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::{Block, Distance};
+    use crate::kernel::Distance;
 
     /// Points of a number, a categorical (4 values) and a permutation of three items.
     fn mixed() -> (Metric, Vec<Vec<f64>>, Vec<f64>) {
-        let metric = Metric::Parameters(vec![
-            Block {
-                len: 1,
-                distance: Distance::Euclidean,
-            },
-            Block {
-                len: 1,
-                distance: Distance::Hamming,
-            },
-            Block {
-                len: 3,
-                distance: Distance::Spearman,
-            },
-        ]);
+        let metric = Metric::mixed_for_tests(Distance::Spearman);
         let perms = [
             [0.0, 1.0, 2.0],
             [1.0, 0.0, 2.0],

@@ -144,6 +144,18 @@ pub struct Block {
 }
 
 impl Metric {
+    /// The tests' mixed metric: a number, a categorical, and a permutation of three items
+    /// compared by `permutation`.
+    #[cfg(test)]
+    pub(crate) fn mixed_for_tests(permutation: Distance) -> Metric {
+        let block = |len, distance| Block { len, distance };
+        Metric::Parameters(vec![
+            block(1, Distance::Euclidean),
+            block(1, Distance::Hamming),
+            block(3, permutation),
+        ])
+    }
+
     /// The number of parameters (lengthscales) for points of dimension `dims`.
     pub fn parameters(&self, dims: usize) -> usize {
         match self {
@@ -525,20 +537,7 @@ mod tests {
     #[test]
     fn a_mixed_metric_sums_each_parameters_distance_over_its_lengthscale() {
         // A number, a categorical, a permutation of three items.
-        let metric = Metric::Parameters(vec![
-            Block {
-                len: 1,
-                distance: Distance::Euclidean,
-            },
-            Block {
-                len: 1,
-                distance: Distance::Hamming,
-            },
-            Block {
-                len: 3,
-                distance: Distance::Kendall,
-            },
-        ]);
+        let metric = Metric::mixed_for_tests(Distance::Kendall);
         let hyper = Hyperparameters {
             lengthscales: vec![0.5, 2.0, 1.0],
             output_scale: 1.0,

@@ -136,30 +136,26 @@ impl DType {
         }
     }
 
-    /// The little-endian bytes of the integer `v` (exact, also beyond 2^53).
+    /// The little-endian bytes of the integer `v` (exact, also beyond 2^53); false when it
+    /// does not fit the type.
     fn encode_int(self, v: i64, out: &mut Vec<u8>) -> bool {
+        // Each integer type converted without loss, or refused.
+        macro_rules! exact {
+            ($t:ty) => {
+                <$t>::try_from(v)
+                    .map(|x| out.extend(x.to_le_bytes()))
+                    .is_ok()
+            };
+        }
         match self {
-            DType::I8 => i8::try_from(v).map(|x| out.extend(x.to_le_bytes())).is_ok(),
-            DType::I16 => i16::try_from(v)
-                .map(|x| out.extend(x.to_le_bytes()))
-                .is_ok(),
-            DType::I32 => i32::try_from(v)
-                .map(|x| out.extend(x.to_le_bytes()))
-                .is_ok(),
-            DType::I64 => {
-                out.extend(v.to_le_bytes());
-                true
-            }
-            DType::U8 => u8::try_from(v).map(|x| out.extend(x.to_le_bytes())).is_ok(),
-            DType::U16 => u16::try_from(v)
-                .map(|x| out.extend(x.to_le_bytes()))
-                .is_ok(),
-            DType::U32 => u32::try_from(v)
-                .map(|x| out.extend(x.to_le_bytes()))
-                .is_ok(),
-            DType::U64 => u64::try_from(v)
-                .map(|x| out.extend(x.to_le_bytes()))
-                .is_ok(),
+            DType::I8 => exact!(i8),
+            DType::I16 => exact!(i16),
+            DType::I32 => exact!(i32),
+            DType::I64 => exact!(i64),
+            DType::U8 => exact!(u8),
+            DType::U16 => exact!(u16),
+            DType::U32 => exact!(u32),
+            DType::U64 => exact!(u64),
             DType::F32 | DType::F64 => {
                 self.encode(v as f64, out);
                 true

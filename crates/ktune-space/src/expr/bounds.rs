@@ -124,6 +124,37 @@ const UNKNOWN: Tri = Tri {
     can_false: true,
 };
 
+impl Tri {
+    /// A condition that is always `b`.
+    const fn exactly(b: bool) -> Tri {
+        Tri {
+            can_true: b,
+            can_false: !b,
+        }
+    }
+
+    /// The negation.
+    const fn not(self) -> Tri {
+        Tri {
+            can_true: self.can_false,
+            can_false: self.can_true,
+        }
+    }
+
+    /// `self and other`, `other` not looked at when `self` cannot be true (as Python's
+    /// `and`); `or` is its dual through the negations.
+    fn and(self, other: impl FnOnce() -> Tri) -> Tri {
+        if !self.can_true {
+            return Tri::exactly(false);
+        }
+        let other = other();
+        Tri {
+            can_true: other.can_true,
+            can_false: self.can_false || other.can_false,
+        }
+    }
+}
+
 impl Cond {
     /// The bounds of a constraint's syntax tree (names resolved against `symbols`), or
     /// `None` when nothing in it can be bounded.
@@ -139,59 +170,17 @@ impl Cond {
 
     fn tri(&self, range: &dyn Fn(usize) -> Interval) -> Tri {
         match self {
-            Cond::Const(b) => Tri {
-                can_true: *b,
-                can_false: !*b,
-            },
+            Cond::Const(b) => Tri::exactly(*b),
             Cond::Any => UNKNOWN,
-            Cond::Not(c) => {
-                let t = c.tri(range);
-                Tri {
-                    can_true: t.can_false,
-                    can_false: t.can_true,
-                }
-            }
-            Cond::And(a, b) => {
-                let a = a.tri(range);
-                if !a.can_true {
-                    return Tri {
-                        can_true: false,
-                        can_false: true,
-                    };
-                }
-                let b = b.tri(range);
-                Tri {
-                    can_true: b.can_true,
-                    can_false: a.can_false || b.can_false,
-                }
-            }
-            Cond::Or(a, b) => {
-                let a = a.tri(range);
-                if !a.can_false {
-                    return Tri {
-                        can_true: true,
-                        can_false: false,
-                    };
-                }
-                let b = b.tri(range);
-                Tri {
-                    can_true: a.can_true || b.can_true,
-                    can_false: b.can_false,
-                }
-            }
+            Cond::Not(c) => c.tri(range).not(),
+            Cond::And(a, b) => a.tri(range).and(|| b.tri(range)),
+            Cond::Or(a, b) => a.tri(range).not().and(|| b.tri(range).not()).not(),
             Cond::Chain(first, links) => {
                 let mut left = first.range(range);
-                let mut all = Tri {
-                    can_true: true,
-                    can_false: false,
-                };
+                let mut all = Tri::exactly(true);
                 for (op, e) in links {
                     let right = e.range(range);
-                    let t = compare(*op, left, right);
-                    all = Tri {
-                        can_true: all.can_true && t.can_true,
-                        can_false: all.can_false || t.can_false,
-                    };
+                    all = all.and(|| compare(*op, left, right));
                     if !all.can_true {
                         break;
                     }

@@ -341,33 +341,29 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(
-            kinds("12 0x1F 0b101 0o17 1_000"),
-            vec![
-                Tok::Int(12),
-                Tok::Int(31),
-                Tok::Int(5),
-                Tok::Int(15),
-                Tok::Int(1000),
-                Tok::Eof
-            ]
-        );
-        assert_eq!(
-            kinds("1.5 1e3 .5 2. 1.5e-3 1E+2"),
-            vec![
-                Tok::Float(1.5),
-                Tok::Float(1000.0),
-                Tok::Float(0.5),
-                Tok::Float(2.0),
-                Tok::Float(0.0015),
-                Tok::Float(100.0),
-                Tok::Eof
-            ]
-        );
-        assert_eq!(
-            kinds("9223372036854775807"),
-            vec![Tok::Int(i64::MAX), Tok::Eof]
-        );
+        let ints = [
+            ("12", 12),
+            ("0x1F", 31),
+            ("0b101", 5),
+            ("0o17", 15),
+            ("1_000", 1000),
+        ];
+        let floats = [
+            ("1.5", 1.5),
+            ("1e3", 1000.0),
+            (".5", 0.5),
+            ("2.", 2.0),
+            ("1.5e-3", 0.0015),
+            ("1E+2", 100.0),
+        ];
+        let ints = ints.map(|(s, i)| (s, Tok::Int(i)));
+        let floats = floats.map(|(s, x)| (s, Tok::Float(x)));
+        let largest = ("9223372036854775807", Tok::Int(i64::MAX));
+        // Lexed as one text, each number separated by a space.
+        let (texts, mut toks): (Vec<&str>, Vec<Tok>) =
+            ints.into_iter().chain(floats).chain([largest]).unzip();
+        toks.push(Tok::Eof);
+        assert_eq!(kinds(&texts.join(" ")), toks);
         assert!(lex("9223372036854775808").is_err());
         assert!(lex("0x").is_err());
         assert!(lex("1e").is_err());
