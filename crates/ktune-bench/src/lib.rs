@@ -70,3 +70,11 @@ pub use table::{ScoreRow, ScoreTable, SpaceSummary, SummaryRow, score_traces};
 pub use time::{TimeModel, TimeScore, time_report, time_score_run};
 pub use trace::{Trace, TraceAppender, read_finished_traces, read_traces, write_traces};
 pub use workers::{label as workers_label, parse_label as parse_workers_label, workers_report};
+
+/// Fails naming the first of `parts` that `text` lacks, and showing the text.
+#[cfg(test)]
+fn contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}

@@ -32,9 +32,7 @@ struct Case {
     kind: KernelKind,
     dims: usize,
     cands: Vec<f64>,
-    lengthscales: Vec<f64>,
-    output_scale: f64,
-    noise: f64,
+    hyper: Hyperparameters,
     order: Vec<usize>,
     ys: Vec<f64>,
 }
@@ -54,12 +52,21 @@ fn case() -> impl Strategy<Value = Case> {
                 kind(),
                 Just(dims),
                 prop::collection::vec(0.0f64..1.0, m * dims),
-                prop_oneof![
-                    (0.05f64..1.0).prop_map(|l| vec![l]),
-                    prop::collection::vec(0.05f64..1.0, dims)
-                ],
-                0.2f64..5.0,
-                prop_oneof![Just(1e-10), Just(1e-6), Just(1e-3)],
+                (
+                    prop_oneof![
+                        (0.05f64..1.0).prop_map(|l| vec![l]),
+                        prop::collection::vec(0.05f64..1.0, dims)
+                    ],
+                    0.2f64..5.0,
+                    prop_oneof![Just(1e-10), Just(1e-6), Just(1e-3)],
+                )
+                    .prop_map(|(lengthscales, output_scale, noise)| {
+                        Hyperparameters {
+                            lengthscales,
+                            output_scale,
+                            noise,
+                        }
+                    }),
                 Just((0..m).collect::<Vec<usize>>()).prop_shuffle(),
                 1usize..=m.min(25),
                 (
@@ -70,27 +77,14 @@ fn case() -> impl Strategy<Value = Case> {
             )
         })
         .prop_map(
-            |(
-                kind,
-                dims,
-                cands,
-                lengthscales,
-                output_scale,
-                noise,
-                mut order,
-                n,
-                (off, scale),
-                u,
-            )| {
+            |(kind, dims, cands, hyper, mut order, n, (off, scale), u)| {
                 order.truncate(n);
                 let ys = u[..n].iter().map(|u| off + scale * u).collect();
                 Case {
                     kind,
                     dims,
                     cands,
-                    lengthscales,
-                    output_scale,
-                    noise,
+                    hyper,
                     order,
                     ys,
                 }
@@ -99,12 +93,7 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn check(c: &Case) -> Result<(), TestCaseError> {
-    let hyper = Hyperparameters {
-        lengthscales: c.lengthscales.clone(),
-        output_scale: c.output_scale,
-        noise: c.noise,
-    };
-    let kernel = Kernel::with_hyperparameters(c.kind, hyper);
+    let kernel = Kernel::with_hyperparameters(c.kind, c.hyper.clone());
     let pts: Vec<Vec<f64>> = c.cands.chunks(c.dims).map(<[f64]>::to_vec).collect();
     let mut gp = CandidateGp::new(kernel.clone(), c.cands.clone(), c.dims).unwrap();
     for t in 0..c.order.len() {
@@ -119,7 +108,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         let ym = ys.iter().sum::<f64>() / n;
         let s = (ys.iter().map(|y| (y - ym) * (y - ym)).sum::<f64>() / n).sqrt();
         let s = if s == 0.0 { 1.0 } else { s };
-        let var0 = s * s * c.output_scale;
+        let var0 = s * s * c.hyper.output_scale;
         let (means, vars) = (gp.means(), gp.variances());
         // Worst error over all candidates and the LML, with where it happened.
         let mut worst = (0.0f64, String::new());

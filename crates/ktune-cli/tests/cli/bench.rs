@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{Succeeds, ktune, shared_space as space};
+use crate::common::{Succeeds, ktune, shared_space as space, written};
 
 #[test]
 fn runs_strategies_and_writes_traces_scores_and_plots() {
@@ -136,12 +136,11 @@ fn bad_input_is_a_clear_error() {
 #[test]
 fn strategy_options_come_from_the_command_line_or_a_spec() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("ga.toml");
-    std::fs::write(
-        &spec,
+    let spec = written(
+        dir.path(),
+        "ga.toml",
         "[strategy]\nname = \"ga\"\npopsize = 10\nmethod = \"uniform\"\n",
-    )
-    .unwrap();
+    );
     let out = ktune()
         .args([
             "bench",

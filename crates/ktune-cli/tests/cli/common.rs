@@ -9,6 +9,26 @@ pub fn ktune() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("ktune").unwrap()
 }
 
+/// `text` written to the file `name` in `dir`: its path.
+pub fn written(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    path
+}
+
+/// The `ktune results` table of the database `db`, as printed.
+pub fn results_table(db: &Path) -> String {
+    let out = ktune().arg("results").arg(db).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Fails naming the first of `parts` that `text` lacks, and showing the text.
+pub fn contains_all(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}
+
 /// `ktune` as a plain process, run in `dir` (for children that are killed or interrupted).
 pub fn ktune_in(dir: &Path) -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ktune"));

@@ -1,6 +1,6 @@
 //! `ktune space` end to end: reports, JSON, and errors that name the problem and where.
 
-use crate::common::{Succeeds, ktune, repo, space_json};
+use crate::common::{Succeeds, contains_all, ktune, repo, space_json, written};
 
 #[test]
 fn describes_the_example_spec() {
@@ -9,10 +9,15 @@ fn describes_the_example_spec() {
         .arg(repo("examples/convolution.toml"))
         .succeeds();
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("feasible size   4362"), "{text}");
-    assert!(text.contains("Cartesian size  10240"), "{text}");
-    assert!(text.contains("density         42.598%"), "{text}");
-    assert!(text.contains("block_size_x"), "{text}");
+    contains_all(
+        &text,
+        &[
+            "feasible size   4362",
+            "Cartesian size  10240",
+            "density         42.598%",
+            "block_size_x",
+        ],
+    );
 }
 
 #[test]
@@ -33,12 +38,11 @@ fn a_cache_file_gives_its_recorded_configurations() {
 #[test]
 fn errors_name_the_problem_and_the_place() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("ktune.toml");
-    std::fs::write(
-        &spec,
+    let spec = written(
+        dir.path(),
+        "ktune.toml",
         "constraints = [\"block_size_x * blok_size_y <= 1024\"]\n[[parameter]]\nname = \"block_size_x\"\nvalues = [1, 2]\n[[parameter]]\nname = \"block_size_y\"\nvalues = [1, 2]\n",
-    )
-    .unwrap();
+    );
     let out = ktune().arg("space").arg(&spec).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();

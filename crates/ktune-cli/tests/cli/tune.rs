@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::{Succeeds, gcc_spec, ktune, run_log, succeeded};
+use crate::common::{Succeeds, gcc_spec, ktune, results_table, run_log, succeeded, written};
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
 /// a line to runs.log so re-measurement can be detected. SLEEP_MS slows each run down.
@@ -494,12 +494,7 @@ fn adaptive_measurements_are_stored_shown_and_the_finalists_reranked() {
         }
     }
     assert!(aborted > 0 && aborted < ok.len(), "{ok:?}");
-    let table = ktune()
-        .arg("results")
-        .arg(dir.path().join("ktune.db"))
-        .output()
-        .unwrap();
-    let table = String::from_utf8_lossy(&table.stdout);
+    let table = results_table(&dir.path().join("ktune.db"));
     assert!(
         table.contains("±95%") && table.contains("re-ranked after"),
         "{table}"
@@ -596,12 +591,7 @@ fn a_run_where_nothing_runs_says_why_and_fails() {
     // Everything is recorded all the same.
     assert_eq!(rows(&dir.path().join("ktune.db")).len(), 4);
     // The results table keeps the value column for values: the reason goes last.
-    let out = ktune()
-        .arg("results")
-        .arg(dir.path().join("ktune.db"))
-        .output()
-        .unwrap();
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = results_table(&dir.path().join("ktune.db"));
     let row = table.lines().nth(1).unwrap_or_default();
     assert!(row.contains("runtime ") && row.contains(" -  "), "{table}");
     assert!(row.trim_end().ends_with("(no output))"), "{table}");
@@ -636,9 +626,9 @@ fn alive(pid: &str) -> bool {
 #[test]
 fn a_second_ctrl_c_ends_the_program_under_test_too() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("ktune.toml");
-    std::fs::write(
-        &spec,
+    let spec = written(
+        dir.path(),
+        "ktune.toml",
         r#"
 [[parameter]]
 name = "x"
@@ -653,8 +643,7 @@ repeat = 1
 [budget]
 max_evaluations = 2
 "#,
-    )
-    .unwrap();
+    );
     let mut child = spawn_tune(&spec, &[], Stdio::null);
     let pid_file = dir.path().join("pid");
     let started = std::time::Instant::now();
@@ -734,17 +723,8 @@ fn the_results_table_gives_the_objectives_unit_where_it_is_known() {
             .arg(&spec)
             .args(["--max-evals", "2", "--quiet"])
             .succeeds();
-        let table = ktune()
-            .arg("results")
-            .arg(dir.path().join("ktune.db"))
-            .output()
-            .unwrap();
-        String::from_utf8(table.stdout)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap()
-            .to_string()
+        let table = results_table(&dir.path().join("ktune.db"));
+        table.lines().next().unwrap().to_string()
     };
     fn spec_text_with(text: &str, objective: &str) -> String {
         let old = "objective = { name = \"time\", regex = 'time: (?P<value>[0-9.]+) ms' }";

@@ -175,6 +175,26 @@ impl SurrogateOptions {
     }
 }
 
+/// A strategy's own options' documentation `own` followed by the surrogate options', as
+/// one list of `N`, their total (checked when compiling).
+pub(crate) const fn with_docs<const N: usize>(own: &[OptionDoc]) -> [OptionDoc; N] {
+    assert!(
+        own.len() + DOCS.len() == N,
+        "N is not the number of options"
+    );
+    let mut out = [DOCS[0]; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = if i < own.len() {
+            own[i]
+        } else {
+            DOCS[i - own.len()]
+        };
+        i += 1;
+    }
+    out
+}
+
 /// The documentation of the surrogate options, listed by both strategies.
 pub(crate) const DOCS: [OptionDoc; 8] = [
     OptionDoc {

@@ -81,7 +81,11 @@ impl Default for BacoOptions {
     }
 }
 
-pub(super) const OPTIONS: &[OptionDoc] = &[
+pub(super) const OPTIONS: &[OptionDoc] =
+    &surrogate::with_docs::<{ OWN.len() + surrogate::DOCS.len() }>(OWN);
+
+/// The strategy's own options (the surrogate's follow them).
+const OWN: &[OptionDoc] = &[
     OptionDoc {
         name: "initial_samples",
         default: "10",
@@ -147,12 +151,4 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         default: "200",
         doc: "Random hyperparameter settings scored at the first fit; the best 5 are refined with L-BFGS, later fits start from the last optimum.",
     },
-    surrogate::DOCS[0],
-    surrogate::DOCS[1],
-    surrogate::DOCS[2],
-    surrogate::DOCS[3],
-    surrogate::DOCS[4],
-    surrogate::DOCS[5],
-    surrogate::DOCS[6],
-    surrogate::DOCS[7],
 ];

@@ -232,7 +232,11 @@ impl Default for BoOptions {
     }
 }
 
-pub(super) const OPTIONS: &[OptionDoc] = &[
+pub(super) const OPTIONS: &[OptionDoc] =
+    &surrogate::with_docs::<{ OWN.len() + surrogate::DOCS.len() }>(OWN);
+
+/// The strategy's own options (the surrogate's follow them).
+const OWN: &[OptionDoc] = &[
     OptionDoc {
         name: "method",
         default: "\"advanced_multi\"",
@@ -348,12 +352,4 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
         default: "2048",
         doc: "MiB the model may hold: its incremental GP keeps 8 bytes per observation and configuration, so before an observation would take it past this over every configuration of the space, the model goes on with a sample, as above the candidate limit (and says so); the sample is made smaller if it has to.",
     },
-    surrogate::DOCS[0],
-    surrogate::DOCS[1],
-    surrogate::DOCS[2],
-    surrogate::DOCS[3],
-    surrogate::DOCS[4],
-    surrogate::DOCS[5],
-    surrogate::DOCS[6],
-    surrogate::DOCS[7],
 ];
