@@ -109,40 +109,14 @@ mod tests {
     use ktune_space::Parameter;
 
     use super::*;
-    use crate::{Metric, Samples, Statistic, Timings};
+    use crate::Timings;
+    use crate::testing::FnRunner;
 
     /// Re-measures configuration `x` as `truth[x]`, ignoring what the run saw.
-    struct Truth(Vec<f64>, Vec<Metric>, Vec<Configuration>);
-    impl Runner for Truth {
-        fn name(&self) -> &str {
-            "truth"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.1
-        }
-        fn evaluate(
-            &mut self,
-            _: &SearchSpace,
-            _: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            unreachable!("re-ranking only re-measures")
-        }
-        fn remeasure(
-            &mut self,
-            _: &SearchSpace,
-            configs: &[Configuration],
-            rounds: usize,
-        ) -> Result<Vec<Outcome>, CoreError> {
-            self.2 = configs.to_vec();
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let v = self.0[c[0] as usize];
-                    let samples = Samples::new(vec![v; rounds], Statistic::Mean);
-                    Outcome::ok(vec![v], Timings::default()).with_samples(samples)
-                })
-                .collect())
-        }
+    fn truth(truth: &[f64]) -> FnRunner<'_> {
+        FnRunner::indices(|c| Some(truth[c[0] as usize]))
+            .metric("time", Direction::Minimize)
+            .on_batch(|_, _| unreachable!("re-ranking only re-measures"))
     }
 
     fn record(x: u32, v: Option<f64>) -> Record {
@@ -172,13 +146,10 @@ mod tests {
             record(3, Some(1.0)),
             record(4, Some(1.2)),
         ];
-        let mut runner = Truth(
-            vec![5.0, 1.0, 9.0, 1.05, 0.9],
-            vec![Metric::new("time", Direction::Minimize)],
-            Vec::new(),
-        );
+        let values = [5.0, 1.0, 9.0, 1.05, 0.9];
+        let mut runner = truth(&values);
         let r = rerank(&space, &mut runner, &records, Direction::Minimize, 3, 4).unwrap();
-        assert_eq!(runner.2, vec![vec![3], vec![1], vec![4]]);
+        assert_eq!(runner.remeasured(), vec![vec![3], vec![1], vec![4]]);
         let order: Vec<u32> = r.finalists.iter().map(|f| f.config[0]).collect();
         assert_eq!(order, vec![4, 1, 3]);
         assert!(r.winner_changed());
@@ -186,7 +157,7 @@ mod tests {
         assert_eq!(r.finalists[2].rank_before, 0);
         // Maximised: the largest first, and no change when the run's best stays best.
         let r = rerank(&space, &mut runner, &records, Direction::Maximize, 2, 1).unwrap();
-        assert_eq!(runner.2, vec![vec![0], vec![4]]);
+        assert_eq!(runner.remeasured(), vec![vec![0], vec![4]]);
         assert_eq!(r.finalists[0].config, vec![0]);
         assert!(!r.winner_changed());
     }

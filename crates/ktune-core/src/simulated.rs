@@ -120,45 +120,28 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::testing::InOrder;
-    use crate::{Budget, Direction, FailureKind, Metric, Outcome, Rng, Timings};
+    use crate::testing::{FnRunner, InOrder};
+    use crate::{Budget, Direction, FailureKind, Outcome, Rng, Timings};
 
     /// x = 0..29; evaluating x takes 1 + (x mod 3) seconds; x = 4 fails to compile (after
     /// 0.5 s); the objective is x.
-    struct Timed(Vec<Metric>);
-
-    impl Runner for Timed {
-        fn name(&self) -> &str {
-            "timed"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.0
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let x = space.values(c)[0].as_f64().unwrap_or(0.0);
-                    if x == 4.0 {
-                        let t = Timings {
-                            compile: 0.5,
-                            ..Timings::default()
-                        };
-                        return Outcome::failed(FailureKind::Compile, "no", t);
-                    }
-                    let t = Timings {
-                        compile: 0.25,
-                        benchmark: 0.75 + x % 3.0,
-                        ..Timings::default()
-                    };
-                    Outcome::ok(vec![x], t)
-                })
-                .collect())
-        }
+    fn timed() -> FnRunner<'static> {
+        FnRunner::outcomes(|_, c| {
+            let x = f64::from(c[0]);
+            if x == 4.0 {
+                let t = Timings {
+                    compile: 0.5,
+                    ..Timings::default()
+                };
+                return Outcome::failed(FailureKind::Compile, "no", t);
+            }
+            let t = Timings {
+                compile: 0.25,
+                benchmark: 0.75 + x % 3.0,
+                ..Timings::default()
+            };
+            Outcome::ok(vec![x], t)
+        })
     }
 
     fn run(workers: usize, wait: bool, budget: usize) -> SimulatedRun {
@@ -179,12 +162,7 @@ mod tests {
             Rng::seed_from_u64(1),
         )
         .unwrap();
-        simulate_workers(
-            session,
-            &mut Timed(vec![Metric::new("x", Direction::Minimize)]),
-            workers,
-        )
-        .unwrap()
+        simulate_workers(session, &mut timed(), workers).unwrap()
     }
 
     fn sequential_seconds(budget: u32) -> f64 {

@@ -26,27 +26,58 @@ use crate::{
 };
 
 /// The function an [`FnRunner`] evaluates: the objective of a configuration, or `None` for a
-/// configuration that fails at run time.
-type Objective<'a> = Box<dyn FnMut(&SearchSpace, &Configuration) -> Option<f64> + 'a>;
+/// configuration that fails at run time; or the whole outcome.
+enum Measure<'a> {
+    Value(Box<Of<'a, Option<f64>>>),
+    Outcome(Box<Of<'a, Outcome>>),
+}
+
+/// A function of a configuration of the space.
+type Of<'a, T> = dyn FnMut(&SearchSpace, &Configuration) -> T + 'a;
+
+/// What becomes of a batch's outcomes (see [`FnRunner::on_batch`]).
+type BatchEnd<'a> =
+    Box<dyn FnMut(&[Configuration], Vec<Outcome>) -> Result<Vec<Outcome>, CoreError> + 'a>;
 
 /// A runner made of a function: `Some(value)` is a successful measurement, `None` a runtime
 /// failure. Evaluations take no time on the tuning clock unless [`seconds`](Self::seconds)
-/// says otherwise.
+/// says otherwise. It keeps what it was asked to evaluate and what the loop told it, for
+/// tests of the loop to look at.
 pub struct FnRunner<'a> {
-    objective: Objective<'a>,
+    measure: Measure<'a>,
     metrics: Vec<Metric>,
     seconds: f64,
     samples: Vec<f64>,
+    on_batch: Option<BatchEnd<'a>>,
+    evaluated: Vec<Configuration>,
+    remeasured: Vec<Configuration>,
+    incumbents: Vec<Option<f64>>,
+    time_left: Vec<Option<f64>>,
 }
 
 impl<'a> FnRunner<'a> {
     /// A minimised objective `f`, a function of the search space and the configuration.
     pub fn new(f: impl FnMut(&SearchSpace, &Configuration) -> Option<f64> + 'a) -> Self {
+        FnRunner::measuring(Measure::Value(Box::new(f)))
+    }
+
+    /// A runner whose function gives each configuration's whole outcome: its timings, and
+    /// failures of any kind.
+    pub fn outcomes(f: impl FnMut(&SearchSpace, &Configuration) -> Outcome + 'a) -> Self {
+        FnRunner::measuring(Measure::Outcome(Box::new(f)))
+    }
+
+    fn measuring(measure: Measure<'a>) -> Self {
         FnRunner {
-            objective: Box::new(f),
+            measure,
             metrics: vec![Metric::new("f", Direction::Minimize)],
             seconds: 0.0,
             samples: Vec::new(),
+            on_batch: None,
+            evaluated: Vec::new(),
+            remeasured: Vec::new(),
+            incumbents: Vec::new(),
+            time_left: Vec::new(),
         }
     }
 
@@ -86,6 +117,58 @@ impl<'a> FnRunner<'a> {
         self.samples = factors.to_vec();
         self
     }
+
+    /// Passes every batch's configurations and outcomes through `f` before they are returned:
+    /// a runner that stops or runs out of time part-way returns the error with the outcomes
+    /// it finished ([`CoreError::RunnerStopped`], [`CoreError::OutOfTime`]).
+    pub fn on_batch(
+        mut self,
+        f: impl FnMut(&[Configuration], Vec<Outcome>) -> Result<Vec<Outcome>, CoreError> + 'a,
+    ) -> Self {
+        self.on_batch = Some(Box::new(f));
+        self
+    }
+
+    /// The configurations it was asked to evaluate, in order.
+    pub fn evaluated(&self) -> &[Configuration] {
+        &self.evaluated
+    }
+
+    /// The configurations it was asked to measure again, in the order of the last request.
+    pub fn remeasured(&self) -> &[Configuration] {
+        &self.remeasured
+    }
+
+    /// The best values so far it was told before each batch.
+    pub fn incumbents(&self) -> &[Option<f64>] {
+        &self.incumbents
+    }
+
+    /// The time left it was told before each batch.
+    pub fn time_left(&self) -> &[Option<f64>] {
+        &self.time_left
+    }
+
+    fn outcome(&mut self, space: &SearchSpace, c: &Configuration) -> Outcome {
+        let timings = Timings {
+            benchmark: self.seconds,
+            ..Timings::default()
+        };
+        let value = match &mut self.measure {
+            Measure::Outcome(f) => return f(space, c),
+            Measure::Value(f) => f(space, c),
+        };
+        match value {
+            Some(v) if !self.samples.is_empty() => {
+                Outcome::ok(vec![v], timings).with_samples(Samples::new(
+                    self.samples.iter().map(|f| f * v).collect(),
+                    Statistic::Mean,
+                ))
+            }
+            Some(v) => Outcome::ok(vec![v], timings),
+            None => Outcome::failed(FailureKind::Runtime, "fails", timings),
+        }
+    }
 }
 
 impl Runner for FnRunner<'_> {
@@ -100,23 +183,44 @@ impl Runner for FnRunner<'_> {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
-        let timings = Timings {
-            benchmark: self.seconds,
-            ..Timings::default()
-        };
-        Ok(configs
-            .iter()
-            .map(|c| match (self.objective)(space, c) {
-                Some(v) if !self.samples.is_empty() => {
-                    Outcome::ok(vec![v], timings).with_samples(Samples::new(
-                        self.samples.iter().map(|f| f * v).collect(),
-                        Statistic::Mean,
-                    ))
+        self.evaluated.extend_from_slice(configs);
+        let outcomes = configs.iter().map(|c| self.outcome(space, c)).collect();
+        match &mut self.on_batch {
+            Some(f) => f(configs, outcomes),
+            None => Ok(outcomes),
+        }
+    }
+    /// Measures each configuration `rounds` times, interleaved; its value is the mean.
+    fn remeasure(
+        &mut self,
+        space: &SearchSpace,
+        configs: &[Configuration],
+        rounds: usize,
+    ) -> Result<Vec<Outcome>, CoreError> {
+        self.remeasured = configs.to_vec();
+        let mut values = vec![Vec::with_capacity(rounds); configs.len()];
+        for _ in 0..rounds {
+            for (c, v) in configs.iter().zip(&mut values) {
+                v.push(self.outcome(space, c).objective());
+            }
+        }
+        Ok(values
+            .into_iter()
+            .map(|v| match v.into_iter().collect::<Option<Vec<f64>>>() {
+                Some(v) => {
+                    let mean = v.iter().sum::<f64>() / v.len() as f64;
+                    let timings = Timings::default();
+                    Outcome::ok(vec![mean], timings).with_samples(Samples::new(v, Statistic::Mean))
                 }
-                Some(v) => Outcome::ok(vec![v], timings),
-                None => Outcome::failed(FailureKind::Runtime, "fails", timings),
+                None => Outcome::failed(FailureKind::Runtime, "fails", Timings::default()),
             })
             .collect())
+    }
+    fn set_incumbent(&mut self, best: Option<f64>) {
+        self.incumbents.push(best);
+    }
+    fn set_time_left(&mut self, seconds: Option<f64>) {
+        self.time_left.push(seconds);
     }
 }
 

@@ -253,7 +253,8 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::{Direction, FailureKind, History, Metric, Observation, Timings};
+    use crate::testing::FnRunner;
+    use crate::{Direction, FailureKind, History, Observation, Timings};
     use ktune_space::Parameter;
 
     #[test]
@@ -264,54 +265,10 @@ mod tests {
     }
 
     /// Objective = value of x; fails for x == 2; each evaluation takes 1 s.
-    struct Linear {
-        metrics: Vec<Metric>,
-        evaluated: Vec<Configuration>,
-        incumbents: Vec<Option<f64>>,
-    }
-
-    impl Linear {
-        fn new(direction: Direction) -> Linear {
-            Linear {
-                metrics: vec![Metric::new("x", direction)],
-                evaluated: Vec::new(),
-                incumbents: Vec::new(),
-            }
-        }
-    }
-
-    impl Runner for Linear {
-        fn name(&self) -> &str {
-            "linear"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.metrics
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            self.evaluated.extend(configs.iter().cloned());
-            let t = Timings {
-                benchmark: 1.0,
-                ..Timings::default()
-            };
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let x = space.values(c)[0].as_f64().unwrap_or(0.0);
-                    if x == 2.0 {
-                        Outcome::failed(FailureKind::Runtime, "crash", t)
-                    } else {
-                        Outcome::ok(vec![x], t)
-                    }
-                })
-                .collect())
-        }
-        fn set_incumbent(&mut self, best: Option<f64>) {
-            self.incumbents.push(best);
-        }
+    fn linear(direction: Direction) -> FnRunner<'static> {
+        FnRunner::values(|x| (x[0] != 2.0).then_some(x[0]))
+            .seconds(1.0)
+            .metric("x", direction)
     }
 
     /// Proposes a fixed script of configurations (by x value), `n` at a time.
@@ -354,7 +311,7 @@ mod tests {
         direction: Direction,
     ) -> (TuningRun, Script, Vec<Configuration>) {
         let space = space();
-        let mut runner = Linear::new(direction);
+        let mut runner = linear(direction);
         let mut strategy = Script {
             plan: plan.iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
@@ -363,7 +320,7 @@ mod tests {
             .batch_size(batch)
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
             .unwrap();
-        (run, strategy, runner.evaluated)
+        (run, strategy, runner.evaluated().to_vec())
     }
 
     #[test]
@@ -373,7 +330,7 @@ mod tests {
             (Direction::Maximize, [None, Some(5.0), Some(5.0), Some(5.0)]),
         ] {
             let space = space();
-            let mut runner = Linear::new(direction);
+            let mut runner = linear(direction);
             let mut strategy = Script {
                 plan: [5, 3, 2, 4].iter().map(|&x| vec![x]).collect(),
                 told: Vec::new(),
@@ -381,7 +338,7 @@ mod tests {
             Tuner::new(&space, &mut runner, Budget::default())
                 .run(&mut strategy, &mut Rng::seed_from_u64(0))
                 .unwrap();
-            assert_eq!(runner.incumbents, want);
+            assert_eq!(runner.incumbents(), want.as_slice());
         }
     }
 
@@ -416,42 +373,27 @@ mod tests {
         assert_eq!(run.records.len(), 3);
     }
 
-    /// Evaluates until it meets x = 6, then stops (like a GPU left busy by a hung kernel).
-    struct Stopping(Linear);
-
-    impl Runner for Stopping {
-        fn name(&self) -> &str {
-            "stopping"
-        }
-        fn metrics(&self) -> &[Metric] {
-            self.0.metrics()
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            let k = configs
-                .iter()
-                .position(|c| c[0] == 6)
-                .map_or(configs.len(), |i| i + 1);
-            let mut outcomes = self.0.evaluate(space, &configs[..k])?;
-            if k < configs.len() || configs[k - 1][0] == 6 {
-                outcomes[k - 1] = Outcome::failed(FailureKind::Timeout, "hung", Timings::default());
-                return Err(CoreError::RunnerStopped {
-                    runner: "stopping".into(),
-                    message: "the GPU is still busy".into(),
-                    outcomes,
-                });
-            }
-            Ok(outcomes)
-        }
+    /// [`linear`] that stops at x = 6 (like a GPU left busy by a hung kernel), with what it
+    /// measured before.
+    fn stopping() -> FnRunner<'static> {
+        linear(Direction::Minimize).on_batch(|configs, mut outcomes| {
+            let Some(k) = configs.iter().position(|c| c[0] == 6) else {
+                return Ok(outcomes);
+            };
+            outcomes.truncate(k + 1);
+            outcomes[k] = Outcome::failed(FailureKind::Timeout, "hung", Timings::default());
+            Err(CoreError::RunnerStopped {
+                runner: "stopping".into(),
+                message: "the GPU is still busy".into(),
+                outcomes,
+            })
+        })
     }
 
     #[test]
     fn a_stopped_runner_keeps_what_it_measured() {
         let space = space();
-        let mut runner = Stopping(Linear::new(Direction::Minimize));
+        let mut runner = stopping();
         let mut strategy = Script {
             plan: [1, 7, 6, 3, 4].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
@@ -477,7 +419,8 @@ mod tests {
                 (vec![6], Some(FailureKind::Timeout)),
             ]
         );
-        assert_eq!(runner.0.evaluated, vec![vec![1], vec![6]]);
+        // 7, invalid, never reached the runner.
+        assert_eq!(runner.evaluated(), [vec![1], vec![6], vec![3], vec![4]]);
     }
 
     #[test]
@@ -534,48 +477,31 @@ mod tests {
         );
     }
 
-    /// Finishes one configuration of each batch within the time left, then runs out.
-    struct Slow {
-        metrics: Vec<Metric>,
-        time_left: Vec<Option<f64>>,
-    }
-
-    impl Runner for Slow {
-        fn name(&self) -> &str {
-            "slow"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.metrics
-        }
-        fn evaluate(
-            &mut self,
-            _: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            let t = Timings {
-                benchmark: 2.0,
-                ..Timings::default()
-            };
-            let first = Outcome::failed(FailureKind::Timeout, "the time budget ran out", t);
-            if configs.len() > 1 {
-                return Err(CoreError::OutOfTime {
+    /// Takes 2 s a configuration, and has only the time for one of each batch: the first is
+    /// cut (a timeout), the others never start.
+    fn slow() -> FnRunner<'static> {
+        let t = Timings {
+            benchmark: 2.0,
+            ..Timings::default()
+        };
+        FnRunner::values(|_| Some(1.0))
+            .seconds(2.0)
+            .metric("x", Direction::Minimize)
+            .on_batch(move |configs, outcomes| {
+                if configs.len() == 1 {
+                    return Ok(outcomes);
+                }
+                let first = Outcome::failed(FailureKind::Timeout, "the time budget ran out", t);
+                Err(CoreError::OutOfTime {
                     outcomes: vec![first],
-                });
-            }
-            Ok(vec![Outcome::ok(vec![1.0], t)])
-        }
-        fn set_time_left(&mut self, seconds: Option<f64>) {
-            self.time_left.push(seconds);
-        }
+                })
+            })
     }
 
     #[test]
     fn a_runner_out_of_time_ends_the_run_with_what_it_finished() {
         let space = space();
-        let mut runner = Slow {
-            metrics: vec![Metric::new("x", Direction::Minimize)],
-            time_left: Vec::new(),
-        };
+        let mut runner = slow();
         let mut strategy = Script {
             plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
@@ -588,8 +514,8 @@ mod tests {
         // One at a time: 2 s each, the runner told what is left before each.
         assert_eq!(run.records.len(), 5);
         // (less the strategy's own time, a few microseconds)
-        assert!((runner.time_left[0].unwrap() - 10.0).abs() < 0.01);
-        assert!((runner.time_left[1].unwrap() - 8.0).abs() < 0.01);
+        assert!((runner.time_left()[0].unwrap() - 10.0).abs() < 0.01);
+        assert!((runner.time_left()[1].unwrap() - 8.0).abs() < 0.01);
         // Three at a time: the first is recorded (cut), the other two never started.
         let mut strategy = Script {
             plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
@@ -609,7 +535,7 @@ mod tests {
     #[test]
     fn an_enqueued_configuration_is_measured_first_and_kept_when_the_time_runs_out() {
         let space = space();
-        let mut runner = Linear::new(Direction::Minimize);
+        let mut runner = linear(Direction::Minimize);
         let mut strategy = Script {
             plan: [1, 3, 4].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
@@ -621,14 +547,11 @@ mod tests {
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
             .unwrap();
         // 7 is outside the space: never queued. 5 alone, then the strategy's batch.
-        assert_eq!(runner.evaluated, vec![vec![5], vec![1], vec![3], vec![4]]);
+        assert_eq!(runner.evaluated(), vec![vec![5], vec![1], vec![3], vec![4]]);
         assert_eq!(strategy.told[0].config, vec![5]);
         assert_eq!(run.records[0].outcome.objective(), Some(5.0));
 
-        let mut slow = Slow {
-            metrics: vec![Metric::new("x", Direction::Minimize)],
-            time_left: Vec::new(),
-        };
+        let mut slow = slow();
         let mut strategy = Script {
             plan: [1, 3].iter().map(|&x| vec![x]).collect(),
             told: Vec::new(),
@@ -645,7 +568,7 @@ mod tests {
         assert_eq!(run.records.len(), 1);
         assert_eq!(run.records[0].config, vec![4]);
         assert_eq!(run.records[0].outcome.failure(), Some(FailureKind::Timeout));
-        assert_eq!(slow.time_left[0], Some(1.0));
+        assert_eq!(slow.time_left()[0], Some(1.0));
     }
 
     #[test]
@@ -669,7 +592,7 @@ mod tests {
     #[test]
     fn a_failing_record_hook_ends_the_run_and_the_stop_flag_interrupts() {
         let space = space();
-        let mut runner = Linear::new(Direction::Minimize);
+        let mut runner = linear(Direction::Minimize);
         let mut strategy = Script {
             plan: vec![vec![1], vec![2], vec![3]],
             told: Vec::new(),
@@ -706,7 +629,7 @@ mod tests {
     #[test]
     fn replayed_records_are_told_not_evaluated() {
         let space = space();
-        let mut runner = Linear::new(Direction::Minimize);
+        let mut runner = linear(Direction::Minimize);
         let earlier = vec![Record {
             config: vec![4],
             outcome: Outcome::ok(vec![4.0], Timings::default()),
@@ -721,7 +644,7 @@ mod tests {
             .replay(earlier)
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
             .unwrap();
-        assert_eq!(runner.evaluated, vec![vec![2]]);
+        assert_eq!(runner.evaluated(), vec![vec![2]]);
         assert_eq!(run.records.len(), 2);
         assert!(run.clock >= 11.0);
         assert_eq!(strategy.told[0].value, Some(4.0));

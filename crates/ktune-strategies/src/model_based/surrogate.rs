@@ -278,40 +278,19 @@ mod tests {
     }
 
     /// A cost over a permutation, a categorical and an integer parameter.
-    struct Mixed(Vec<ktune_core::Metric>);
-
-    impl ktune_core::Runner for Mixed {
-        fn name(&self) -> &str {
-            "mixed"
-        }
-        fn metrics(&self) -> &[ktune_core::Metric] {
-            &self.0
-        }
-        fn evaluate(
-            &mut self,
-            space: &ktune_space::SearchSpace,
-            configs: &[ktune_space::Configuration],
-        ) -> Result<Vec<ktune_core::Outcome>, ktune_core::CoreError> {
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let v = space.values(c);
-                    let ktune_space::Value::Perm(order) = &v[0] else {
-                        unreachable!()
-                    };
-                    let jump = if matches!(v[1], ktune_space::Value::Str(s) if s == "fast") {
-                        0.0
-                    } else {
-                        5.0
-                    };
-                    let t = v[2].as_f64().unwrap_or(0.0);
-                    ktune_core::Outcome::ok(
-                        vec![1.0 + f64::from(order[0]) + jump + (t - 4.0).powi(2)],
-                        ktune_core::Timings::default(),
-                    )
-                })
-                .collect())
-        }
+    fn mixed(space: &ktune_space::SearchSpace, c: &ktune_space::Configuration) -> Option<f64> {
+        use ktune_space::Value;
+        let v = space.values(c);
+        let Value::Perm(order) = &v[0] else {
+            unreachable!("the first parameter is a permutation")
+        };
+        let jump = if matches!(v[1], Value::Str(s) if s == "fast") {
+            0.0
+        } else {
+            5.0
+        };
+        let t = v[2].as_f64().unwrap_or(0.0);
+        Some(1.0 + f64::from(order[0]) + jump + (t - 4.0).powi(2))
     }
 
     #[test]
@@ -328,10 +307,7 @@ mod tests {
         .unwrap();
         let run = |spec: &str, seed: u64| {
             let (_, mut s) = create_spec(spec).unwrap();
-            let mut runner = Mixed(vec![ktune_core::Metric::new(
-                "t",
-                ktune_core::Direction::Minimize,
-            )]);
+            let mut runner = ktune_core::testing::FnRunner::new(mixed);
             Tuner::new(&space, &mut runner, Budget::evaluations(40))
                 .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
                 .unwrap()
