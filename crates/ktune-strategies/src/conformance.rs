@@ -260,7 +260,7 @@ pub fn check_beats_random(subject: &Subject<'_>) {
 /// tune-strategy` tries is accepted.
 pub fn check_options(entry: &Entry) {
     let name = entry.name;
-    let check = |options: &Options| (entry.check)(options);
+    let check = |options: &Options| entry.checked(options);
     let one = |key: &str, value: serde_json::Value| Options::from_iter([(key.to_string(), value)]);
     let e = check(&one("no_such_option", 1.into()))
         .err()
@@ -284,6 +284,11 @@ pub fn check_options(entry: &Entry) {
         format!("{defaults:?}"),
         "{name}: the documented defaults (left) are not the defaults (right)"
     );
+    for o in entry.options {
+        if let Some(range) = o.range {
+            check_range_ends(entry, o.name, range);
+        }
+    }
     for t in entry.tunable {
         assert!(
             entry.options.iter().any(|o| o.name == t.name),
@@ -298,6 +303,56 @@ pub fn check_options(entry: &Entry) {
                 panic!("{name}: `{}` = {v} is refused: {err}", t.name);
             }
         }
+    }
+}
+
+/// A documented range is what is enforced: its ends are accepted (a finite one that is part
+/// of it) and the numbers just beyond them are refused, naming the option and the range.
+fn check_range_ends(entry: &Entry, option: &str, range: crate::Range) {
+    use crate::Range::{Above, Count, Real};
+    let name = entry.name;
+    let (inside, outside): (Vec<serde_json::Value>, Vec<serde_json::Value>) = match range {
+        Count(lo, hi) => (
+            vec![lo.into(), hi.into()],
+            [lo.checked_sub(1), hi.checked_add(1)]
+                .into_iter()
+                .flatten()
+                .map(Into::into)
+                .collect(),
+        ),
+        Real(lo, hi) | Above(lo, hi) => {
+            let step = lo.abs().max(hi.abs()).clamp(1.0, 1e9) * 1e-3;
+            let mut inside = vec![];
+            let mut outside = vec![lo - step];
+            if matches!(range, Real(..)) {
+                inside.push(lo);
+            } else {
+                outside.push(lo);
+            }
+            if hi.is_finite() {
+                inside.push(hi);
+                outside.push(hi + step);
+            }
+            (
+                inside.into_iter().map(Into::into).collect(),
+                outside.into_iter().map(Into::into).collect(),
+            )
+        }
+    };
+    let one = |value: &serde_json::Value| {
+        entry.checked(&Options::from_iter([(option.to_string(), value.clone())]))
+    };
+    for v in inside {
+        if let Err(e) = one(&v) {
+            panic!("{name}: `{option}` = {v}, in its range {range}, is refused: {e}");
+        }
+    }
+    for v in outside {
+        let e = one(&v).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            e.contains(&format!("`{option}` must be")),
+            "{name}: `{option}` = {v}, outside its range {range}, is not refused by it: {e:?}"
+        );
     }
 }
 
@@ -357,7 +412,7 @@ fn checked_text(entries: &[Entry], text: &str) -> Result<String, StrategyError> 
             available: available.join(", "),
         });
     };
-    (entry.check)(&options)?;
+    entry.checked(&options)?;
     Ok(std::iter::once(entry.name)
         .chain(text.split(':').skip(1))
         .collect::<Vec<_>>()

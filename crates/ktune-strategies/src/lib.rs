@@ -48,7 +48,8 @@ pub use model_based::bayes_opt::{
     BayesianOptimization, BoOptions, Exploration, ExplorationScale, Method, Transform,
 };
 pub use options::{
-    OptionDoc, Options, StrategyError, check_range, options_spec, parse, parse_spec, parse_value,
+    OptionDoc, Options, Range, StrategyError, check_range, options_spec, parse, parse_spec,
+    parse_value,
 };
 pub use portfolio::auto::{
     Auto, AutoOptions, ClimbGuide, Model as AutoModel, Schedule as AutoSchedule,

@@ -7,8 +7,10 @@ use serde::de::DeserializeOwned;
 /// Option values by name, as they come from TOML, JSON or the command line.
 pub type Options = serde_json::Map<String, serde_json::Value>;
 
-/// The documentation of one option: what the registry prints and `docs/strategies.md` holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The documentation of one option: what the registry prints and `docs/strategies.md` holds,
+/// with the range a number must lie in, which the registry checks (so that what users read
+/// is what is enforced).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OptionDoc {
     /// The key.
     pub name: &'static str,
@@ -16,6 +18,115 @@ pub struct OptionDoc {
     pub default: &'static str,
     /// What it does.
     pub doc: &'static str,
+    /// The numbers it accepts, where it takes a number (a value that is not a number, as
+    /// `"validated"` for `alignment`, is left to the strategy's own check).
+    pub range: Option<Range>,
+}
+
+impl OptionDoc {
+    /// Option `name` with its default and documentation, and no range.
+    pub const fn new(name: &'static str, default: &'static str, doc: &'static str) -> OptionDoc {
+        OptionDoc {
+            name,
+            default,
+            doc,
+            range: None,
+        }
+    }
+
+    /// Takes whole numbers from `lo` to `hi`.
+    pub const fn count(self, lo: u64, hi: u64) -> OptionDoc {
+        self.within(Range::Count(lo, hi))
+    }
+
+    /// Takes numbers from `lo` to `hi`.
+    pub const fn real(self, lo: f64, hi: f64) -> OptionDoc {
+        self.within(Range::Real(lo, hi))
+    }
+
+    /// Takes numbers greater than `lo`, at most `hi`.
+    pub const fn above(self, lo: f64, hi: f64) -> OptionDoc {
+        self.within(Range::Above(lo, hi))
+    }
+
+    const fn within(self, range: Range) -> OptionDoc {
+        OptionDoc {
+            range: Some(range),
+            ..self
+        }
+    }
+}
+
+/// The numbers an option accepts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Range {
+    /// Whole numbers from the first to the second.
+    Count(u64, u64),
+    /// Numbers from the first to the second.
+    Real(f64, f64),
+    /// Numbers greater than the first, at most the second (which may be infinite).
+    Above(f64, f64),
+}
+
+impl Range {
+    /// Whether `value` is in the range: `Ok` for a value that is no number of the range's
+    /// kind (a string, a negative or fractional count), which the option's parsing refuses
+    /// or reads otherwise; else the message naming the range.
+    pub fn check(self, value: &serde_json::Value) -> Result<(), String> {
+        let inside = match self {
+            Range::Count(lo, hi) => match value.as_u64() {
+                Some(v) => (lo..=hi).contains(&v),
+                None => return Ok(()),
+            },
+            Range::Real(lo, hi) | Range::Above(lo, hi) => match value.as_f64() {
+                Some(v) if matches!(self, Range::Real(..)) => lo <= v && v <= hi,
+                Some(v) => lo < v && v <= hi,
+                None => return Ok(()),
+            },
+        };
+        if inside {
+            return Ok(());
+        }
+        let must = match self {
+            Range::Count(lo, hi) => format!("between {lo} and {hi}"),
+            Range::Real(lo, hi) => format!("between {lo} and {hi}"),
+            Range::Above(lo, hi) if hi.is_infinite() => format!("greater than {lo}"),
+            Range::Above(lo, hi) => format!("greater than {lo} and at most {hi}"),
+        };
+        Err(format!("must be {must}, not {value}"))
+    }
+}
+
+/// As the documentation's tables write it: `1 to 100`, `above 0`, `above 0 to 1`.
+impl std::fmt::Display for Range {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Range::Count(lo, hi) => write!(f, "{lo} to {hi}"),
+            Range::Real(lo, hi) => write!(f, "{lo} to {hi}"),
+            Range::Above(lo, hi) if hi.is_infinite() => write!(f, "above {lo}"),
+            Range::Above(lo, hi) => write!(f, "above {lo} to {hi}"),
+        }
+    }
+}
+
+/// Checks every option in `options` that `docs` gives a range against it: the error names
+/// the strategy, the option and the range.
+pub(crate) fn check_ranges(
+    strategy: &str,
+    docs: &[OptionDoc],
+    options: &Options,
+) -> Result<(), StrategyError> {
+    for (key, value) in options {
+        let range = docs.iter().find(|d| d.name == key).and_then(|d| d.range);
+        if let Some(Err(message)) = range.map(|r| r.check(value)) {
+            return Err(StrategyError::Invalid {
+                strategy: strategy.to_string(),
+                option: key.clone(),
+                message,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A strategy could not be created.
@@ -187,22 +298,6 @@ impl Choice for ktune_model::KernelKind {
     ];
 }
 
-/// Checks that `value` is a number greater than 0.
-pub(crate) fn check_positive(
-    strategy: &str,
-    option: &str,
-    value: f64,
-) -> Result<(), StrategyError> {
-    if value.is_nan() || value <= 0.0 {
-        return Err(StrategyError::Invalid {
-            strategy: strategy.to_string(),
-            option: option.to_string(),
-            message: format!("must be greater than 0, not {value}"),
-        });
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +316,37 @@ mod tests {
                 method: "best1bin".into(),
             }
         }
+    }
+
+    #[test]
+    fn ranges_check_numbers_of_their_kind_and_say_themselves() {
+        use serde_json::json;
+        let count = Range::Count(1, 10);
+        assert!(count.check(&json!(1)).is_ok() && count.check(&json!(10)).is_ok());
+        assert_eq!(
+            count.check(&json!(11)).unwrap_err(),
+            "must be between 1 and 10, not 11"
+        );
+        // Not a count: left to the option's parsing, which names the type.
+        for v in [json!(-1), json!(2.5), json!("many")] {
+            assert!(count.check(&v).is_ok(), "{v}");
+        }
+        let above = Range::Above(0.0, 1.0);
+        assert!(above.check(&json!(0)).is_err() && above.check(&json!(1.0)).is_ok());
+        assert!(Range::Real(0.0, 1.0).check(&json!(0)).is_ok());
+        let open = Range::Above(0.0, f64::INFINITY);
+        assert_eq!(
+            open.check(&json!(-2)).unwrap_err(),
+            "must be greater than 0, not -2"
+        );
+        let shown: Vec<String> = [count, above, open, Range::Real(1e-6, 1e6)]
+            .iter()
+            .map(Range::to_string)
+            .collect();
+        assert_eq!(
+            shown,
+            ["1 to 10", "above 0 to 1", "above 0", "0.000001 to 1000000"]
+        );
     }
 
     #[test]

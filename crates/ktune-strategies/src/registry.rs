@@ -34,6 +34,16 @@ pub struct Entry {
     pub check: fn(&Options) -> Result<Box<dyn Factory>, StrategyError>,
 }
 
+impl Entry {
+    /// Checks `options` into a factory: each number in its documented range (the
+    /// [`OptionDoc`]s' ranges, so that the documentation is what is enforced), then the
+    /// entry's own `check` (parsing, choices, what depends on several options).
+    pub fn checked(&self, options: &Options) -> Result<Box<dyn Factory>, StrategyError> {
+        crate::options::check_ranges(self.name, self.options, options)?;
+        (self.check)(options)
+    }
+}
+
 /// A strategy's options, checked: it builds the strategy, which cannot fail and parses
 /// nothing again. Its `Debug` form shows every option's checked value (defaults filled in).
 pub trait Factory: Send + Sync + std::fmt::Debug {
@@ -75,8 +85,11 @@ pub(crate) trait StrategyOptions:
     /// The strategy's name, as its errors give it.
     const STRATEGY: &'static str;
 
-    /// Every option in its range.
-    fn check(&self) -> Result<(), StrategyError>;
+    /// What the documented ranges cannot say (a range that depends on another option);
+    /// the ranges are checked before, from the entry's [`OptionDoc`]s.
+    fn check(&self) -> Result<(), StrategyError> {
+        Ok(())
+    }
 
     /// The strategy with these options, which passed [`StrategyOptions::check`].
     fn build(&self) -> Box<dyn Strategy + Send>;
@@ -134,7 +147,7 @@ impl CheckedStrategy {
     /// The strategy called `name` (or an alias) with `options`.
     pub fn new(name: &str, options: &Options) -> Result<CheckedStrategy, StrategyError> {
         let entry = entry(name)?;
-        let factory = (entry.check)(options)?;
+        let factory = entry.checked(options)?;
         let canonical = if options.is_empty() {
             entry.name.to_string()
         } else {
@@ -325,9 +338,13 @@ pub fn markdown() -> String {
             ));
         }
         if !e.options.is_empty() {
-            out.push_str("\n| option | default | meaning |\n|---|---|---|\n");
+            out.push_str("\n| option | default | range | meaning |\n|---|---|---|---|\n");
             for o in e.options {
-                out.push_str(&format!("| `{}` | `{}` | {} |\n", o.name, o.default, o.doc));
+                let range = o.range.map(|r| r.to_string()).unwrap_or_default();
+                out.push_str(&format!(
+                    "| `{}` | `{}` | {range} | {} |\n",
+                    o.name, o.default, o.doc
+                ));
             }
         }
     }

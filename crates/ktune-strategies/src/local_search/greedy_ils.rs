@@ -34,8 +34,7 @@ use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 
 use crate::better;
 use crate::local_search::{
-    Climb, HillClimber, Order, Perturbation, Point, START_SAMPLES, START_SAMPLES_DOC, Start,
-    Starts, check_start_samples,
+    Climb, HillClimber, Order, Perturbation, Point, START_SAMPLES, START_SAMPLES_DOC, Start, Starts,
 };
 
 /// Greedy iterated local search.
@@ -205,12 +204,6 @@ impl Default for IlsOptions {
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
     const NAME: &str = "greedy_ils";
     let o: IlsOptions = crate::parse(NAME, options)?;
-    crate::check_range(NAME, "no_improvement", o.no_improvement, 1, 1_000_000_000)?;
-    crate::check_range(NAME, "random_walk", o.random_walk, 0.0, 1.0)?;
-    if let PerturbationOption::Count(k) = o.perturbation {
-        crate::check_range(NAME, "perturbation", k, 1, 1_000_000)?;
-    }
-    check_start_samples(NAME, o.start_samples)?;
     Ok(crate::registry::factory(o, |o| {
         let perturbation = match o.perturbation {
             PerturbationOption::Count(k) => Perturbation::Fixed(k as usize),
@@ -233,31 +226,11 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["ils"],
     about: "Greedy iterated local search: first-improvement hill climbing, perturbation of the local optimum by a few random parameters (repaired to valid), greedy acceptance, random restart after repeated failures.",
     options: &[
-        crate::OptionDoc {
-            name: "neighbour",
-            default: "\"Hamming\"",
-            doc: "Neighbourhood of the hill climb: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\".",
-        },
-        crate::OptionDoc {
-            name: "restart",
-            default: "true",
-            doc: "Move as soon as a better neighbour is found (first improvement); false evaluates the whole neighbourhood and moves to the best (Kernel Tuner's `restart`).",
-        },
-        crate::OptionDoc {
-            name: "no_improvement",
-            default: "50",
-            doc: "Perturbations in a row that do not improve the local optimum before restarting from a random unevaluated configuration.",
-        },
-        crate::OptionDoc {
-            name: "random_walk",
-            default: "0.3",
-            doc: "With `perturbation = \"random\"`: the largest share of the parameters a perturbation changes (at least one).",
-        },
-        crate::OptionDoc {
-            name: "perturbation",
-            default: "\"random\"",
-            doc: "Parameters changed per perturbation: \"random\" (uniform from 1 to max(1, random_walk x parameters)) or a fixed count.",
-        },
+        crate::OptionDoc::new("neighbour", "\"Hamming\"", "Neighbourhood of the hill climb: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\"."),
+        crate::OptionDoc::new("restart", "true", "Move as soon as a better neighbour is found (first improvement); false evaluates the whole neighbourhood and moves to the best (Kernel Tuner's `restart`)."),
+        crate::OptionDoc::new("no_improvement", "50", "Perturbations in a row that do not improve the local optimum before restarting from a random unevaluated configuration.").count(1, 1_000_000_000),
+        crate::OptionDoc::new("random_walk", "0.3", "With `perturbation = \"random\"`: the largest share of the parameters a perturbation changes (at least one).").real(0.0, 1.0),
+        crate::OptionDoc::new("perturbation", "\"random\"", "Parameters changed per perturbation: \"random\" (uniform from 1 to max(1, random_walk x parameters)) or a fixed count.").count(1, 1_000_000),
         START_SAMPLES_DOC,
     ],
     tunable: &[

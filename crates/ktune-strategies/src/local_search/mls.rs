@@ -55,7 +55,7 @@ use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 use crate::better;
 use crate::local_search::{
     Climb, Guide, HillClimber, KICK_SIZE_DOC, Order, Perturbation, START_SAMPLES,
-    START_SAMPLES_DOC, Start, Starts, check_start_samples, kick_perturbation,
+    START_SAMPLES_DOC, Start, Starts,
 };
 
 /// Multi-start local search: hill climbing with random restarts at local optima.
@@ -271,8 +271,6 @@ impl Default for MlsOptions {
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
     const NAME: &str = "mls";
     let o: MlsOptions = crate::parse(NAME, options)?;
-    check_start_samples(NAME, o.start_samples)?;
-    kick_perturbation(NAME, o.kicks, o.kick_size)?;
     Ok(crate::registry::factory(o, |o| {
         Box::new(
             MultiStartLocalSearch::new(
@@ -298,38 +296,14 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["multi_start_local_search"],
     about: "Multi-start local search: first-improvement hill climbing over valid neighbours, restarted from a random unevaluated configuration at each local optimum.",
     options: &[
-        crate::OptionDoc {
-            name: "neighbour",
-            default: "\"Hamming\"",
-            doc: "Neighbourhood: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\".",
-        },
-        crate::OptionDoc {
-            name: "restart",
-            default: "true",
-            doc: "Move as soon as a better neighbour is found (first improvement); false evaluates the whole neighbourhood and moves to the best (Kernel Tuner's `restart`).",
-        },
-        crate::OptionDoc {
-            name: "order",
-            default: "\"random\"",
-            doc: "Order in which neighbours are tried: \"random\" (a new permutation at every configuration) or \"sequential\" (parameter by parameter).",
-        },
+        crate::OptionDoc::new("neighbour", "\"Hamming\"", "Neighbourhood: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\"."),
+        crate::OptionDoc::new("restart", "true", "Move as soon as a better neighbour is found (first improvement); false evaluates the whole neighbourhood and moves to the best (Kernel Tuner's `restart`)."),
+        crate::OptionDoc::new("order", "\"random\"", "Order in which neighbours are tried: \"random\" (a new permutation at every configuration) or \"sequential\" (parameter by parameter)."),
         START_SAMPLES_DOC,
-        crate::OptionDoc {
-            name: "follow_best",
-            default: "false",
-            doc: "Move the climb to the study's best configuration whenever it is better than the climb's own (found by another strategy of a portfolio, or by another worker).",
-        },
-        crate::OptionDoc {
-            name: "kicks",
-            default: "0",
-            doc: "At a local optimum, first climb from this many random perturbations of the study's best configuration (counted afresh at every new best; the perturbed parameters stay put until the others reach their local optimum), then restart (an iterated local search). Off by default: alone, `mls` scored no better with kicks (0.460 against 0.476 on the 12 shared spaces); in `auto` they pay.",
-        },
+        crate::OptionDoc::new("follow_best", "false", "Move the climb to the study's best configuration whenever it is better than the climb's own (found by another strategy of a portfolio, or by another worker)."),
+        crate::OptionDoc::new("kicks", "0", "At a local optimum, first climb from this many random perturbations of the study's best configuration (counted afresh at every new best; the perturbed parameters stay put until the others reach their local optimum), then restart (an iterated local search). Off by default: alone, `mls` scored no better with kicks (0.460 against 0.476 on the 12 shared spaces); in `auto` they pay.").count(0, 1_000_000),
         KICK_SIZE_DOC,
-        crate::OptionDoc {
-            name: "climb_patience",
-            default: "0",
-            doc: "A configuration counts as a local optimum after this many of its neighbours brought no improvement (0: only when every neighbour is known). Meant for neighbours tried in a model's order, as `auto` does; in random order it ends climbs early (0.274 at 4, against 0.476).",
-        },
+        crate::OptionDoc::new("climb_patience", "0", "A configuration counts as a local optimum after this many of its neighbours brought no improvement (0: only when every neighbour is known). Meant for neighbours tried in a model's order, as `auto` does; in random order it ends climbs early (0.274 at 4, against 0.476)."),
     ],
     tunable: &[
         crate::Tunable::new(

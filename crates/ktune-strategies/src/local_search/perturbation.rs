@@ -6,27 +6,8 @@ use ktune_space::{Configuration, SearchSpace};
 use rand::RngExt;
 use rand::seq::SliceRandom;
 
-use crate::StrategyError;
-
 /// The documentation of the `kick_size` option (the same wherever the climb kicks).
-pub(crate) const KICK_SIZE_DOC: crate::OptionDoc = crate::OptionDoc {
-    name: "kick_size",
-    default: "0.2",
-    doc: "The largest share of the parameters a kick changes: each changes 1 to max(1, kick_size x parameters) random parameters, repaired to valid.",
-};
-
-/// Checks the `kicks` and `kick_size` options and gives the kicks' perturbation.
-pub(crate) fn kick_perturbation(
-    strategy: &str,
-    kicks: usize,
-    kick_size: f64,
-) -> Result<Perturbation, StrategyError> {
-    crate::check_range(strategy, "kicks", kicks, 0, 1_000_000)?;
-    crate::check_range(strategy, "kick_size", kick_size, 0.0, 1.0)?;
-    Ok(Perturbation::Random {
-        fraction: kick_size,
-    })
-}
+pub(crate) const KICK_SIZE_DOC: crate::OptionDoc = crate::OptionDoc::new("kick_size", "0.2", "The largest share of the parameters a kick changes: each changes 1 to max(1, kick_size x parameters) random parameters, repaired to valid.").real(0.0, 1.0);
 
 /// How many parameters a perturbation changes.
 #[derive(Clone, Copy, Debug, PartialEq)]

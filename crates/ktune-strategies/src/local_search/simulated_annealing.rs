@@ -47,11 +47,8 @@ use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 use rand::RngExt;
 use std::sync::Arc;
 
-use crate::local_search::{
-    NeighbourCache, Point, START_SAMPLES, START_SAMPLES_DOC, Start, Starts, check_start_samples,
-};
+use crate::local_search::{NeighbourCache, Point, START_SAMPLES, START_SAMPLES_DOC, Start, Starts};
 use crate::ok;
-use crate::options::check_positive;
 
 /// The chance per parameter of a Hamming step within a compound move (Kernel Tuner's 0.2).
 pub const COMPOUND_HAMMING_CHANCE: f64 = 0.2;
@@ -353,15 +350,14 @@ impl Default for SaOptions {
 fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::StrategyError> {
     const NAME: &str = "simulated_annealing";
     let o: SaOptions = crate::parse(NAME, options)?;
-    check_positive(NAME, "T", o.t)?;
-    check_positive(NAME, "T_min", o.t_min)?;
-    crate::check_range(NAME, "T_min", o.t_min, 0.0, o.t)?;
-    check_positive(NAME, "alpha", o.alpha)?;
-    crate::check_range(NAME, "alpha", o.alpha, 0.0, 1.0)?;
-    crate::check_range(NAME, "maxiter", o.maxiter, 1, u64::from(u32::MAX))?;
-    crate::check_range(NAME, "max_stuck", o.max_stuck, 1, u64::from(u32::MAX))?;
-    crate::check_range(NAME, "compound", o.compound, 0.0, 1.0)?;
-    check_start_samples(NAME, o.start_samples)?;
+    // The one range that depends on another option (the others are documented).
+    if o.t_min > o.t {
+        return Err(crate::StrategyError::Invalid {
+            strategy: NAME.into(),
+            option: "T_min".into(),
+            message: format!("must be at most T = {}, not {}", o.t, o.t_min),
+        });
+    }
     Ok(crate::registry::factory(o, |o| {
         Box::new(SimulatedAnnealing::new(
             AnnealingSchedule::of(o),
@@ -375,47 +371,15 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["sa"],
     about: "Simulated annealing: random valid neighbours accepted by the Metropolis criterion on relative differences, geometric cooling, restarts when the schedule ends.",
     options: &[
-        crate::OptionDoc {
-            name: "T",
-            default: "0.01",
-            doc: "Starting temperature, on relative differences (at 0.01 a move 1% worse is accepted with probability exp(-1) = 0.37); Kernel Tuner's is 0.1, 0.01 scored higher cross-validated (BENCHMARKS.md).",
-        },
-        crate::OptionDoc {
-            name: "T_min",
-            default: "0.0001",
-            doc: "End temperature: below it the schedule restarts from a random unevaluated configuration.",
-        },
-        crate::OptionDoc {
-            name: "alpha",
-            default: "0.9975",
-            doc: "Cooling factor per temperature step, in (0, 1].",
-        },
-        crate::OptionDoc {
-            name: "maxiter",
-            default: "1",
-            doc: "New evaluations per temperature step.",
-        },
-        crate::OptionDoc {
-            name: "max_stuck",
-            default: "100",
-            doc: "Steps in a row over already evaluated neighbours (free, memoised) before restarting from a random unevaluated configuration (Kernel Tuner's fixed 100).",
-        },
-        crate::OptionDoc {
-            name: "neighbour",
-            default: "\"Hamming\"",
-            doc: "Neighbourhood moves are drawn from: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\".",
-        },
+        crate::OptionDoc::new("T", "0.01", "Starting temperature, on relative differences (at 0.01 a move 1% worse is accepted with probability exp(-1) = 0.37); Kernel Tuner's is 0.1, 0.01 scored higher cross-validated (BENCHMARKS.md).").above(0.0, f64::INFINITY),
+        crate::OptionDoc::new("T_min", "0.0001", "End temperature, at most T: below it the schedule restarts from a random unevaluated configuration.").above(0.0, f64::INFINITY),
+        crate::OptionDoc::new("alpha", "0.9975", "Cooling factor per temperature step.").above(0.0, 1.0),
+        crate::OptionDoc::new("maxiter", "1", "New evaluations per temperature step.").count(1, u32::MAX as u64),
+        crate::OptionDoc::new("max_stuck", "100", "Steps in a row over already evaluated neighbours (free, memoised) before restarting from a random unevaluated configuration (Kernel Tuner's fixed 100).").count(1, u32::MAX as u64),
+        crate::OptionDoc::new("neighbour", "\"Hamming\"", "Neighbourhood moves are drawn from: \"Hamming\" (one parameter differs), \"adjacent\" or \"strictly-adjacent\"."),
         START_SAMPLES_DOC,
-        crate::OptionDoc {
-            name: "compound",
-            default: "0.1",
-            doc: "Share of moves that are compound, as Kernel Tuner's (1.0): each parameter with chance 0.2 a step to a random valid Hamming neighbour, then a step to a random adjacent one.",
-        },
-        crate::OptionDoc {
-            name: "stretch",
-            default: "true",
-            doc: "With an evaluation budget, cool from T to T_min over the budget (Kernel Tuner's schedule; alpha and maxiter then do not apply); false: alpha every maxiter evaluations.",
-        },
+        crate::OptionDoc::new("compound", "0.1", "Share of moves that are compound, as Kernel Tuner's (1.0): each parameter with chance 0.2 a step to a random valid Hamming neighbour, then a step to a random adjacent one.").real(0.0, 1.0),
+        crate::OptionDoc::new("stretch", "true", "With an evaluation budget, cool from T to T_min over the budget (Kernel Tuner's schedule; alpha and maxiter then do not apply); false: alpha every maxiter evaluations."),
     ],
     tunable: &[
         crate::Tunable::new("T", &["0.01", "0.1", "1.0"]),

@@ -3,7 +3,6 @@
 use ktune_core::{History, Observation, Rng};
 use ktune_space::{Configuration, SearchSpace};
 
-use crate::StrategyError;
 use crate::better;
 use crate::local_search::Point;
 use crate::sampling::FreshSampler;
@@ -12,16 +11,7 @@ use crate::sampling::FreshSampler;
 pub(crate) const START_SAMPLES: usize = 20;
 
 /// The documentation of the `start_samples` option (the same for every local search).
-pub(crate) const START_SAMPLES_DOC: crate::OptionDoc = crate::OptionDoc {
-    name: "start_samples",
-    default: "20",
-    doc: "Each (re)start is the best of this many random unevaluated configurations (1: a single random start, as in Kernel Tuner).",
-};
-
-/// Checks the `start_samples` option.
-pub(crate) fn check_start_samples(strategy: &str, value: usize) -> Result<(), StrategyError> {
-    crate::check_range(strategy, "start_samples", value, 1, 1_000_000)
-}
+pub(crate) const START_SAMPLES_DOC: crate::OptionDoc = crate::OptionDoc::new("start_samples", "20", "Each (re)start is the best of this many random unevaluated configurations (1: a single random start, as in Kernel Tuner).").count(1, 1_000_000);
 
 /// What [`Starts::next`] gives.
 #[derive(Clone, Debug, PartialEq)]

@@ -7,7 +7,7 @@ use ktune_model::{ClusterOptions, ClusteredGp, ExactGp, Weighting};
 use rand::RngExt;
 use serde::Deserialize;
 
-use crate::{OptionDoc, Options, StrategyError, check_range, parse};
+use crate::{OptionDoc, Options, StrategyError, parse};
 
 /// The model of the objective.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -135,30 +135,13 @@ impl SurrogateOptions {
         Ok((parse(strategy, &mine)?, rest))
     }
 
-    /// Checks every value once; the cGP settings when `surrogate = "cgp"`.
-    pub(crate) fn check(&self, strategy: &str) -> Result<Option<Cgp>, StrategyError> {
-        check_range(strategy, "clusters", self.clusters, 1, 64)?;
-        check_range(strategy, "xi", self.xi, 0.0, 1e6)?;
-        check_range(strategy, "neighbours", self.neighbours, 1, 1000)?;
-        check_range(
-            strategy,
-            "min_cluster_size",
-            self.min_cluster_size,
-            1,
-            100_000,
-        )?;
-        check_range(strategy, "boundary", self.boundary, 0.0, 1e6)?;
-        check_range(
-            strategy,
-            "exploration_rate",
-            self.exploration_rate,
-            0.0,
-            1.0,
-        )?;
+    /// The cGP settings when `surrogate = "cgp"` (the values in their documented ranges,
+    /// which the registry checked).
+    pub(crate) fn cgp(&self) -> Option<Cgp> {
         if self.surrogate == SurrogateKind::Gp {
-            return Ok(None);
+            return None;
         }
-        Ok(Some(Cgp {
+        Some(Cgp {
             options: ClusterOptions {
                 clusters: self.clusters,
                 xi: self.xi,
@@ -171,7 +154,7 @@ impl SurrogateOptions {
                 boundary: self.boundary,
             },
             exploration_rate: self.exploration_rate,
-        }))
+        })
     }
 }
 
@@ -197,46 +180,14 @@ pub(crate) const fn with_docs<const N: usize>(own: &[OptionDoc]) -> [OptionDoc; 
 
 /// The documentation of the surrogate options, listed by both strategies.
 pub(crate) const DOCS: [OptionDoc; 8] = [
-    OptionDoc {
-        name: "surrogate",
-        default: "\"gp\"",
-        doc: "The model: \"gp\" (one Gaussian process) or \"cgp\" (the clustered GP of Luo et al. for non-smooth objectives: k-means on (configuration, ξ·value), k-nearest-neighbour classification, one GP per component, EI weighted by the inverse component size). The options below apply to \"cgp\" only.",
-    },
-    OptionDoc {
-        name: "clusters",
-        default: "3",
-        doc: "cgp: the number of k-means clusters (the largest number of components); 1 is the plain GP.",
-    },
-    OptionDoc {
-        name: "xi",
-        default: "1.0",
-        doc: "cgp: the factor ξ on the standardised value in the clustered pairs (configuration, ξ·value).",
-    },
-    OptionDoc {
-        name: "neighbours",
-        default: "3",
-        doc: "cgp: the nearest observed configurations (per-parameter-type distances) that vote on a candidate's component.",
-    },
-    OptionDoc {
-        name: "min_cluster_size",
-        default: "3",
-        doc: "cgp: clusters with fewer observations are merged into the nearest one.",
-    },
-    OptionDoc {
-        name: "weighting",
-        default: "\"size\"",
-        doc: "cgp: the acquisition (EI, PI) of a candidate divided by its component's number of observations (\"size\", the paper) or not (\"none\").",
-    },
-    OptionDoc {
-        name: "boundary",
-        default: "0.0",
-        doc: "cgp: β of the boundary term: the acquisition weight times 1 + β × the share of the candidate's neighbours in another component (0: none, the paper's recommendation).",
-    },
-    OptionDoc {
-        name: "exploration_rate",
-        default: "0.8",
-        doc: "cgp: the probability that a proposal maximises the acquisition; otherwise it is a uniformly random valid configuration (the paper's default 0.8).",
-    },
+    OptionDoc::new("surrogate", "\"gp\"", "The model: \"gp\" (one Gaussian process) or \"cgp\" (the clustered GP of Luo et al. for non-smooth objectives: k-means on (configuration, ξ·value), k-nearest-neighbour classification, one GP per component, EI weighted by the inverse component size). The options below apply to \"cgp\" only."),
+    OptionDoc::new("clusters", "3", "cgp: the number of k-means clusters (the largest number of components); 1 is the plain GP.").count(1, 64),
+    OptionDoc::new("xi", "1.0", "cgp: the factor ξ on the standardised value in the clustered pairs (configuration, ξ·value).").real(0.0, 1e6),
+    OptionDoc::new("neighbours", "3", "cgp: the nearest observed configurations (per-parameter-type distances) that vote on a candidate's component.").count(1, 1000),
+    OptionDoc::new("min_cluster_size", "3", "cgp: clusters with fewer observations are merged into the nearest one.").count(1, 100_000),
+    OptionDoc::new("weighting", "\"size\"", "cgp: the acquisition (EI, PI) of a candidate divided by its component's number of observations (\"size\", the paper) or not (\"none\")."),
+    OptionDoc::new("boundary", "0.0", "cgp: β of the boundary term: the acquisition weight times 1 + β × the share of the candidate's neighbours in another component (0: none, the paper's recommendation).").real(0.0, 1e6),
+    OptionDoc::new("exploration_rate", "0.8", "cgp: the probability that a proposal maximises the acquisition; otherwise it is a uniformly random valid configuration (the paper's default 0.8).").real(0.0, 1.0),
 ];
 
 #[cfg(test)]

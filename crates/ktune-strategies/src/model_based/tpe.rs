@@ -265,21 +265,6 @@ fn observation_weights(n: usize) -> Vec<f64> {
 impl crate::registry::StrategyOptions for TpeOptions {
     const STRATEGY: &'static str = NAME;
 
-    fn check(&self) -> Result<(), crate::StrategyError> {
-        crate::check_range(NAME, "startup", self.startup, 1, 1_000_000)?;
-        crate::check_range(NAME, "candidates", self.candidates, 1, 100_000)?;
-        crate::check_range(NAME, "gamma", self.gamma, 1e-6, 1.0)?;
-        crate::check_range(NAME, "max_below", self.max_below, 1, 1_000_000)?;
-        crate::check_range(NAME, "prior_weight", self.prior_weight, 1e-6, 1e6)?;
-        crate::check_range(
-            NAME,
-            "univariate_until",
-            self.univariate_until,
-            0,
-            1_000_000_000,
-        )
-    }
-
     fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
         Box::new(Tpe::checked(self.clone()))
     }
@@ -438,41 +423,13 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["tree_parzen"],
     about: "Tree-structured Parzen estimator as Optuna's default sampler runs it, every parameter a categorical: after random start-up configurations, the configuration of largest ratio of the good results' density to the others' among draws from the former (multivariate: the densities are mixtures of product kernels); constraint-aware (only valid, new draws compete).",
     options: &[
-        crate::OptionDoc {
-            name: "startup",
-            default: "10",
-            doc: "Random configurations before the estimators propose (Optuna's n_startup_trials).",
-        },
-        crate::OptionDoc {
-            name: "candidates",
-            default: "64",
-            doc: "Configurations drawn from the good results' density per proposal, the one of largest ratio taken (Optuna's n_ei_candidates, 24 there; 64 scored higher on unseen seeds, BENCHMARKS.md).",
-        },
-        crate::OptionDoc {
-            name: "gamma",
-            default: "0.1",
-            doc: "The share of the results counted as good (at most max_below), in (0, 1].",
-        },
-        crate::OptionDoc {
-            name: "max_below",
-            default: "25",
-            doc: "The most results counted as good.",
-        },
-        crate::OptionDoc {
-            name: "prior_weight",
-            default: "1.0",
-            doc: "Weight of the uniform prior kernel in each density, and of the smoothing of each result's kernel over the other values.",
-        },
-        crate::OptionDoc {
-            name: "multivariate",
-            default: "true",
-            doc: "Each density a mixture of product kernels, one per result, so that values that occurred together are drawn together (Optuna's default since 5.0); false: one density per parameter, each parameter taking its own value of largest ratio (univariate TPE, Optuna's default before).",
-        },
-        crate::OptionDoc {
-            name: "univariate_until",
-            default: "0",
-            doc: "Results before multivariate applies: with fewer, one density per parameter proposes. 100 scored +0.013 higher on the seeds it was chosen on but 0.017 lower on unseen ones (BENCHMARKS.md), so 0: multivariate from the start.",
-        },
+        crate::OptionDoc::new("startup", "10", "Random configurations before the estimators propose (Optuna's n_startup_trials).").count(1, 1_000_000),
+        crate::OptionDoc::new("candidates", "64", "Configurations drawn from the good results' density per proposal, the one of largest ratio taken (Optuna's n_ei_candidates, 24 there; 64 scored higher on unseen seeds, BENCHMARKS.md).").count(1, 100_000),
+        crate::OptionDoc::new("gamma", "0.1", "The share of the results counted as good (at most max_below).").real(1e-6, 1.0),
+        crate::OptionDoc::new("max_below", "25", "The most results counted as good.").count(1, 1_000_000),
+        crate::OptionDoc::new("prior_weight", "1.0", "Weight of the uniform prior kernel in each density, and of the smoothing of each result's kernel over the other values.").real(1e-6, 1e6),
+        crate::OptionDoc::new("multivariate", "true", "Each density a mixture of product kernels, one per result, so that values that occurred together are drawn together (Optuna's default since 5.0); false: one density per parameter, each parameter taking its own value of largest ratio (univariate TPE, Optuna's default before)."),
+        crate::OptionDoc::new("univariate_until", "0", "Results before multivariate applies: with fewer, one density per parameter proposes. 100 scored +0.013 higher on the seeds it was chosen on but 0.017 lower on unseen ones (BENCHMARKS.md), so 0: multivariate from the start.").count(0, 1_000_000_000),
     ],
     tunable: &[
         crate::Tunable::new("candidates", &["24", "64", "128"]),

@@ -238,13 +238,6 @@ pub struct DifferentialEvolution {
 impl crate::registry::StrategyOptions for DiffEvoOptions {
     const STRATEGY: &'static str = NAME;
 
-    fn check(&self) -> Result<(), crate::StrategyError> {
-        crate::check_range(NAME, "popsize", self.popsize, 1, 100_000)?;
-        crate::check_range(NAME, "maxiter", self.maxiter, 1, u64::MAX)?;
-        crate::check_range(NAME, "F", self.f, 0.0, 2.0)?;
-        crate::check_range(NAME, "CR", self.cr, 0.0, 1.0)
-    }
-
     fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
         Box::new(DifferentialEvolution::checked(self.clone()))
     }
@@ -685,41 +678,13 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
 };
 
 const OPTION_DOCS: [crate::OptionDoc; 7] = [
-    crate::OptionDoc {
-        name: "popsize",
-        default: "16",
-        doc: "Population size, multiplied by the number of parameters with more than one value when `popsize_times_dimensions` (capped at the size of the space).",
-    },
-    crate::OptionDoc {
-        name: "popsize_times_dimensions",
-        default: "true",
-        doc: "Multiply `popsize` by the number of parameters with more than one value.",
-    },
-    crate::OptionDoc {
-        name: "maxiter",
-        default: "1000000000000000",
-        doc: "Generations after which the population is reinitialised (keeping the best); Kernel Tuner's default, in effect no limit.",
-    },
-    crate::OptionDoc {
-        name: "F",
-        default: "0.7",
-        doc: "Differential weight (mutation factor), in [0, 2].",
-    },
-    crate::OptionDoc {
-        name: "CR",
-        default: "0.6",
-        doc: "Crossover rate, in [0, 1].",
-    },
-    crate::OptionDoc {
-        name: "method",
-        default: "\"best1bin\"",
-        doc: "Mutation and crossover: `rand1`, `best1`, `rand2`, `best2`, `currenttobest1` or `randtobest1`, followed by `bin` (binomial) or `exp` (exponential).",
-    },
-    crate::OptionDoc {
-        name: "constraint_aware",
-        default: "true",
-        doc: "Latin hypercube start over valid configurations and repair of invalid trials to the nearest valid one; `false` starts from the Cartesian product and lets invalid trials fail.",
-    },
+    crate::OptionDoc::new("popsize", "16", "Population size, multiplied by the number of parameters with more than one value when `popsize_times_dimensions` (capped at the size of the space).").count(1, 100_000),
+    crate::OptionDoc::new("popsize_times_dimensions", "true", "Multiply `popsize` by the number of parameters with more than one value."),
+    crate::OptionDoc::new("maxiter", "1000000000000000", "Generations after which the population is reinitialised (keeping the best); Kernel Tuner's default, in effect no limit.").count(1, u64::MAX),
+    crate::OptionDoc::new("F", "0.7", "Differential weight (mutation factor).").real(0.0, 2.0),
+    crate::OptionDoc::new("CR", "0.6", "Crossover rate.").real(0.0, 1.0),
+    crate::OptionDoc::new("method", "\"best1bin\"", "Mutation and crossover: `rand1`, `best1`, `rand2`, `best2`, `currenttobest1` or `randtobest1`, followed by `bin` (binomial) or `exp` (exponential)."),
+    crate::OptionDoc::new("constraint_aware", "true", "Latin hypercube start over valid configurations and repair of invalid trials to the nearest valid one; `false` starts from the Cartesian product and lets invalid trials fail."),
 ];
 
 #[cfg(test)]

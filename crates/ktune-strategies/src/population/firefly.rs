@@ -79,14 +79,6 @@ impl Default for FireflyOptions {
 impl crate::registry::StrategyOptions for FireflyOptions {
     const STRATEGY: &'static str = NAME;
 
-    fn check(&self) -> Result<(), crate::StrategyError> {
-        crate::check_range(NAME, "popsize", self.popsize, 1, 10_000)?;
-        crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000_000)?;
-        crate::check_range(NAME, "B0", self.b0, 0.0, 10.0)?;
-        crate::check_range(NAME, "gamma", self.gamma, 0.0, 1e6)?;
-        crate::check_range(NAME, "alpha", self.alpha, 0.0, 10.0)
-    }
-
     fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
         Box::new(Firefly::checked(self.clone()))
     }
@@ -398,36 +390,12 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["firefly"],
     about: "Firefly algorithm on the ε-spaced encoding (a PSO variant): dimmer fireflies move towards brighter ones with attractiveness B0·exp(-γr²) plus a random step; constraint-aware sampling and repair as in PSO.",
     options: &[
-        crate::OptionDoc {
-            name: "popsize",
-            default: "20",
-            doc: "Number of fireflies, 1 to 10000.",
-        },
-        crate::OptionDoc {
-            name: "maxiter",
-            default: "100",
-            doc: "Iterations (all-pairs passes) before the population restarts from new random configurations.",
-        },
-        crate::OptionDoc {
-            name: "B0",
-            default: "1.0",
-            doc: "Attractiveness at distance zero, 0 to 10.",
-        },
-        crate::OptionDoc {
-            name: "gamma",
-            default: "1.0",
-            doc: "Light absorption coefficient: how fast attractiveness falls with squared distance, 0 to 1e6.",
-        },
-        crate::OptionDoc {
-            name: "alpha",
-            default: "0.2",
-            doc: "Random step in the ε-spaced encoding's units (the widest dimension spans 1; the same step in every dimension, as Kernel Tuner), 0 to 10.",
-        },
-        crate::OptionDoc {
-            name: "constraint_aware",
-            default: "true",
-            doc: "Start from valid configurations and repair invalid points before evaluating them; false proposes snapped points as they are (invalid ones fail).",
-        },
+        crate::OptionDoc::new("popsize", "20", "Number of fireflies.").count(1, 10_000),
+        crate::OptionDoc::new("maxiter", "100", "Iterations (all-pairs passes) before the population restarts from new random configurations.").count(1, 1_000_000_000),
+        crate::OptionDoc::new("B0", "1.0", "Attractiveness at distance zero.").real(0.0, 10.0),
+        crate::OptionDoc::new("gamma", "1.0", "Light absorption coefficient: how fast attractiveness falls with squared distance.").real(0.0, 1e6),
+        crate::OptionDoc::new("alpha", "0.2", "Random step in the ε-spaced encoding's units (the widest dimension spans 1; the same step in every dimension, as Kernel Tuner).").real(0.0, 10.0),
+        crate::OptionDoc::new("constraint_aware", "true", "Start from valid configurations and repair invalid points before evaluating them; false proposes snapped points as they are (invalid ones fail)."),
     ],
     tunable: &[
         crate::Tunable::new("popsize", &["10", "20", "40"]),

@@ -162,14 +162,6 @@ pub struct GeneticAlgorithm {
 impl crate::registry::StrategyOptions for GeneticAlgorithmOptions {
     const STRATEGY: &'static str = NAME;
 
-    fn check(&self) -> Result<(), crate::StrategyError> {
-        crate::check_range(NAME, "popsize", self.popsize, 2, 10_000)?;
-        crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000)?;
-        crate::check_range(NAME, "mutation_chance", self.mutation_chance, 1, 1_000_000)?;
-        crate::check_range(NAME, "selection_alpha", self.selection_alpha, 0.1, 100.0)?;
-        crate::check_range(NAME, "selection_beta", self.selection_beta, 0.1, 100.0)
-    }
-
     fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
         Box::new(GeneticAlgorithm::checked(self.clone()))
     }
@@ -580,41 +572,13 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
             rank-selected parents (Beta-distributed ranks), with crossover, repair to a random \
             valid neighbour and Hamming mutation; restarts after maxiter generations.",
     options: &[
-        crate::OptionDoc {
-            name: "popsize",
-            default: "20",
-            doc: "Individuals per generation (2 to 10000).",
-        },
-        crate::OptionDoc {
-            name: "maxiter",
-            default: "150",
-            doc: "Generations before the search restarts from a fresh random population (1 to 1000000).",
-        },
-        crate::OptionDoc {
-            name: "method",
-            default: "\"single_point\"",
-            doc: "Crossover: `single_point`, `two_point`, `uniform` or `disruptive_uniform`.",
-        },
-        crate::OptionDoc {
-            name: "mutation_chance",
-            default: "55",
-            doc: "A child mutates with chance 1 in mutation_chance (1 to 1000000; 1 always mutates).",
-        },
-        crate::OptionDoc {
-            name: "selection_alpha",
-            default: "1.0",
-            doc: "First shape parameter of the Beta distribution of a parent's rank, best first (0.1 to 100).",
-        },
-        crate::OptionDoc {
-            name: "selection_beta",
-            default: "2.5",
-            doc: "Second shape parameter of the Beta distribution of a parent's rank; larger favours the best more (0.1 to 100).",
-        },
-        crate::OptionDoc {
-            name: "constraint_aware",
-            default: "true",
-            doc: "Valid initial population, repair of invalid children and valid Hamming mutation; false: random Cartesian individuals, no repair, one-value mutation (invalid ones fail).",
-        },
+        crate::OptionDoc::new("popsize", "20", "Individuals per generation.").count(2, 10_000),
+        crate::OptionDoc::new("maxiter", "150", "Generations before the search restarts from a fresh random population.").count(1, 1_000_000),
+        crate::OptionDoc::new("method", "\"single_point\"", "Crossover: `single_point`, `two_point`, `uniform` or `disruptive_uniform`."),
+        crate::OptionDoc::new("mutation_chance", "55", "A child mutates with chance 1 in mutation_chance (1 always mutates).").count(1, 1_000_000),
+        crate::OptionDoc::new("selection_alpha", "1.0", "First shape parameter of the Beta distribution of a parent's rank, best first.").real(0.1, 100.0),
+        crate::OptionDoc::new("selection_beta", "2.5", "Second shape parameter of the Beta distribution of a parent's rank; larger favours the best more.").real(0.1, 100.0),
+        crate::OptionDoc::new("constraint_aware", "true", "Valid initial population, repair of invalid children and valid Hamming mutation; false: random Cartesian individuals, no repair, one-value mutation (invalid ones fail)."),
     ],
     tunable: &[
         crate::Tunable::new("popsize", &["10", "20", "30"]),

@@ -70,14 +70,6 @@ impl Default for PsoOptions {
 impl crate::registry::StrategyOptions for PsoOptions {
     const STRATEGY: &'static str = NAME;
 
-    fn check(&self) -> Result<(), crate::StrategyError> {
-        crate::check_range(NAME, "popsize", self.popsize, 1, 100_000)?;
-        crate::check_range(NAME, "maxiter", self.maxiter, 1, 1_000_000_000)?;
-        crate::check_range(NAME, "w", self.w, 0.0, 2.0)?;
-        crate::check_range(NAME, "c1", self.c1, 0.0, 10.0)?;
-        crate::check_range(NAME, "c2", self.c2, 0.0, 10.0)
-    }
-
     fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
         Box::new(ParticleSwarm::checked(self.clone()))
     }
@@ -308,36 +300,36 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     aliases: &["particle_swarm"],
     about: "Particle swarm optimisation on the ε-spaced encoding; constraint-aware: starts at valid configurations and repairs invalid points (strictly-adjacent, adjacent, then Hamming neighbours, closest by Euclidean distance) before evaluating them.",
     options: &[
-        crate::OptionDoc {
-            name: "popsize",
-            default: "30",
-            doc: "Number of particles (at most half the space), 1 to 100000.",
-        },
-        crate::OptionDoc {
-            name: "maxiter",
-            default: "100",
-            doc: "Iterations before the swarm restarts from new random configurations.",
-        },
-        crate::OptionDoc {
-            name: "w",
-            default: "0.5",
-            doc: "Inertia weight, 0 to 2.",
-        },
-        crate::OptionDoc {
-            name: "c1",
-            default: "3.0",
-            doc: "Cognitive coefficient: pull towards the particle's own best, 0 to 10.",
-        },
-        crate::OptionDoc {
-            name: "c2",
-            default: "0.5",
-            doc: "Social coefficient: pull towards the swarm's best, 0 to 10.",
-        },
-        crate::OptionDoc {
-            name: "constraint_aware",
-            default: "true",
-            doc: "Start from valid configurations and repair invalid points before evaluating them; false proposes snapped points as they are (invalid ones fail).",
-        },
+        crate::OptionDoc::new(
+            "popsize",
+            "30",
+            "Number of particles (at most half the space).",
+        )
+        .count(1, 100_000),
+        crate::OptionDoc::new(
+            "maxiter",
+            "100",
+            "Iterations before the swarm restarts from new random configurations.",
+        )
+        .count(1, 1_000_000_000),
+        crate::OptionDoc::new("w", "0.5", "Inertia weight.").real(0.0, 2.0),
+        crate::OptionDoc::new(
+            "c1",
+            "3.0",
+            "Cognitive coefficient: pull towards the particle's own best.",
+        )
+        .real(0.0, 10.0),
+        crate::OptionDoc::new(
+            "c2",
+            "0.5",
+            "Social coefficient: pull towards the swarm's best.",
+        )
+        .real(0.0, 10.0),
+        crate::OptionDoc::new(
+            "constraint_aware",
+            "true",
+            "Start from valid configurations and repair invalid points before evaluating them; false proposes snapped points as they are (invalid ones fail).",
+        ),
     ],
     tunable: &[
         crate::Tunable::new("popsize", &["10", "20", "30", "50"]),

@@ -63,13 +63,13 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::bandit::AucBandit;
-use crate::local_search::{Guide, MultiStartLocalSearch, Perturbation, kick_perturbation};
+use crate::local_search::{Guide, MultiStartLocalSearch, Perturbation};
 use crate::model_based::baco::CheckedBaco;
 use crate::model_based::bayes_opt::{
     Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, ModelGuide,
 };
 use crate::{Baco, BacoOptions};
-use crate::{Entry, Options, StrategyError, check_range, parse};
+use crate::{Entry, Options, StrategyError, parse};
 use ktune_model::acquisition::Acquisition;
 use options::OPTIONS;
 
@@ -347,20 +347,6 @@ impl AutoOptions {
     /// Checks every option once, its members' options with them.
     pub(crate) fn check(&self) -> Result<CheckedAuto, StrategyError> {
         let o = self;
-        check_range(NAME, "initial_samples", o.initial_samples, 1, 100_000)?;
-        check_range(
-            NAME,
-            "local_start_samples",
-            o.local_start_samples,
-            1,
-            100_000,
-        )?;
-        check_range(NAME, "c", o.c, 0.0, 100.0)?;
-        check_range(NAME, "window", o.window, 1, 1_000_000)?;
-        check_range(NAME, "patience", o.patience, 1, 1_000_000)?;
-        check_range(NAME, "smooth_below", o.smooth_below, 0.0, 100.0)?;
-        check_range(NAME, "probe", o.probe, 2, 100_000)?;
-        kick_perturbation(NAME, o.kicks, o.kick_size)?;
         let model = match o.model {
             Model::BayesOpt => CheckedModel::BayesOpt(Box::new(
                 BoOptions {
@@ -379,7 +365,7 @@ impl AutoOptions {
                     feasibility: o.feasibility,
                     ..BacoOptions::default()
                 }
-                .check()?,
+                .resolve(),
             )),
         };
         let mut others = Vec::new();
@@ -402,8 +388,10 @@ impl AutoOptions {
 }
 
 impl Auto {
-    /// `auto` with the given options (checked).
-    pub fn new(o: &AutoOptions) -> Result<Auto, StrategyError> {
+    /// `auto` with the given options, which must lie in their documented ranges (the tests'
+    /// way in: strategies are created through the registry, [`crate::create`]).
+    #[cfg(test)]
+    pub(crate) fn new(o: &AutoOptions) -> Result<Auto, StrategyError> {
         Ok(Auto::checked(&o.check()?))
     }
 

@@ -54,7 +54,7 @@ const NAME: &str = "baco";
 
 fn check(options: &Options) -> Result<Box<dyn Factory>, StrategyError> {
     let o: BacoOptions = surrogate::parse_with(NAME, options)?;
-    Ok(crate::registry::factory(o.check()?, |c| {
+    Ok(crate::registry::factory(o.resolve(), |c| {
         Box::new(Baco::checked(c.clone()))
     }))
 }

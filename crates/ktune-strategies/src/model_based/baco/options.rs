@@ -86,69 +86,17 @@ pub(super) const OPTIONS: &[OptionDoc] =
 
 /// The strategy's own options (the surrogate's follow them).
 const OWN: &[OptionDoc] = &[
-    OptionDoc {
-        name: "initial_samples",
-        default: "10",
-        doc: "Uniformly sampled valid configurations before the models take over (BaCO's default); sampling goes on until one of them runs.",
-    },
-    OptionDoc {
-        name: "kernel",
-        default: "\"matern52\"",
-        doc: "Covariance function: \"matern52\" (the paper), \"matern32\" or \"rbf\".",
-    },
-    OptionDoc {
-        name: "priors",
-        default: "true",
-        doc: "Gamma priors on lengthscales (Gamma(3, 6)), output scale and noise; false: maximum likelihood.",
-    },
-    OptionDoc {
-        name: "transform",
-        default: "\"log\"",
-        doc: "Observations as the GP fits them: \"log\" (mixed signs fall back to \"none\") or \"none\".",
-    },
-    OptionDoc {
-        name: "permutation_distance",
-        default: "\"spearman\"",
-        doc: "Distance between orderings of a permutation parameter: \"spearman\", \"kendall\", \"hamming\" or \"categorical\" (equal or not).",
-    },
-    OptionDoc {
-        name: "permutation_distances",
-        default: "{}",
-        doc: "Per permutation parameter, another distance: e.g. { loop_order = \"kendall\" } in a [strategy] table.",
-    },
-    OptionDoc {
-        name: "feasibility",
-        default: "true",
-        doc: "Learn hidden constraints (failed configurations) with a random forest; the acquisition is EI times the probability of running.",
-    },
-    OptionDoc {
-        name: "feasibility_threshold",
-        default: "0.1",
-        doc: "Configurations less likely to run than ε_f are skipped; ε_f is drawn each proposal from {0, t/10, ..., t}.",
-    },
-    OptionDoc {
-        name: "random_points",
-        default: "2000",
-        doc: "Valid configurations sampled uniformly to start the acquisition's local search.",
-    },
-    OptionDoc {
-        name: "exhaustive",
-        default: "0",
-        doc: "Spaces with at most this many valid configurations have the acquisition scored at every one of them (exact maximisation) instead of sampled (besides spaces no larger than random_points); off by default: 12000 scored lower on the 16 benchmark spaces (BENCHMARKS.md).",
-    },
-    OptionDoc {
-        name: "starts",
-        default: "10",
-        doc: "The best sampled configurations that start a hill climb over one-parameter changes.",
-    },
-    OptionDoc {
-        name: "best_starts",
-        default: "3",
-        doc: "The best observed configurations that also start a climb.",
-    },
-    OptionDoc {
-        name: "fit_samples",
-        default: "200",
-        doc: "Random hyperparameter settings scored at the first fit; the best 5 are refined with L-BFGS, later fits start from the last optimum.",
-    },
+    OptionDoc::new("initial_samples", "10", "Uniformly sampled valid configurations before the models take over (BaCO's default); sampling goes on until one of them runs.").count(1, 100_000),
+    OptionDoc::new("kernel", "\"matern52\"", "Covariance function: \"matern52\" (the paper), \"matern32\" or \"rbf\"."),
+    OptionDoc::new("priors", "true", "Gamma priors on lengthscales (Gamma(3, 6)), output scale and noise; false: maximum likelihood."),
+    OptionDoc::new("transform", "\"log\"", "Observations as the GP fits them: \"log\" (mixed signs fall back to \"none\") or \"none\"."),
+    OptionDoc::new("permutation_distance", "\"spearman\"", "Distance between orderings of a permutation parameter: \"spearman\", \"kendall\", \"hamming\" or \"categorical\" (equal or not)."),
+    OptionDoc::new("permutation_distances", "{}", "Per permutation parameter, another distance: e.g. { loop_order = \"kendall\" } in a [strategy] table."),
+    OptionDoc::new("feasibility", "true", "Learn hidden constraints (failed configurations) with a random forest; the acquisition is EI times the probability of running."),
+    OptionDoc::new("feasibility_threshold", "0.1", "Configurations less likely to run than ε_f are skipped; ε_f is drawn each proposal from {0, t/10, ..., t}.").real(0.0, 1.0),
+    OptionDoc::new("random_points", "2000", "Valid configurations sampled uniformly to start the acquisition's local search.").count(1, 10_000_000),
+    OptionDoc::new("exhaustive", "0", "Spaces with at most this many valid configurations have the acquisition scored at every one of them (exact maximisation) instead of sampled (besides spaces no larger than random_points); off by default: 12000 scored lower on the 16 benchmark spaces (BENCHMARKS.md).").count(0, 10_000_000),
+    OptionDoc::new("starts", "10", "The best sampled configurations that start a hill climb over one-parameter changes.").count(0, 100_000),
+    OptionDoc::new("best_starts", "3", "The best observed configurations that also start a climb.").count(0, 100_000),
+    OptionDoc::new("fit_samples", "200", "Random hyperparameter settings scored at the first fit; the best 5 are refined with L-BFGS, later fits start from the last optimum.").count(1, 1_000_000),
 ];

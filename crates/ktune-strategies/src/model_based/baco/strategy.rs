@@ -17,7 +17,6 @@ use crate::encoding::MixedEncoding;
 use crate::model_based::acquisition_search::{SearchOptions, maximise};
 use crate::surrogate::Cgp;
 use crate::transform::{Added, Targets};
-use crate::{StrategyError, check_range};
 
 /// Bayesian optimisation as BaCO does it, for mixed, constrained spaces of any size.
 pub struct Baco {
@@ -58,33 +57,14 @@ pub(crate) struct CheckedBaco {
 }
 
 impl BacoOptions {
-    /// Checks every option once.
-    pub(crate) fn check(self) -> Result<CheckedBaco, StrategyError> {
-        let opts = self;
-        check_range(NAME, "initial_samples", opts.initial_samples, 1, 100_000)?;
-        check_range(
-            NAME,
-            "feasibility_threshold",
-            opts.feasibility_threshold,
-            0.0,
-            1.0,
-        )?;
-        check_range(NAME, "random_points", opts.random_points, 1, 10_000_000)?;
-        check_range(NAME, "exhaustive", opts.exhaustive, 0, 10_000_000)?;
-        check_range(NAME, "starts", opts.starts, 0, 100_000)?;
-        check_range(NAME, "best_starts", opts.best_starts, 0, 100_000)?;
-        check_range(NAME, "fit_samples", opts.fit_samples, 1, 1_000_000)?;
-        let cgp = opts.surrogate.check(NAME)?;
-        Ok(CheckedBaco { opts, cgp })
+    /// The options with what they resolve to (their ranges were checked by the registry).
+    pub(crate) fn resolve(self) -> CheckedBaco {
+        let cgp = self.surrogate.cgp();
+        CheckedBaco { opts: self, cgp }
     }
 }
 
 impl Baco {
-    /// BaCO with the given options (validated).
-    pub fn new(opts: BacoOptions) -> Result<Baco, StrategyError> {
-        Ok(Baco::checked(opts.check()?))
-    }
-
     /// BaCO with checked options: it cannot fail.
     pub(crate) fn checked(c: CheckedBaco) -> Baco {
         Baco {

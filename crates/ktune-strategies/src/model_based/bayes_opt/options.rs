@@ -237,119 +237,27 @@ pub(super) const OPTIONS: &[OptionDoc] =
 
 /// The strategy's own options (the surrogate's follow them).
 const OWN: &[OptionDoc] = &[
-    OptionDoc {
-        name: "method",
-        default: "\"advanced_multi\"",
-        doc: "How acquisition functions are combined: \"advanced_multi\", \"multi\", or a single one: \"ei\", \"poi\", \"lcb\".",
-    },
-    OptionDoc {
-        name: "acquisition_order",
-        default: "[\"ei\", \"poi\", \"lcb\"]",
-        doc: "The acquisition functions of multi and advanced multi, in order.",
-    },
-    OptionDoc {
-        name: "exploration",
-        default: "\"CV\"",
-        doc: "Exploration factor: \"CV\" (contextual variance, section III-F) or a constant (e.g. 0.01).",
-    },
-    OptionDoc {
-        name: "kernel",
-        default: "\"matern32\"",
-        doc: "Covariance function: \"matern32\", \"matern52\" or \"rbf\".",
-    },
-    OptionDoc {
-        name: "lengthscale",
-        default: "null",
-        doc: "Fixed lengthscale, in units of the ε-spaced encoding; null: 1.5 with the contextual variance, else 2 (Table I).",
-    },
-    OptionDoc {
-        name: "initial_samples",
-        default: "20",
-        doc: "Valid configurations in the initial sample; failed ones are replaced by random valid ones.",
-    },
-    OptionDoc {
-        name: "initial_sampling",
-        default: "\"maximin\"",
-        doc: "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\" or \"random\".",
-    },
-    OptionDoc {
-        name: "skip_threshold",
-        default: "5",
-        doc: "Rounds an acquisition function must be worse (or better, or duplicating) before it is skipped (or promoted).",
-    },
-    OptionDoc {
-        name: "discount_factor",
-        default: "null",
-        doc: "Weight of older observations in the discounted observation score; null: 0.65 for multi, 0.75 for advanced multi (Table I).",
-    },
-    OptionDoc {
-        name: "required_improvement",
-        default: "0.1",
-        doc: "Advanced multi: how far from the mean discounted score counts as worse or better.",
-    },
-    OptionDoc {
-        name: "prune",
-        default: "true",
-        doc: "Leave parameters with a single value out of the model.",
-    },
-    OptionDoc {
-        name: "transform",
-        default: "\"log\"",
-        doc: "Observations as the GP fits them: \"log\" (ln of the objective; mixed signs fall back to \"none\") or \"none\" (the paper).",
-    },
-    OptionDoc {
-        name: "exploration_scale",
-        default: "\"spread\"",
-        doc: "Units of λ in EI and PI: \"spread\" (times the standard deviation of the fitted observations) or \"objective\" (the objective's own units, as the paper and Kernel Tuner).",
-    },
-    OptionDoc {
-        name: "explore_after",
-        default: "10",
-        doc: "After this many evaluations without a new best, propose the candidate of largest posterior variance once; 0: never (the paper).",
-    },
-    OptionDoc {
-        name: "batch",
-        default: "\"believer\"",
-        doc: "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far).",
-    },
-    OptionDoc {
-        name: "alignment",
-        default: "0",
-        doc: "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.",
-    },
-    OptionDoc {
-        name: "feasibility",
-        default: "false",
-        doc: "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures).",
-    },
-    OptionDoc {
-        name: "feasibility_threshold",
-        default: "0.1",
-        doc: "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.",
-    },
-    OptionDoc {
-        name: "candidate_limit",
-        default: "1000000",
-        doc: "Spaces larger than this are scored on a sample each round (and say so).",
-    },
-    OptionDoc {
-        name: "sample_size",
-        default: "50000",
-        doc: "Configurations sampled in spaces above the candidate limit and scored each round (plus the neighbourhoods of the best).",
-    },
-    OptionDoc {
-        name: "sample_rounds",
-        default: "10",
-        doc: "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).",
-    },
-    OptionDoc {
-        name: "climb_starts",
-        default: "3",
-        doc: "Above the candidate limit: from this many of the best candidates of each acquisition function, a hill climb over the neighbours (BaCO's local search, on the exact posterior) looks for a better configuration outside the sample (0: none).",
-    },
-    OptionDoc {
-        name: "model_memory",
-        default: "2048",
-        doc: "MiB the model may hold: its incremental GP keeps 8 bytes per observation and configuration, so before an observation would take it past this over every configuration of the space, the model goes on with a sample, as above the candidate limit (and says so); the sample is made smaller if it has to.",
-    },
+    OptionDoc::new("method", "\"advanced_multi\"", "How acquisition functions are combined: \"advanced_multi\", \"multi\", or a single one: \"ei\", \"poi\", \"lcb\"."),
+    OptionDoc::new("acquisition_order", "[\"ei\", \"poi\", \"lcb\"]", "The acquisition functions of multi and advanced multi, in order."),
+    OptionDoc::new("exploration", "\"CV\"", "Exploration factor: \"CV\" (contextual variance, section III-F) or a constant (e.g. 0.01).").real(0.0, 1e6),
+    OptionDoc::new("kernel", "\"matern32\"", "Covariance function: \"matern32\", \"matern52\" or \"rbf\"."),
+    OptionDoc::new("lengthscale", "null", "Fixed lengthscale, in units of the ε-spaced encoding; null: 1.5 with the contextual variance, else 2 (Table I).").real(1e-6, 1e6),
+    OptionDoc::new("initial_samples", "20", "Valid configurations in the initial sample; failed ones are replaced by random valid ones.").count(1, 100_000),
+    OptionDoc::new("initial_sampling", "\"maximin\"", "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\" or \"random\"."),
+    OptionDoc::new("skip_threshold", "5", "Rounds an acquisition function must be worse (or better, or duplicating) before it is skipped (or promoted).").count(1, 1_000_000),
+    OptionDoc::new("discount_factor", "null", "Weight of older observations in the discounted observation score; null: 0.65 for multi, 0.75 for advanced multi (Table I).").real(0.0, 1.0),
+    OptionDoc::new("required_improvement", "0.1", "Advanced multi: how far from the mean discounted score counts as worse or better.").real(0.0, 10.0),
+    OptionDoc::new("prune", "true", "Leave parameters with a single value out of the model."),
+    OptionDoc::new("transform", "\"log\"", "Observations as the GP fits them: \"log\" (ln of the objective; mixed signs fall back to \"none\") or \"none\" (the paper)."),
+    OptionDoc::new("exploration_scale", "\"spread\"", "Units of λ in EI and PI: \"spread\" (times the standard deviation of the fitted observations) or \"objective\" (the objective's own units, as the paper and Kernel Tuner)."),
+    OptionDoc::new("explore_after", "10", "After this many evaluations without a new best, propose the candidate of largest posterior variance once; 0: never (the paper)."),
+    OptionDoc::new("batch", "\"believer\"", "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far)."),
+    OptionDoc::new("alignment", "0", "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.").real(0.0, 100.0),
+    OptionDoc::new("feasibility", "false", "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures)."),
+    OptionDoc::new("feasibility_threshold", "0.1", "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.").real(0.0, 1.0),
+    OptionDoc::new("candidate_limit", "1000000", "Spaces larger than this are scored on a sample each round (and say so).").count(1, u64::MAX),
+    OptionDoc::new("sample_size", "50000", "Configurations sampled in spaces above the candidate limit and scored each round (plus the neighbourhoods of the best).").count(1, 100_000_000),
+    OptionDoc::new("sample_rounds", "10", "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).").count(1, 1_000_000),
+    OptionDoc::new("climb_starts", "3", "Above the candidate limit: from this many of the best candidates of each acquisition function, a hill climb over the neighbours (BaCO's local search, on the exact posterior) looks for a better configuration outside the sample (0: none).").count(0, 1000),
+    OptionDoc::new("model_memory", "2048", "MiB the model may hold: its incremental GP keeps 8 bytes per observation and configuration, so before an observation would take it past this over every configuration of the space, the model goes on with a sample, as above the candidate limit (and says so); the sample is made smaller if it has to.").real(0.001, 1e9),
 ];

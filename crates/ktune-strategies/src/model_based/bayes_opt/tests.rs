@@ -714,7 +714,6 @@ fn validated_bo() -> super::BayesianOptimization {
 /// in block and tile): the weight each ends with, over five seeds.
 #[test]
 fn validation_chooses_the_alignment_weight() {
-    use super::{BayesianOptimization, BoOptions};
     use crate::testkit::run;
     let space = aligned_space();
     let chosen = |cost: fn(&SearchSpace, &[u32]) -> f64, seed: u64| {
@@ -730,13 +729,8 @@ fn validation_chooses_the_alignment_weight() {
         "weights chosen on the aligned kernel {on:?}, on the bowl {off:?}"
     );
     assert!(crate::create_spec("bayes_opt:alignment=likely").is_err());
-    assert!(
-        BayesianOptimization::new(BoOptions {
-            alignment: super::Alignment::Weight(-1.0),
-            ..BoOptions::default()
-        })
-        .is_err()
-    );
+    let e = crate::create_spec("bayes_opt:alignment=-1").err().unwrap();
+    assert!(e.to_string().contains("between 0 and 100"), "{e}");
 }
 
 /// With parallel workers every ask comes while other proposals are pending, and the model
