@@ -12,7 +12,7 @@ use ktune_bench::{
     SpaceStats, TimeModel, Trace, TraceAppender, plot_convergence, read_finished_traces,
     read_traces, score_traces,
 };
-use ktune_core::{Budget, Rng, Session, Tuner, simulate_workers};
+use ktune_core::{Budget, MatchedPrior, Rng, Session, Tuner, simulate_workers};
 use ktune_runners::Simulation;
 use ktune_strategies::CheckedStrategy;
 use rand::SeedableRng;
@@ -89,6 +89,18 @@ struct RunArgs {
     /// time), written to time.md.
     #[arg(long, value_enum, default_value = "evaluations")]
     budget_kind: BudgetKind,
+    /// Give each run priors (earlier measurements of the same code on other devices):
+    /// `leave-one-out` tunes each space with every other given space of the same parameter
+    /// names as its priors. Traces are labelled `strategy/loo` and record their priors.
+    #[arg(long, value_enum, value_name = "HOW")]
+    transfer: Option<Transfer>,
+}
+
+/// Where a benchmark's runs take their priors from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Transfer {
+    /// Every other space with the same parameter names.
+    LeaveOneOut,
 }
 
 /// What a budget counts.
@@ -144,6 +156,7 @@ fn bench(args: &RunArgs) -> Result<()> {
     let started = Instant::now();
     let spaces = args.objective.open(&args.spaces)?;
     announce(args, &strategies, &spaces, &seeds, started)?;
+    let priors = priors(args, &spaces)?;
     let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
@@ -177,7 +190,7 @@ fn bench(args: &RunArgs) -> Result<()> {
     let fresh: Vec<Trace> = todo
         .par_iter()
         .map(|&task| -> Result<Trace> {
-            let trace = run_one(args, &spaces, task, &tool)?;
+            let trace = run_one(args, &spaces, &priors[task.0], task, &tool)?;
             appender
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -249,9 +262,16 @@ fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
     Ok(checked
         .into_iter()
         .flat_map(|c| {
-            workers.iter().map(move |&w| match w {
-                Some(n) => (ktune_bench::workers_label(c.canonical(), n), c.clone(), w),
-                None => (c.canonical().to_string(), c.clone(), w),
+            workers.iter().map(move |&w| {
+                let label = match w {
+                    Some(n) => ktune_bench::workers_label(c.canonical(), n),
+                    None => c.canonical().to_string(),
+                };
+                let label = match args.transfer {
+                    Some(Transfer::LeaveOneOut) => format!("{label}/loo"),
+                    None => label,
+                };
+                (label, c.clone(), w)
             })
         })
         .collect())
@@ -310,10 +330,55 @@ fn earlier_runs(args: &RunArgs, traces_path: &Path, tool: &str) -> Result<Vec<Tr
     Ok(earlier.into_iter().filter(|t| t.tool == tool).collect())
 }
 
+/// Each space's priors (none without `--transfer`), matched onto it once for all its runs.
+fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec<MatchedPrior>>> {
+    let Some(Transfer::LeaveOneOut) = args.transfer else {
+        return Ok(vec![Vec::new(); spaces.len()]);
+    };
+    let names = |sim: &Simulation| -> Vec<String> {
+        let mut n: Vec<String> = sim
+            .space()
+            .params()
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    let mut out = Vec::new();
+    for (target, _) in spaces {
+        let direction = target.objective().direction;
+        let mut matched = Vec::new();
+        for (other, _) in spaces {
+            if other.name() == target.name() || names(other) != names(target) {
+                continue;
+            }
+            let m = other
+                .prior()
+                .match_onto(target.space(), direction)
+                .with_context(|| format!("{} as a prior of {}", other.name(), target.name()))?;
+            matched.push(m);
+        }
+        let sources: Vec<&str> = matched.iter().map(|m| m.source.as_str()).collect();
+        eprintln!(
+            "  {:<24} priors: {}",
+            target.name(),
+            if sources.is_empty() {
+                "none (no other space has its parameters)".to_string()
+            } else {
+                sources.join(", ")
+            }
+        );
+        out.push(matched);
+    }
+    Ok(out)
+}
+
 /// One run: the contender on the space with the seed, as a trace.
 fn run_one(
     args: &RunArgs,
     spaces: &[(Simulation, SpaceStats)],
+    priors: &[MatchedPrior],
     (s, (strategy_name, strategy, workers), seed): Task<'_>,
     tool: &str,
 ) -> Result<Trace> {
@@ -322,9 +387,10 @@ fn run_one(
     let mut strategy = strategy.build();
     let mut runner = sim.runner();
     let t = Instant::now();
-    let (values, meta) = match workers {
+    let (values, mut meta) = match workers {
         None => {
             let run = Tuner::new(sim.space(), &mut runner, budget)
+                .priors(priors)
                 .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
             let meta = serde_json::json!({
                 "simulated_seconds": run.clock,
@@ -335,13 +401,14 @@ fn run_one(
         }
         Some(n) => {
             let direction = ktune_core::Runner::metrics(&runner)[0].direction;
-            let session = Session::new(
+            let mut session = Session::new(
                 sim.space(),
                 Box::new(strategy.as_mut()),
                 budget,
                 direction,
                 Rng::seed_from_u64(seed),
             )?;
+            session.set_priors(priors);
             let run = simulate_workers(session, &mut runner, *n)?;
             let meta = serde_json::json!({
                 "workers": n,
@@ -354,6 +421,9 @@ fn run_one(
             (values, meta)
         }
     };
+    if !priors.is_empty() {
+        meta["priors"] = serde_json::json!(prior_sources(priors));
+    }
     Ok(Trace {
         tool: tool.to_string(),
         strategy: strategy_name.to_string(),
@@ -363,6 +433,11 @@ fn run_one(
         wall_seconds: t.elapsed().as_secs_f64(),
         meta: Some(meta),
     })
+}
+
+/// The priors' sources, as traces record them.
+fn prior_sources(priors: &[MatchedPrior]) -> Vec<&str> {
+    priors.iter().map(|p| p.source.as_str()).collect()
 }
 
 /// This benchmark's runs (earlier ones first), in a fixed order whatever finished first.

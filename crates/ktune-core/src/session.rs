@@ -162,6 +162,12 @@ impl<'a> Session<'a> {
         })
     }
 
+    /// Tells the strategy the study's priors (see [`Strategy::set_priors`]); before the first
+    /// [`ask`](Self::ask).
+    pub fn set_priors(&mut self, priors: &[crate::MatchedPrior]) {
+        self.strategy.set_priors(priors);
+    }
+
     /// Called with every record this session makes (its own evaluations and invalid
     /// proposals, not observed ones), before the strategy is told: storage, progress display.
     /// An error ends the run with that error and the strategy is not told.

@@ -3,7 +3,7 @@
 use ktune_space::{Configuration, SearchSpace};
 use rustc_hash::FxHashMap;
 
-use crate::FailureKind;
+use crate::{FailureKind, MatchedPrior};
 
 /// The random number generator every strategy is given: seeded by the caller, portable and
 /// reproducible across platforms.
@@ -120,6 +120,12 @@ pub trait Strategy {
     /// bounded only by time, a target or the space). A strategy whose schedule spans the
     /// run (annealing cools over it, as in Kernel Tuner) uses it; most ignore it.
     fn set_budget(&mut self, _evaluations: Option<usize>) {}
+
+    /// Earlier measurements of related tasks (another device, problem size or code version)
+    /// matched onto the space, told before the first `ask` when a study has priors. A
+    /// strategy that uses them must not trust them blindly: a prior is another task, and
+    /// may rank this one's configurations badly. Most strategies ignore them.
+    fn set_priors(&mut self, _priors: &[MatchedPrior]) {}
 }
 
 /// A borrowed strategy is a strategy (so a [`Session`](crate::Session) can drive one it does
@@ -142,6 +148,9 @@ impl<S: Strategy + ?Sized> Strategy for &mut S {
     }
     fn set_budget(&mut self, evaluations: Option<usize>) {
         (**self).set_budget(evaluations)
+    }
+    fn set_priors(&mut self, priors: &[MatchedPrior]) {
+        (**self).set_priors(priors)
     }
 }
 

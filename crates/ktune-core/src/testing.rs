@@ -416,6 +416,10 @@ impl Strategy for Timed {
         self.inner.set_budget(evaluations);
     }
 
+    fn set_priors(&mut self, priors: &[crate::MatchedPrior]) {
+        self.inner.set_priors(priors);
+    }
+
     fn name(&self) -> &str {
         self.inner.name()
     }

@@ -147,6 +147,7 @@ pub struct Tuner<'a> {
     replay: Vec<Record>,
     queue: Vec<Configuration>,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
+    priors: &'a [crate::MatchedPrior],
 }
 
 impl<'a> Tuner<'a> {
@@ -162,6 +163,7 @@ impl<'a> Tuner<'a> {
             replay: Vec::new(),
             queue: Vec::new(),
             stop: None,
+            priors: &[],
         }
     }
 
@@ -200,6 +202,13 @@ impl<'a> Tuner<'a> {
         self
     }
 
+    /// Earlier measurements of related tasks, matched onto the space, for the strategy (see
+    /// [`Strategy::set_priors`]).
+    pub fn priors(mut self, priors: &'a [crate::MatchedPrior]) -> Tuner<'a> {
+        self.priors = priors;
+        self
+    }
+
     /// Runs the strategy until the budget ends.
     pub fn run(self, strategy: &mut dyn Strategy, rng: &mut Rng) -> Result<TuningRun, CoreError> {
         let direction = self
@@ -219,6 +228,9 @@ impl<'a> Tuner<'a> {
         }
         if let Some(flag) = self.stop {
             session.stop_flag(flag);
+        }
+        if !self.priors.is_empty() {
+            session.set_priors(self.priors);
         }
         session.observe(self.replay);
         for c in self.queue {

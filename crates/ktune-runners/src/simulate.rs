@@ -186,6 +186,23 @@ impl Simulation {
         &self.warnings
     }
 
+    /// Every recorded configuration and its objective, as a prior for another study (of the
+    /// same code on another device or problem size), named by this simulation.
+    pub fn prior(&self) -> ktune_core::Prior {
+        let params = self.space.params().iter().map(|p| p.name().to_string());
+        let mut prior = ktune_core::Prior::new(
+            self.name.clone(),
+            params.collect(),
+            self.objective().direction,
+        );
+        for (r, outcome) in self.outcomes.iter().enumerate() {
+            let config = self.space.configuration(r as u64);
+            let values = self.space.values(&config).into_iter().cloned().collect();
+            prior.push(values, outcome.objective());
+        }
+        prior
+    }
+
     /// A runner that replays this simulation (cheap; many may replay one simulation at once).
     pub fn runner(&self) -> SimulationRunner<'_> {
         SimulationRunner { simulation: self }

@@ -453,6 +453,9 @@ pub const OPTION_ROWS: &[OptionRow] = &[
         ],
     ),
     canonical("random_sample", "random"),
+    // prior_rank
+    accepted("prior_rank:guard=true"),
+    refused("prior_rank:guard=3", &["`guard`"]),
     // simulated_annealing
     accepted("sa:T=0.1:T_min=0.0001:alpha=0.9975:maxiter=1:neighbor=adjacent"),
     accepted("sa:alpha=1"),
@@ -691,7 +694,8 @@ mod tests {
     fn random_and_brute_force_cover_the_space_exactly() {
         let space = sparse_space();
         let size = space.size() as usize;
-        for name in ["random", "brute_force"] {
+        // `prior_rank` without priors is random sampling.
+        for name in ["random", "brute_force", "prior_rank"] {
             let runs = tune(&Subject::registered(name), &space, 2, size + 50);
             assert_eq!(configs(&runs).len(), size, "{name}");
         }
@@ -701,7 +705,7 @@ mod tests {
     fn optimisers_beat_random_search_on_a_smooth_landscape() {
         for e in REGISTRY
             .iter()
-            .filter(|e| !matches!(e.name, "random" | "brute_force"))
+            .filter(|e| !matches!(e.name, "random" | "brute_force" | "prior_rank"))
         {
             check_beats_random(&Subject::registered(e.name));
             if e.options.iter().any(|o| o.name == "surrogate") {

@@ -36,6 +36,7 @@ pub mod population;
 pub mod portfolio;
 mod registry;
 pub mod sampling;
+mod transfer;
 
 pub use model_based::{encoding, surrogate, transform};
 pub use portfolio::bandit;

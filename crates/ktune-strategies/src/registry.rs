@@ -270,6 +270,7 @@ impl Tunable {
 pub const REGISTRY: &[Entry] = &[
     sampling::random::ENTRY,
     sampling::brute_force::ENTRY,
+    sampling::prior_rank::ENTRY,
     local_search::simulated_annealing::ENTRY,
     local_search::mls::ENTRY,
     local_search::greedy_ils::ENTRY,

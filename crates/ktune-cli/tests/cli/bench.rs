@@ -459,3 +459,66 @@ fn budget_kind_time_scores_runs_against_simulated_time() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+/// `--transfer leave-one-out`: each space's priors are the other spaces of its kernel, the
+/// traces say which, and the fixed order of the priors' ranks starts where they agree.
+#[test]
+fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args([
+            "bench",
+            "-s",
+            "prior_rank",
+            "--seeds",
+            "1",
+            "--budget",
+            "20",
+        ])
+        .args(["--transfer", "leave-one-out", "--no-plots", "--out"])
+        .arg(out.path())
+        .arg(space("convolution_A4000"))
+        .arg(space("convolution_A6000"))
+        .arg(space("dedispersion_A100"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("convolution_A4000        priors: convolution_A6000"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("dedispersion_A100        priors: none"),
+        "{stderr}"
+    );
+    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    for line in traces.lines() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(t["strategy"], "prior_rank/loo", "{t}");
+        let priors = &t["meta"]["priors"];
+        match t["space"].as_str().unwrap() {
+            "convolution_A4000" => assert_eq!(priors, &serde_json::json!(["convolution_A6000"])),
+            "convolution_A6000" => assert_eq!(priors, &serde_json::json!(["convolution_A4000"])),
+            // No prior: random sampling, and no `priors` in the trace.
+            _ => assert!(priors.is_null(), "{t}"),
+        }
+    }
+    // With the A4000 as prior, the A6000's first 20 proposals come within 5% of its optimum
+    // (the spaces table of the report gives it).
+    let table = String::from_utf8(result.stdout).unwrap();
+    let optimum: f64 = table
+        .lines()
+        .find(|l| l.starts_with("| convolution_A6000 | minimize"))
+        .and_then(|l| l.split('|').nth(5))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no optimum in {table}"));
+    let best = traces
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|t| t["space"] == "convolution_A6000")
+        .flat_map(|t| t["values"].as_array().unwrap().clone())
+        .filter_map(|v| v.as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!(best <= optimum * 1.05, "best {best}, optimum {optimum}");
+}

@@ -3,6 +3,7 @@
 
 pub(crate) mod brute_force;
 mod fresh;
+pub(crate) mod prior_rank;
 pub(crate) mod random;
 
 pub(crate) use fresh::{FreshSampler, unevaluated};

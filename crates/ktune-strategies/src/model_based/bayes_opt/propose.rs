@@ -516,6 +516,13 @@ impl BayesianOptimization {
         }
     }
 
+    /// Samples `k` more configurations at random before the model proposes (set before the
+    /// first ask): `auto` does so for the proposals it takes from priors first, so that the
+    /// model still sees a uniform sample of the space.
+    pub(crate) fn lengthen_initial_sample(&mut self, k: usize) {
+        self.opts.initial_samples += k;
+    }
+
     /// How promising the model finds each of `configs` as the next step of a climb from the
     /// best configuration, by `af` against the best with no exploration term (EI and PI of
     /// improving on it, LCB: the posterior mean), in minimisation form (smaller is more

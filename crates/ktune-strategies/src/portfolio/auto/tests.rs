@@ -136,3 +136,75 @@ fn a_smooth_landscape_ends_the_initial_sample_early() {
     let (never, _) = tuned(&off, 30, 7);
     assert_eq!(never.smooth, None);
 }
+
+/// An earlier study of the sparse space whose results rank it as `f` does.
+fn prior_from(f: impl Fn(&[f64]) -> Option<f64>) -> ktune_core::MatchedPrior {
+    use ktune_core::{Direction, Prior};
+    let space = sparse_space();
+    let names = space
+        .params()
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
+    let mut p = Prior::new("earlier", names, Direction::Minimize);
+    for c in space.iter() {
+        let values: Vec<ktune_space::Value> = space.values(&c).into_iter().cloned().collect();
+        let x: Vec<f64> = values.iter().map(|v| v.as_f64().unwrap()).collect();
+        p.push(values, f(&x));
+    }
+    p.match_onto(&space, Direction::Minimize).unwrap()
+}
+
+/// The best value after each of the first `n` evaluations, mean over 5 seeds.
+fn with_priors(priors: &[ktune_core::MatchedPrior], n: usize) -> Vec<f64> {
+    let space = sparse_space();
+    let mut sums = vec![0.0; n];
+    for seed in 0..5 {
+        let mut auto = Auto::new(&AutoOptions::default()).unwrap();
+        let mut runner = bowl();
+        let run = Tuner::new(&space, &mut runner, Budget::evaluations(n))
+            .priors(priors)
+            .run(&mut auto, &mut Rng::seed_from_u64(seed))
+            .unwrap();
+        let mut best = f64::INFINITY;
+        for (k, r) in run.records.iter().enumerate() {
+            best = best.min(r.outcome.objective().unwrap_or(f64::INFINITY));
+            sums[k] += best / 5.0;
+        }
+    }
+    sums
+}
+
+/// A prior of the same landscape on another scale (another device) puts the optimum among
+/// the first proposals; one that ranks it backwards is dropped by the guard and costs
+/// little; without priors nothing changes.
+#[test]
+fn priors_that_agree_are_followed_and_priors_that_mislead_are_dropped() {
+    let bowl_values = |x: &[f64]| -> Option<f64> {
+        let (a, b) = (x[0], x[1]);
+        ((a + b) as i64 % 7 != 3).then(|| (a - 11.0).powi(2) + (b - 4.0).powi(2) + 1.0)
+    };
+    let good = prior_from(|x| bowl_values(x).map(|v| 3.0 * v + 7.0));
+    let bad = prior_from(|x| bowl_values(x).map(|v| -v));
+    let cold = with_priors(&[], 30);
+    let warm = with_priors(std::slice::from_ref(&good), 30);
+    let misled = with_priors(std::slice::from_ref(&bad), 30);
+    // The space's optimum (2.0: the bowl's minimum is ruled out by the constraints) is the
+    // good prior's first proposal; cold, it takes more than ten evaluations.
+    let optimum = cold
+        .iter()
+        .chain(&warm)
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(warm[0], optimum, "{warm:?}");
+    assert!(cold[9] > optimum, "{cold:?}");
+    // Dropped within the first few evaluations, the misleading prior leaves auto about as
+    // good as cold by 30.
+    assert!(
+        misled[29] <= cold[29] * 1.5 + 0.5,
+        "misled {misled:?}, cold {cold:?}"
+    );
+    let mut auto = Auto::new(&AutoOptions::default()).unwrap();
+    ktune_core::Strategy::set_priors(&mut auto, &[]);
+    assert_eq!((auto.members.len(), auto.prior_arm), (2, None));
+}

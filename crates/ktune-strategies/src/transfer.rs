@@ -1,0 +1,299 @@
+//! What earlier studies say about this one: the priors' ranking of the configurations, and
+//! the guard that stops trusting a prior that ranks this study's own results badly.
+//!
+//! Why ranks: a prior is another task (another GPU, problem size or code version), whose
+//! values are in its own scale (a faster device is faster everywhere), so only its ordering
+//! carries over. Each prior's results become ranks from 0 (its best) to 1 (its worst; a
+//! failure is 1 too), and a configuration's score is the weighted mean of the ranks the
+//! priors that measured it give it (smaller is better).
+//!
+//! Why weights, and these: on the 12 shared spaces the order of five other GPUs' averaged
+//! ranks is worth much (issue 44: 0.835 on the mean against 0.661 for cold `auto`), but one
+//! other GPU alone can mislead badly (an NVIDIA GPU's ranking on an AMD one scores below
+//! -0.5). So each prior is weighted by how well it ranks this study's own results so far:
+//! over the pairs of this study's results that the prior both measured, Kendall's τ between
+//! the prior's ranks and the results (a failure here is worse than any value), and the
+//! weight is `max(τ, 0)²`. A prior is trusted (weight 1) until three such pairs are in; an
+//! unrelated one (τ near 0) or a misleading one (τ < 0) then fades within a few
+//! evaluations. The weights are recomputed from all pairs at every result (a few thousand
+//! pairs at 100 results: microseconds).
+
+use ktune_core::{MatchedPrior, Observation};
+use ktune_space::Configuration;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Pairs of results below which a prior is trusted fully.
+const MIN_PAIRS: usize = 3;
+
+/// A prior's weight below which it counts as switched off.
+const OFF: f64 = 0.01;
+
+/// The priors' ranking of the configurations they measured, weighted by how well each ranks
+/// this study's results.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PriorRanking {
+    /// Every configuration any prior measured, once, in the order the priors list them.
+    candidates: Vec<Configuration>,
+    /// Each candidate's position in `candidates`.
+    index: FxHashMap<Configuration, usize>,
+    /// The ranks, a row per candidate and a column per prior: 0 (best) to 1 (worst or
+    /// failed), NaN where the prior did not measure it.
+    ranks: Vec<f64>,
+    /// Per prior: its weight.
+    weights: Vec<f64>,
+    /// Per prior: concordant and discordant pairs of this study's results.
+    pairs: Vec<(usize, usize)>,
+    /// This study's results that some prior measured, in order: the candidate and the value
+    /// (`None`: failed; in minimisation form).
+    results: Vec<(usize, Option<f64>)>,
+    /// Configurations already heard.
+    heard: FxHashSet<Configuration>,
+    /// Whether the weights follow this study's results (false: every prior counts alike).
+    guarded: bool,
+    /// The candidates by score, for the weights they were sorted with.
+    order: std::cell::RefCell<Option<(Vec<f64>, Vec<usize>)>>,
+}
+
+impl PriorRanking {
+    /// The ranking of `priors`; `guarded`: weighted by how well each ranks this study's
+    /// results (else every prior counts alike, always).
+    pub(crate) fn new(priors: &[MatchedPrior], guarded: bool) -> PriorRanking {
+        let k = priors.len();
+        let mut index: FxHashMap<Configuration, usize> = FxHashMap::default();
+        let mut candidates = Vec::new();
+        let mut ranks: Vec<f64> = Vec::new();
+        for (j, p) in priors.iter().enumerate() {
+            for (c, r) in ranks_of(p) {
+                let i = *index.entry(c.clone()).or_insert_with(|| {
+                    candidates.push(c.clone());
+                    ranks.extend(std::iter::repeat_n(f64::NAN, k));
+                    candidates.len() - 1
+                });
+                ranks[i * k + j] = r;
+            }
+        }
+        PriorRanking {
+            weights: vec![1.0; k],
+            pairs: vec![(0, 0); k],
+            candidates,
+            index,
+            ranks,
+            results: Vec::new(),
+            heard: FxHashSet::default(),
+            guarded,
+            order: std::cell::RefCell::new(None),
+        }
+    }
+
+    /// Whether there is no prior, or every prior is switched off by the guard.
+    pub(crate) fn is_off(&self) -> bool {
+        self.weights.iter().all(|&w| w < OFF)
+    }
+
+    /// The priors' weights, in order.
+    #[cfg(test)]
+    pub(crate) fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// The score of candidate `i`: the weighted mean of the ranks the priors that measured it
+    /// give it, or `None` where no prior that counts measured it.
+    fn score(&self, i: usize) -> Option<f64> {
+        let k = self.weights.len();
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for (&r, &w) in self.ranks[i * k..(i + 1) * k].iter().zip(&self.weights) {
+            if w >= OFF && !r.is_nan() {
+                sum += w * r;
+                weight += w;
+            }
+        }
+        (weight > 0.0).then(|| sum / weight)
+    }
+
+    /// Up to `n` configurations for which `usable` holds, best scored first (ties in the
+    /// order the priors listed them).
+    pub(crate) fn best(
+        &self,
+        n: usize,
+        mut usable: impl FnMut(&Configuration) -> bool,
+    ) -> Vec<Configuration> {
+        let mut cached = self.order.borrow_mut();
+        if cached.as_ref().is_none_or(|(w, _)| *w != self.weights) {
+            let mut scored: Vec<(f64, usize)> = (0..self.candidates.len())
+                .filter_map(|i| self.score(i).map(|s| (s, i)))
+                .collect();
+            scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let order = scored.into_iter().map(|(_, i)| i).collect();
+            *cached = Some((self.weights.clone(), order));
+        }
+        let order = cached.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
+        order
+            .iter()
+            .map(|&i| &self.candidates[i])
+            .filter(|c| usable(c))
+            .take(n)
+            .cloned()
+            .collect()
+    }
+
+    /// Hears this study's results: each new one is compared with the earlier ones under
+    /// every prior that measured both, and the weights follow.
+    pub(crate) fn tell(&mut self, observations: &[Observation]) {
+        let k = self.weights.len();
+        for o in observations {
+            if !self.heard.insert(o.config.clone()) {
+                continue;
+            }
+            let Some(&i) = self.index.get(&o.config) else {
+                continue;
+            };
+            for &(h, v) in &self.results {
+                for j in 0..k {
+                    let (r, q) = (self.ranks[i * k + j], self.ranks[h * k + j]);
+                    if r.is_nan() || q.is_nan() {
+                        continue;
+                    }
+                    match agreement(r, q, o.value, v) {
+                        Some(true) => self.pairs[j].0 += 1,
+                        Some(false) => self.pairs[j].1 += 1,
+                        None => {}
+                    }
+                }
+            }
+            self.results.push((i, o.value));
+        }
+        if self.guarded {
+            for (w, &(c, d)) in self.weights.iter_mut().zip(&self.pairs) {
+                *w = if c + d < MIN_PAIRS {
+                    1.0
+                } else {
+                    let tau = (c as f64 - d as f64) / (c + d) as f64;
+                    tau.max(0.0).powi(2)
+                };
+            }
+        }
+    }
+}
+
+/// Whether the prior's ranks `r`, `q` order two results `a`, `b` (`None`: failed) the same
+/// way; `None` where either side ties (two failures, equal values or equal ranks).
+fn agreement(r: f64, q: f64, a: Option<f64>, b: Option<f64>) -> Option<bool> {
+    let here = match (a, b) {
+        (Some(a), Some(b)) => a.partial_cmp(&b)?,
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => return None,
+    };
+    let there = r.partial_cmp(&q)?;
+    match (here, there) {
+        (std::cmp::Ordering::Equal, _) | (_, std::cmp::Ordering::Equal) => None,
+        (h, t) => Some(h == t),
+    }
+}
+
+/// A prior's ranks, in the order it lists its configurations: its results ordered, ties
+/// sharing the mean of their places, scaled to 0 (best) to 1 (worst); failures 1.
+fn ranks_of(prior: &MatchedPrior) -> Vec<(&Configuration, f64)> {
+    let mut valid: Vec<(f64, usize)> = prior
+        .observations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, v))| v.map(|v| (v, i)))
+        .collect();
+    valid.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let last = valid.len().saturating_sub(1).max(1) as f64;
+    let mut rank = vec![1.0; prior.observations.len()];
+    let mut i = 0;
+    while i < valid.len() {
+        let mut j = i;
+        while j + 1 < valid.len() && valid[j + 1].0 == valid[i].0 {
+            j += 1;
+        }
+        let place = (i + j) as f64 / 2.0 / last;
+        for &(_, o) in &valid[i..=j] {
+            rank[o] = place;
+        }
+        i = j + 1;
+    }
+    prior
+        .observations
+        .iter()
+        .map(|(c, _)| c)
+        .zip(rank)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ktune_core::MatchReport;
+
+    fn prior(values: &[Option<f64>]) -> MatchedPrior {
+        MatchedPrior {
+            source: "p".into(),
+            observations: values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (vec![i as u32], *v))
+                .collect(),
+            report: MatchReport::default(),
+        }
+    }
+
+    fn told(x: u32, v: Option<f64>) -> Observation {
+        Observation {
+            config: vec![x],
+            value: v,
+            failure: None,
+            variance: None,
+        }
+    }
+
+    #[test]
+    fn ranks_scale_from_best_to_worst_with_ties_and_failures() {
+        let p = prior(&[Some(3.0), Some(1.0), None, Some(3.0), Some(2.0)]);
+        let got: Vec<f64> = ranks_of(&p).into_iter().map(|(_, r)| r).collect();
+        // 1.0 first, 2.0 second, the two 3.0 share places 2 and 3; the failure last.
+        assert_eq!(got, vec![2.5 / 3.0, 0.0, 1.0, 2.5 / 3.0, 1.0 / 3.0]);
+    }
+
+    #[test]
+    fn the_best_is_ranked_by_every_prior_and_scale_does_not_matter() {
+        // The second prior is the first on a device ten times slower.
+        let a = prior(&[Some(1.0), Some(2.0), Some(3.0), Some(4.0)]);
+        let b = prior(&[Some(10.0), Some(30.0), Some(20.0), None]);
+        let ranking = PriorRanking::new(&[a, b], true);
+        // Ranks 0, 1/3, 2/3, 1 and 0, 1, 1/2, 1 (failed): means 0, 2/3, 7/12, 1.
+        assert_eq!(
+            ranking.best(4, |_| true),
+            vec![vec![0], vec![2], vec![1], vec![3]]
+        );
+        assert_eq!(ranking.best(2, |c| c[0] != 0), vec![vec![2], vec![1]]);
+    }
+
+    #[test]
+    fn a_prior_that_ranks_this_study_backwards_fades_and_a_good_one_stays() {
+        let good = prior(&[Some(1.0), Some(2.0), Some(3.0), Some(4.0), Some(5.0)]);
+        let bad = prior(&[Some(5.0), Some(4.0), Some(3.0), Some(2.0), Some(1.0)]);
+        let mut ranking = PriorRanking::new(&[good.clone(), bad.clone()], true);
+        // Trusted alike until there are pairs to judge them on.
+        ranking.tell(&[told(0, Some(1.0)), told(4, Some(9.0))]);
+        assert_eq!(ranking.weights(), [1.0, 1.0]);
+        // The good prior orders 5 of the 6 pairs as they came (the failure of 3 is worse
+        // than the 9.0 of 4, which it ranks last): τ = 2/3, weight 4/9; the bad one orders
+        // 5 of 6 backwards: weight 0.
+        ranking.tell(&[told(2, Some(5.0)), told(3, None)]);
+        assert!((ranking.weights()[0] - 4.0 / 9.0).abs() < 1e-12);
+        assert_eq!(ranking.weights()[1], 0.0);
+        assert_eq!(ranking.best(1, |_| true), vec![vec![0]]);
+        // Unguarded: both count, always.
+        let mut blind = PriorRanking::new(&[good, bad.clone()], false);
+        blind.tell(&[told(0, Some(1.0)), told(4, Some(9.0)), told(2, Some(5.0))]);
+        assert!(!blind.is_off());
+        // The bad prior alone is switched off once it has misled.
+        let mut alone = PriorRanking::new(&[bad], true);
+        alone.tell(&[told(0, Some(1.0)), told(4, Some(9.0)), told(2, Some(5.0))]);
+        assert!(alone.is_off());
+        assert_eq!(alone.best(3, |_| true), Vec::<Configuration>::new());
+    }
+}
