@@ -91,7 +91,8 @@ struct RunArgs {
     budget_kind: BudgetKind,
     /// Give each run priors (earlier measurements of the same code on other devices):
     /// `leave-one-out` tunes each space with every other given space of the same parameter
-    /// names as its priors. Traces are labelled `strategy/loo` and record their priors.
+    /// names as its priors (traces labelled `strategy/loo`); `each` tunes it once with each
+    /// of those alone (labelled `strategy/from-SPACE`). Traces record their priors.
     #[arg(long, value_enum, value_name = "HOW")]
     transfer: Option<Transfer>,
 }
@@ -101,6 +102,8 @@ struct RunArgs {
 enum Transfer {
     /// Every other space with the same parameter names.
     LeaveOneOut,
+    /// Each other space with the same parameter names, alone.
+    Each,
 }
 
 /// What a budget counts.
@@ -147,8 +150,9 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 /// A strategy as traces label it, checked, and the simulated workers that run it.
 type Contender = (String, CheckedStrategy, Option<usize>);
 
-/// One run to make: a space (by index), a contender, a seed.
-type Task<'a> = (usize, &'a Contender, u64);
+/// One run to make: a space (by index), a contender, a seed, with `--transfer each` the
+/// prior's position among the space's priors, and the label of its traces.
+type Task<'a> = (usize, &'a Contender, u64, Option<usize>, String);
 
 fn bench(args: &RunArgs) -> Result<()> {
     let seeds = seeds(args)?;
@@ -170,12 +174,20 @@ fn bench(args: &RunArgs) -> Result<()> {
     // strategy on every space (a fair comparison with fewer seeds, and --resume adds more).
     let mut tasks: Vec<Task<'_>> = Vec::new();
     for seed in seeds {
-        for s in 0..spaces.len() {
-            tasks.extend(strategies.iter().map(|st| (s, st, seed)));
+        for (s, given) in priors.iter().enumerate() {
+            for st in &strategies {
+                if args.transfer != Some(Transfer::Each) {
+                    tasks.push((s, st, seed, None, st.0.clone()));
+                    continue;
+                }
+                for (k, p) in given.iter().enumerate() {
+                    tasks.push((s, st, seed, Some(k), format!("{}/from-{}", st.0, p.source)));
+                }
+            }
         }
     }
-    let (kept, todo): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|&(s, (name, ..), seed)| {
-        done.contains(&(name.as_str(), spaces[s].0.name(), seed as i64))
+    let (kept, todo): (Vec<_>, Vec<_>) = tasks.into_iter().partition(|(s, _, seed, _, label)| {
+        done.contains(&(label.as_str(), spaces[*s].0.name(), *seed as i64))
     });
     if args.resume {
         eprintln!(
@@ -189,8 +201,12 @@ fn bench(args: &RunArgs) -> Result<()> {
     let ended = AtomicUsize::new(0);
     let fresh: Vec<Trace> = todo
         .par_iter()
-        .map(|&task| -> Result<Trace> {
-            let trace = run_one(args, &spaces, &priors[task.0], task, &tool)?;
+        .map(|task| -> Result<Trace> {
+            let given = match task.3 {
+                Some(k) => std::slice::from_ref(&priors[task.0][k]),
+                None => &priors[task.0][..],
+            };
+            let trace = run_one(args, &spaces, given, task, &tool)?;
             appender
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -267,9 +283,10 @@ fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
                     Some(n) => ktune_bench::workers_label(c.canonical(), n),
                     None => c.canonical().to_string(),
                 };
+                // `--transfer each` labels each task by its prior.
                 let label = match args.transfer {
                     Some(Transfer::LeaveOneOut) => format!("{label}/loo"),
-                    None => label,
+                    Some(Transfer::Each) | None => label,
                 };
                 (label, c.clone(), w)
             })
@@ -332,9 +349,9 @@ fn earlier_runs(args: &RunArgs, traces_path: &Path, tool: &str) -> Result<Vec<Tr
 
 /// Each space's priors (none without `--transfer`), matched onto it once for all its runs.
 fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec<MatchedPrior>>> {
-    let Some(Transfer::LeaveOneOut) = args.transfer else {
+    if args.transfer.is_none() {
         return Ok(vec![Vec::new(); spaces.len()]);
-    };
+    }
     let names = |sim: &Simulation| -> Vec<String> {
         let mut n: Vec<String> = sim
             .space()
@@ -379,10 +396,10 @@ fn run_one(
     args: &RunArgs,
     spaces: &[(Simulation, SpaceStats)],
     priors: &[MatchedPrior],
-    (s, (strategy_name, strategy, workers), seed): Task<'_>,
+    (s, (_, strategy, workers), seed, _, label): &Task<'_>,
     tool: &str,
 ) -> Result<Trace> {
-    let (sim, stats) = &spaces[s];
+    let (sim, stats) = &spaces[*s];
     let budget = Budget::evaluations(evaluations(args.budget, stats));
     let mut strategy = strategy.build();
     let mut runner = sim.runner();
@@ -391,7 +408,7 @@ fn run_one(
         None => {
             let run = Tuner::new(sim.space(), &mut runner, budget)
                 .priors(priors)
-                .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))?;
+                .run(strategy.as_mut(), &mut Rng::seed_from_u64(*seed))?;
             let meta = serde_json::json!({
                 "simulated_seconds": run.clock,
                 "strategy_seconds": run.strategy_seconds,
@@ -406,7 +423,7 @@ fn run_one(
                 Box::new(strategy.as_mut()),
                 budget,
                 direction,
-                Rng::seed_from_u64(seed),
+                Rng::seed_from_u64(*seed),
             )?;
             session.set_priors(priors);
             let run = simulate_workers(session, &mut runner, *n)?;
@@ -426,9 +443,9 @@ fn run_one(
     }
     Ok(Trace {
         tool: tool.to_string(),
-        strategy: strategy_name.to_string(),
+        strategy: label.clone(),
         space: sim.name().to_string(),
-        seed: seed as i64,
+        seed: *seed as i64,
         values,
         wall_seconds: t.elapsed().as_secs_f64(),
         meta: Some(meta),
@@ -449,7 +466,7 @@ fn in_order(
 ) -> Vec<Trace> {
     let wanted: HashSet<(&str, &str, i64)> = kept
         .iter()
-        .map(|&(s, (name, ..), seed)| (name.as_str(), spaces[s].0.name(), seed as i64))
+        .map(|(s, _, seed, _, label)| (label.as_str(), spaces[*s].0.name(), *seed as i64))
         .collect();
     let mut traces: Vec<Trace> = finished
         .into_iter()

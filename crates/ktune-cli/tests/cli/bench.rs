@@ -521,4 +521,31 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         .filter_map(|v| v.as_f64())
         .fold(f64::INFINITY, f64::min);
     assert!(best <= optimum * 1.05, "best {best}, optimum {optimum}");
+
+    // `--transfer each`: one run per prior, labelled by it.
+    let each = tempfile::tempdir().unwrap();
+    ktune()
+        .args(["bench", "-s", "prior_rank", "--seeds", "1", "--budget", "5"])
+        .args(["--transfer", "each", "--no-plots", "--out"])
+        .arg(each.path())
+        .arg(space("convolution_A4000"))
+        .arg(space("convolution_A6000"))
+        .arg(space("convolution_W6600"))
+        .succeeds();
+    let traces = std::fs::read_to_string(each.path().join("traces.jsonl")).unwrap();
+    let mut runs: Vec<(String, String, String)> = traces
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|t| {
+            let label = t["strategy"].as_str().unwrap().to_string();
+            let prior = t["meta"]["priors"][0].as_str().unwrap().to_string();
+            (t["space"].as_str().unwrap().to_string(), label, prior)
+        })
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 6, "{runs:?}");
+    for (space, label, prior) in &runs {
+        assert_ne!(space, prior);
+        assert_eq!(label, &format!("prior_rank/from-{prior}"));
+    }
 }
