@@ -26,9 +26,10 @@ def main():
         row = [c.strip() for c in l.strip("|").split("|")]
         label = row[0].split("/", 1)[1] if "/" in row[0] else row[0]
         for space, cell in zip(spaces, row[1:]):
-            m = re.match(r"(-?[0-9.]+) ± ([0-9.]+)", cell)
+            # One run has no standard error: 0 for it.
+            m = re.match(r"(-?[0-9.]+)(?: ± ([0-9.]+))?$", cell)
             if m:
-                cells[(label, space)] = (float(m.group(1)), float(m.group(2)))
+                cells[(label, space)] = (float(m.group(1)), float(m.group(2) or 0))
     strategies = sorted({l.split("/from-")[0] for l, _ in cells if "/from-" in l})
     for s in strategies:
         pairs = [(sp, l.split("/from-")[1], v) for (l, sp), v in cells.items()

@@ -119,7 +119,7 @@ fn bad_input_is_a_clear_error() {
     fails_with(
         &["bench", "--strategies", "random,genetic"],
         std::slice::from_ref(&conv),
-        "unknown strategy `genetic`; available: random, brute_force, simulated_annealing",
+        "unknown strategy `genetic`; available: random, brute_force, prior_rank, simulated_annealing",
     );
     fails_with(
         &["bench"],
