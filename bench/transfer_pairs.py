@@ -4,7 +4,10 @@ made with `ktune bench --transfer each` (rows `STRATEGY/from-SOURCE`) beside col
 (rows `STRATEGY`), and prints, per strategy, the mean score over all (target, source) pairs
 and every pair more than two standard errors below the cold strategy on its target.
 
-    python3 bench/transfer_pairs.py KTUNE TRACES... SPACES...   (from the repository root)
+    python3 bench/transfer_pairs.py [--cold LABEL] KTUNE TRACES... SPACES...
+
+`--cold LABEL` compares every strategy with the cold runs labelled LABEL (e.g. the pairs of
+`auto:prior_first=3` with cold `auto`); by default each with its own name.
 """
 import re
 import subprocess
@@ -12,7 +15,11 @@ import sys
 
 
 def main():
-    ktune, files = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    cold_label = None
+    if args[:1] == ["--cold"]:
+        cold_label, args = args[1], args[2:]
+    ktune, files = args[0], args[1:]
     out = subprocess.run([ktune, "bench", "score", *files], check=True,
                          capture_output=True, text=True).stdout
     lines = out.splitlines()
@@ -36,11 +43,11 @@ def main():
                  if l.startswith(s + "/from-")]
         mean = sum(v[0] for _, _, v in pairs) / len(pairs)
         print(f"{s}: mean over {len(pairs)} (target, source) pairs {mean:.3f}")
-        cold = {sp: v for (l, sp), v in cells.items() if l == s}
+        cold = {sp: v for (l, sp), v in cells.items() if l == (cold_label or s)}
         if not cold:
             continue
         cold_mean = sum(cold[sp][0] for sp, _, _ in pairs) / len(pairs)
-        print(f"  cold {s} over the same targets: {cold_mean:.3f}")
+        print(f"  cold {cold_label or s} over the same targets: {cold_mean:.3f}")
         below = [(sp, src, v, cold[sp]) for sp, src, v in pairs
                  if v[0] < cold[sp][0] - 2 * (v[1] ** 2 + cold[sp][1] ** 2) ** 0.5]
         print(f"  pairs more than 2 SE below cold: {len(below)}")
