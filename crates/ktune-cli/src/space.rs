@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ktune_space::spec::{SpaceSpec, SpecFormat};
 use serde_json::json;
 
@@ -21,6 +21,11 @@ pub struct SpaceArgs {
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
     max_enumeration: f64,
+    /// An earlier study's results to use as a prior: a Kernel Tuner cache file (`.json` /
+    /// `.json.gz`) of the same code on another device or problem size. Says how much of it
+    /// maps onto this space (repeat the option for several).
+    #[arg(long, value_name = "CACHE")]
+    prior: Vec<PathBuf>,
 }
 
 pub fn run(args: &SpaceArgs) -> Result<()> {
@@ -29,11 +34,17 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
     let read = started.elapsed();
     let space = build_with_progress(&spec, args.max_enumeration)?;
     let rejection = space.constraint_rejection();
+    let priors = args
+        .prior
+        .iter()
+        .map(|p| prior_report(p, &space))
+        .collect::<Result<Vec<_>>>()?;
     let built = Built {
         read,
         space,
         rejection,
         peak: peak_rss_bytes(),
+        priors,
     };
     if args.json {
         return json_report(args, &spec, &built);
@@ -53,6 +64,24 @@ struct Built {
     rejection: Vec<f64>,
     /// The process's peak memory after the build.
     peak: Option<u64>,
+    /// How much of each `--prior` maps onto the space.
+    priors: Vec<ktune_core::MatchReport>,
+}
+
+/// How much of the prior in the cache file `path` maps onto `space`.
+fn prior_report(
+    path: &std::path::Path,
+    space: &ktune_space::SearchSpace,
+) -> Result<ktune_core::MatchReport> {
+    let context = || format!("--prior {}", path.display());
+    let prior = ktune_runners::Simulation::open(path, None, None)
+        .with_context(context)?
+        .prior();
+    // The space alone has no objective: the prior's own direction is taken.
+    let matched = prior
+        .match_onto(space, prior.direction)
+        .with_context(context)?;
+    Ok(matched.report)
 }
 
 fn format_name(spec: &SpaceSpec) -> &'static str {
@@ -106,6 +135,17 @@ fn json_report(args: &SpaceArgs, spec: &SpaceSpec, built: &Built) -> Result<()> 
         "memory_bytes": space.memory_bytes(),
         "peak_rss_bytes": built.peak,
         "warnings": spec.warnings,
+        "priors": args.prior.iter().zip(&built.priors).map(|(path, r)| json!({
+            "file": path.display().to_string(),
+            "measurements": r.measurements,
+            "matched": r.matched,
+            "moved": r.moved,
+            "outside": r.outside,
+            "invalid": r.invalid,
+            "configurations": r.configurations,
+            "only_in_prior": r.only_in_prior,
+            "only_in_target": r.only_in_target,
+        })).collect::<Vec<_>>(),
     });
     writeln!(
         std::io::stdout().lock(),
@@ -157,7 +197,15 @@ fn text_report(args: &SpaceArgs, spec: &SpaceSpec, built: &Built) -> Result<()> 
             writeln!(out, "  {:>2}. {:>5.1}%  {}", i + 1, r * 100.0, c.text)?;
         }
     }
-    sizes(&mut out, built)
+    sizes(&mut out, built)?;
+    if !built.priors.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "priors ({})", built.priors.len())?;
+        for (path, r) in args.prior.iter().zip(&built.priors) {
+            writeln!(out, "  {}: {r}", path.display())?;
+        }
+    }
+    Ok(())
 }
 
 /// The sizes, the groups, the build time and the memory.

@@ -152,3 +152,65 @@ fn an_exploding_group_is_refused_at_once() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("the limit is 1e3"));
 }
+
+/// `--prior`: how much of an earlier study maps onto the space, in the report and the JSON;
+/// a prior that shares nothing, or is no cache, is a clear error.
+#[test]
+fn priors_say_how_much_of_them_maps_onto_the_space() {
+    let spec = repo("examples/convolution.toml");
+    let other_kernel = crate::common::shared_space("dedispersion_A100");
+    let out = ktune()
+        .arg("space")
+        .arg(&spec)
+        .arg("--prior")
+        .arg(crate::common::shared_space("convolution_MI250X"))
+        .arg("--prior")
+        .arg(&other_kernel)
+        .succeeds();
+    let text = String::from_utf8(out.stdout).unwrap();
+    contains_all(
+        &text,
+        &[
+            "priors (2)",
+            "convolution_MI250X.json.gz: 4362 of 4362 measurements map onto 4362 configurations",
+            "only in the prior: block_size_z",
+            "only here (taken at their default): read_only",
+        ],
+    );
+    let out = ktune()
+        .arg("space")
+        .arg(&spec)
+        .arg("--json")
+        .arg("--prior")
+        .arg(&other_kernel)
+        .succeeds();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["priors"][0];
+    let n = |k: &str| p[k].as_u64().unwrap();
+    // Every measurement is matched or dropped (here by the example's constraints), and the
+    // other kernel's parameters fold it onto a few configurations.
+    assert_eq!(n("measurements"), 11130, "{p}");
+    assert_eq!(n("matched") + n("outside") + n("invalid"), 11130, "{p}");
+    assert!(n("matched") > 10000 && n("configurations") < 100, "{p}");
+    let dir = tempfile::tempdir().unwrap();
+    let unrelated = written(
+        dir.path(),
+        "x.json",
+        r#"{"tune_params_keys": ["x"], "tune_params": {"x": [1, 2]}, "cache": {"1": {"x": 1, "time": 1.0}}}"#,
+    );
+    for (prior, words) in [
+        (&unrelated, "shares no parameter with the space: it has x;"),
+        (&spec, "--prior"),
+    ] {
+        let out = ktune()
+            .arg("space")
+            .arg(&spec)
+            .arg("--prior")
+            .arg(prior)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(words), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
