@@ -92,7 +92,9 @@ struct RunArgs {
     /// Give each run priors (earlier measurements of the same code on other devices):
     /// `leave-one-out` tunes each space with every other given space of the same parameter
     /// names as its priors (traces labelled `strategy/loo`); `each` tunes it once with each
-    /// of those alone (labelled `strategy/from-SPACE`). Traces record their priors.
+    /// of those alone (labelled `strategy/from-SPACE`); `other-kernel` gives it the spaces of
+    /// other parameter names instead (unrelated priors; `strategy/other-kernel`). Traces
+    /// record their priors.
     #[arg(long, value_enum, value_name = "HOW")]
     transfer: Option<Transfer>,
 }
@@ -104,6 +106,9 @@ enum Transfer {
     LeaveOneOut,
     /// Each other space with the same parameter names, alone.
     Each,
+    /// Every space of another kernel (other parameter names, some shared): unrelated
+    /// priors, which should cost nothing.
+    OtherKernel,
 }
 
 /// What a budget counts.
@@ -286,6 +291,7 @@ fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
                 // `--transfer each` labels each task by its prior.
                 let label = match args.transfer {
                     Some(Transfer::LeaveOneOut) => format!("{label}/loo"),
+                    Some(Transfer::OtherKernel) => format!("{label}/other-kernel"),
                     Some(Transfer::Each) | None => label,
                 };
                 (label, c.clone(), w)
@@ -367,13 +373,24 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
         let direction = target.objective().direction;
         let mut matched = Vec::new();
         for (other, _) in spaces {
-            if other.name() == target.name() || names(other) != names(target) {
+            let related = names(other) == names(target);
+            let wanted = match args.transfer {
+                Some(Transfer::OtherKernel) => !related,
+                _ => related,
+            };
+            if other.name() == target.name() || !wanted {
                 continue;
             }
-            let m = other
-                .prior()
-                .match_onto(target.space(), direction)
-                .with_context(|| format!("{} as a prior of {}", other.name(), target.name()))?;
+            let m = match other.prior().match_onto(target.space(), direction) {
+                Ok(m) => m,
+                // Another kernel that shares no parameter name gives nothing to transfer.
+                Err(ktune_core::PriorError::NoSharedParameter { .. }) if !related => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!("{} as a prior of {}", other.name(), target.name())
+                    });
+                }
+            };
             matched.push(m);
         }
         let sources: Vec<&str> = matched.iter().map(|m| m.source.as_str()).collect();

@@ -548,4 +548,26 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         assert_ne!(space, prior);
         assert_eq!(label, &format!("prior_rank/from-{prior}"));
     }
+
+    // `--transfer other-kernel`: the other kernel's spaces, through the names they share.
+    let other = tempfile::tempdir().unwrap();
+    ktune()
+        .args(["bench", "-s", "prior_rank", "--seeds", "1", "--budget", "5"])
+        .args(["--transfer", "other-kernel", "--no-plots", "--out"])
+        .arg(other.path())
+        .arg(space("convolution_A4000"))
+        .arg(space("convolution_A6000"))
+        .arg(space("dedispersion_A100"))
+        .succeeds();
+    let traces = std::fs::read_to_string(other.path().join("traces.jsonl")).unwrap();
+    for line in traces.lines() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(t["strategy"], "prior_rank/other-kernel", "{t}");
+        let want = if t["space"] == "dedispersion_A100" {
+            serde_json::json!(["convolution_A4000", "convolution_A6000"])
+        } else {
+            serde_json::json!(["dedispersion_A100"])
+        };
+        assert_eq!(t["meta"]["priors"], want, "{t}");
+    }
 }
