@@ -37,6 +37,7 @@ pub mod portfolio;
 mod registry;
 pub mod sampling;
 mod transfer;
+pub use transfer::PriorTrust;
 
 pub use model_based::{encoding, surrogate, transform};
 pub use portfolio::bandit;

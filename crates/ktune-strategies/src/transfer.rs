@@ -28,6 +28,20 @@ const MIN_PAIRS: usize = 3;
 /// A prior's weight below which it counts as switched off.
 const OFF: f64 = 0.01;
 
+/// How far a study trusts its priors (`auto`'s `prior_trust`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriorTrust {
+    /// Every prior counts alike, always (the fixed order).
+    All,
+    /// Each prior weighted by `max(τ, 0)²`.
+    #[default]
+    Tau,
+    /// Each prior weighted by `max(τ - 1/√pairs, 0)²`: τ counts only beyond what chance
+    /// gives on so few pairs.
+    Evidence,
+}
+
 /// The priors' ranking of the configurations they measured, weighted by how well each ranks
 /// this study's results.
 #[derive(Clone, Debug, Default)]
@@ -48,16 +62,16 @@ pub(crate) struct PriorRanking {
     results: Vec<(usize, Option<f64>)>,
     /// Configurations already heard.
     heard: FxHashSet<Configuration>,
-    /// Whether the weights follow this study's results (false: every prior counts alike).
-    guarded: bool,
+    /// How the weights follow this study's results.
+    trust: PriorTrust,
     /// The candidates by score, for the weights they were sorted with.
     order: std::cell::RefCell<Option<(Vec<f64>, Vec<usize>)>>,
 }
 
 impl PriorRanking {
-    /// The ranking of `priors`; `guarded`: weighted by how well each ranks this study's
-    /// results (else every prior counts alike, always).
-    pub(crate) fn new(priors: &[MatchedPrior], guarded: bool) -> PriorRanking {
+    /// The ranking of `priors`, each weighted by how well it ranks this study's results as
+    /// `trust` says.
+    pub(crate) fn new(priors: &[MatchedPrior], trust: PriorTrust) -> PriorRanking {
         let k = priors.len();
         let mut index: FxHashMap<Configuration, usize> = FxHashMap::default();
         let mut candidates = Vec::new();
@@ -80,7 +94,7 @@ impl PriorRanking {
             ranks,
             results: Vec::new(),
             heard: FxHashSet::default(),
-            guarded,
+            trust,
             order: std::cell::RefCell::new(None),
         }
     }
@@ -162,15 +176,21 @@ impl PriorRanking {
             }
             self.results.push((i, o.value));
         }
-        if self.guarded {
-            for (w, &(c, d)) in self.weights.iter_mut().zip(&self.pairs) {
-                *w = if c + d < MIN_PAIRS {
-                    1.0
-                } else {
-                    let tau = (c as f64 - d as f64) / (c + d) as f64;
-                    tau.max(0.0).powi(2)
+        if self.trust == PriorTrust::All {
+            return;
+        }
+        for (w, &(c, d)) in self.weights.iter_mut().zip(&self.pairs) {
+            *w = if c + d < MIN_PAIRS {
+                1.0
+            } else {
+                let n = (c + d) as f64;
+                let tau = (c as f64 - d as f64) / n;
+                let chance = match self.trust {
+                    PriorTrust::Evidence => n.sqrt().recip(),
+                    _ => 0.0,
                 };
-            }
+                (tau - chance).max(0.0).powi(2)
+            };
         }
     }
 }
@@ -262,7 +282,7 @@ mod tests {
         // The second prior is the first on a device ten times slower.
         let a = prior(&[Some(1.0), Some(2.0), Some(3.0), Some(4.0)]);
         let b = prior(&[Some(10.0), Some(30.0), Some(20.0), None]);
-        let ranking = PriorRanking::new(&[a, b], true);
+        let ranking = PriorRanking::new(&[a, b], PriorTrust::Tau);
         // Ranks 0, 1/3, 2/3, 1 and 0, 1, 1/2, 1 (failed): means 0, 2/3, 7/12, 1.
         assert_eq!(
             ranking.best(4, |_| true),
@@ -275,7 +295,7 @@ mod tests {
     fn a_prior_that_ranks_this_study_backwards_fades_and_a_good_one_stays() {
         let good = prior(&[Some(1.0), Some(2.0), Some(3.0), Some(4.0), Some(5.0)]);
         let bad = prior(&[Some(5.0), Some(4.0), Some(3.0), Some(2.0), Some(1.0)]);
-        let mut ranking = PriorRanking::new(&[good.clone(), bad.clone()], true);
+        let mut ranking = PriorRanking::new(&[good.clone(), bad.clone()], PriorTrust::Tau);
         // Trusted alike until there are pairs to judge them on.
         ranking.tell(&[told(0, Some(1.0)), told(4, Some(9.0))]);
         assert_eq!(ranking.weights(), [1.0, 1.0]);
@@ -287,11 +307,11 @@ mod tests {
         assert_eq!(ranking.weights()[1], 0.0);
         assert_eq!(ranking.best(1, |_| true), vec![vec![0]]);
         // Unguarded: both count, always.
-        let mut blind = PriorRanking::new(&[good, bad.clone()], false);
+        let mut blind = PriorRanking::new(&[good, bad.clone()], PriorTrust::All);
         blind.tell(&[told(0, Some(1.0)), told(4, Some(9.0)), told(2, Some(5.0))]);
         assert!(!blind.is_off());
         // The bad prior alone is switched off once it has misled.
-        let mut alone = PriorRanking::new(&[bad], true);
+        let mut alone = PriorRanking::new(&[bad], PriorTrust::Tau);
         alone.tell(&[told(0, Some(1.0)), told(4, Some(9.0)), told(2, Some(5.0))]);
         assert!(alone.is_off());
         assert_eq!(alone.best(3, |_| true), Vec::<Configuration>::new());

@@ -69,6 +69,7 @@ use crate::model_based::bayes_opt::{
     Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, ModelGuide,
 };
 use crate::sampling::prior_rank::PriorRank;
+use crate::transfer::PriorTrust;
 use crate::{Baco, BacoOptions};
 use crate::{Entry, Options, StrategyError, parse};
 use ktune_model::acquisition::Acquisition;
@@ -241,6 +242,8 @@ pub struct AutoOptions {
     pub alignment: Alignment,
     /// With priors: the proposals taken from their order before the other members propose.
     pub prior_first: usize,
+    /// With priors: how each is weighted by how well it ranks this study's results.
+    pub prior_trust: PriorTrust,
 }
 
 impl Default for AutoOptions {
@@ -267,6 +270,7 @@ impl Default for AutoOptions {
             smooth_schedule: Schedule::Stagnation,
             alignment: Alignment::Validated,
             prior_first: 10,
+            prior_trust: PriorTrust::Tau,
         }
     }
 }
@@ -311,6 +315,8 @@ pub struct Auto {
     prior_arm: Option<usize>,
     /// With priors: the proposals from their order before any other member's.
     prior_first: usize,
+    /// How far the priors are trusted.
+    prior_trust: PriorTrust,
     /// The configurations the priors' member proposed (not a sample of the landscape).
     from_priors: rustc_hash::FxHashSet<Configuration>,
     /// The bandit's weight and window (to make it again when a member joins).
@@ -450,6 +456,7 @@ impl Auto {
             bandit: AucBandit::new(members.len(), o.c, o.window),
             prior_arm: None,
             prior_first: o.prior_first,
+            prior_trust: o.prior_trust,
             from_priors: Default::default(),
             c: o.c,
             window: o.window,
@@ -659,7 +666,7 @@ impl Strategy for Auto {
         if priors.is_empty() || self.prior_arm.is_some() {
             return;
         }
-        let mut member = PriorRank::guarded_only();
+        let mut member = PriorRank::guarded_only(self.prior_trust);
         member.set_priors(priors);
         self.members.push(Member::Other(Box::new(member)));
         self.exhausted.push(false);

@@ -9,7 +9,7 @@ use rustc_hash::FxHashSet;
 use serde::Deserialize;
 
 use crate::sampling::FreshSampler;
-use crate::transfer::PriorRanking;
+use crate::transfer::{PriorRanking, PriorTrust};
 
 const NAME: &str = "prior_rank";
 
@@ -25,7 +25,7 @@ pub struct PriorRankOptions {
 /// The priors' order, then random configurations.
 #[derive(Debug, Default)]
 pub struct PriorRank {
-    guard: bool,
+    trust: PriorTrust,
     /// Propose nothing once the priors' order is used up or switched off (as a member of
     /// `auto`, which has other members to propose), instead of random configurations.
     priors_only: bool,
@@ -67,7 +67,7 @@ impl Strategy for PriorRank {
     }
 
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
-        self.ranking = Some(PriorRanking::new(priors, self.guard));
+        self.ranking = Some(PriorRanking::new(priors, self.trust));
     }
 
     fn name(&self) -> &str {
@@ -78,9 +78,9 @@ impl Strategy for PriorRank {
 impl PriorRank {
     /// The priors' order, each prior weighted by how well it ranks the study's results, and
     /// nothing once that is used up or switched off: `auto`'s member for priors.
-    pub(crate) fn guarded_only() -> PriorRank {
+    pub(crate) fn guarded_only(trust: PriorTrust) -> PriorRank {
         PriorRank {
-            guard: true,
+            trust,
             priors_only: true,
             ..PriorRank::default()
         }
@@ -92,7 +92,11 @@ impl crate::registry::StrategyOptions for PriorRankOptions {
 
     fn build(&self) -> Box<dyn Strategy + Send> {
         Box::new(PriorRank {
-            guard: self.guard,
+            trust: if self.guard {
+                PriorTrust::Tau
+            } else {
+                PriorTrust::All
+            },
             ..PriorRank::default()
         })
     }
@@ -130,8 +134,13 @@ mod tests {
 
     fn order(guard: bool, prior: &MatchedPrior, truth: fn(f64) -> f64) -> Vec<f64> {
         let space = line(40);
+        let trust = if guard {
+            PriorTrust::Tau
+        } else {
+            PriorTrust::All
+        };
         let mut s = PriorRank {
-            guard,
+            trust,
             ..PriorRank::default()
         };
         let mut runner = FnRunner::values(|x| Some(truth(x[0])));

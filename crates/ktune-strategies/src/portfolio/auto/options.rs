@@ -26,4 +26,5 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
     OptionDoc::new("smooth_schedule", "\"stagnation\"", "The schedule on a landscape judged smooth (see smooth_below)."),
     OptionDoc::new("alignment", "\"validated\"", "How the model (bayes_opt) weighs how many times 2 divides each integer parameter's value, where that varies out of step with the value: a weight (0: not at all) or \"validated\" (bayes_opt's `alignment`).").real(0.0, 100.0),
     OptionDoc::new("prior_first", "10", "With priors (earlier studies of related tasks): the proposals taken from the priors' order (their results as ranks, each prior weighted by how well it ranks this study's results) before the other members propose; afterwards the priors' order is a member like the others.").count(0, 100_000),
+    OptionDoc::new("prior_trust", "\"tau\"", "With priors: each weighted by max(τ, 0)² (\"tau\"), τ being Kendall's τ between its ranks and this study's results, or by max(τ - 1/√pairs, 0)² (\"evidence\": τ counts only beyond what chance gives on so few pairs; measured better against unrelated and single priors, slightly worse with five related ones), or \"all\" alike."),
 ];
