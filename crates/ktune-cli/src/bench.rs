@@ -358,36 +358,36 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
     if args.transfer.is_none() {
         return Ok(vec![Vec::new(); spaces.len()]);
     }
-    let names = |sim: &Simulation| -> Vec<String> {
-        let mut n: Vec<String> = sim
-            .space()
-            .params()
-            .iter()
-            .map(|p| p.name().to_string())
-            .collect();
-        n.sort();
-        n
-    };
+    // Each space as a prior, and its parameter names, made once for every target.
+    let as_priors: Vec<(ktune_core::Prior, Vec<String>)> = spaces
+        .iter()
+        .map(|(sim, _)| {
+            let prior = sim.prior();
+            let mut names = prior.parameters.clone();
+            names.sort();
+            (prior, names)
+        })
+        .collect();
     let mut out = Vec::new();
-    for (target, _) in spaces {
+    for (t, (target, _)) in spaces.iter().enumerate() {
         let direction = target.objective().direction;
         let mut matched = Vec::new();
-        for (other, _) in spaces {
-            let related = names(other) == names(target);
+        for (o, (prior, names)) in as_priors.iter().enumerate() {
+            let related = *names == as_priors[t].1;
             let wanted = match args.transfer {
                 Some(Transfer::OtherKernel) => !related,
                 _ => related,
             };
-            if other.name() == target.name() || !wanted {
+            if o == t || !wanted {
                 continue;
             }
-            let m = match other.prior().match_onto(target.space(), direction) {
+            let m = match prior.match_onto(target.space(), direction) {
                 Ok(m) => m,
                 // Another kernel that shares no parameter name gives nothing to transfer.
                 Err(ktune_core::PriorError::NoSharedParameter { .. }) if !related => continue,
                 Err(e) => {
                     return Err(e).with_context(|| {
-                        format!("{} as a prior of {}", other.name(), target.name())
+                        format!("{} as a prior of {}", prior.source, target.name())
                     });
                 }
             };

@@ -195,8 +195,8 @@ impl Prior {
         if self.direction != direction {
             return Err(PriorError::Direction {
                 source_name: self.source.clone(),
-                prior: verb(self.direction),
-                target: verb(direction),
+                prior: self.direction.name(),
+                target: direction.name(),
             });
         }
         let sources: Vec<Source> = space
@@ -293,13 +293,6 @@ impl Prior {
             observations,
             report,
         })
-    }
-}
-
-fn verb(d: Direction) -> &'static str {
-    match d {
-        Direction::Minimize => "minimize",
-        Direction::Maximize => "maximize",
     }
 }
 

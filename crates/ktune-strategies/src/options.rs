@@ -74,17 +74,11 @@ impl Range {
     /// or reads otherwise; else the message naming the range.
     pub fn check(self, value: &serde_json::Value) -> Result<(), String> {
         let inside = match self {
-            Range::Count(lo, hi) => match value.as_u64() {
-                Some(v) => (lo..=hi).contains(&v),
-                None => return Ok(()),
-            },
-            Range::Real(lo, hi) | Range::Above(lo, hi) => match value.as_f64() {
-                Some(v) if matches!(self, Range::Real(..)) => lo <= v && v <= hi,
-                Some(v) => lo < v && v <= hi,
-                None => return Ok(()),
-            },
+            Range::Count(lo, hi) => value.as_u64().map(|v| (lo..=hi).contains(&v)),
+            Range::Real(lo, hi) => value.as_f64().map(|v| lo <= v && v <= hi),
+            Range::Above(lo, hi) => value.as_f64().map(|v| lo < v && v <= hi),
         };
-        if inside {
+        if inside != Some(false) {
             return Ok(());
         }
         let must = match self {

@@ -65,7 +65,7 @@ pub(crate) struct PriorRanking {
     /// How the weights follow this study's results.
     trust: PriorTrust,
     /// The candidates by score, for the weights they were sorted with.
-    order: std::cell::RefCell<Option<(Vec<f64>, Vec<usize>)>>,
+    order: Option<(Vec<f64>, Vec<usize>)>,
 }
 
 impl PriorRanking {
@@ -95,7 +95,7 @@ impl PriorRanking {
             results: Vec::new(),
             heard: FxHashSet::default(),
             trust,
-            order: std::cell::RefCell::new(None),
+            order: None,
         }
     }
 
@@ -127,20 +127,19 @@ impl PriorRanking {
     /// Up to `n` configurations for which `usable` holds, best scored first (ties in the
     /// order the priors listed them).
     pub(crate) fn best(
-        &self,
+        &mut self,
         n: usize,
         mut usable: impl FnMut(&Configuration) -> bool,
     ) -> Vec<Configuration> {
-        let mut cached = self.order.borrow_mut();
-        if cached.as_ref().is_none_or(|(w, _)| *w != self.weights) {
+        if self.order.as_ref().is_none_or(|(w, _)| *w != self.weights) {
             let mut scored: Vec<(f64, usize)> = (0..self.candidates.len())
                 .filter_map(|i| self.score(i).map(|s| (s, i)))
                 .collect();
             scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let order = scored.into_iter().map(|(_, i)| i).collect();
-            *cached = Some((self.weights.clone(), order));
+            self.order = Some((self.weights.clone(), order));
         }
-        let order = cached.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
+        let order = self.order.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
         order
             .iter()
             .map(|&i| &self.candidates[i])
@@ -282,7 +281,7 @@ mod tests {
         // The second prior is the first on a device ten times slower.
         let a = prior(&[Some(1.0), Some(2.0), Some(3.0), Some(4.0)]);
         let b = prior(&[Some(10.0), Some(30.0), Some(20.0), None]);
-        let ranking = PriorRanking::new(&[a, b], PriorTrust::Tau);
+        let mut ranking = PriorRanking::new(&[a, b], PriorTrust::Tau);
         // Ranks 0, 1/3, 2/3, 1 and 0, 1, 1/2, 1 (failed): means 0, 2/3, 7/12, 1.
         assert_eq!(
             ranking.best(4, |_| true),

@@ -537,9 +537,9 @@ impl Strategy for Auto {
         }
         let mut out: Vec<Configuration> = Vec::new();
         // With priors, their best-ranked configurations come first: on the shared spaces
-        // the order of five other GPUs' ranks alone finds in 20 evaluations what cold
-        // `auto` finds in 100 (issue 44); the guard stops it where the first results
-        // disagree with it.
+        // the order of five other GPUs' ranks alone scores more at 20 evaluations (0.76)
+        // than cold `auto` at 120 (0.53; BENCHMARKS.md, transfer); the guard stops it
+        // where the first results disagree with it.
         if let Some(arm) = self.prior_arm {
             let first = self.prior_first.saturating_sub(history.len());
             if first > 0 && !self.exhausted[arm] {

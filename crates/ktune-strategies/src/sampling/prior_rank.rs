@@ -43,7 +43,7 @@ impl Strategy for PriorRank {
         rng: &mut Rng,
     ) -> Vec<Configuration> {
         let proposed = &self.proposed;
-        let mut out = match &self.ranking {
+        let mut out = match &mut self.ranking {
             Some(r) if !r.is_off() => r.best(n, |c| !history.contains(c) && !proposed.contains(c)),
             _ => Vec::new(),
         };
