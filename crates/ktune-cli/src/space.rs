@@ -21,11 +21,12 @@ pub struct SpaceArgs {
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
     max_enumeration: f64,
-    /// An earlier study's results to use as a prior: a Kernel Tuner cache file (`.json` /
-    /// `.json.gz`) of the same code on another device or problem size. Says how much of it
-    /// maps onto this space (repeat the option for several).
-    #[arg(long, value_name = "CACHE")]
-    prior: Vec<PathBuf>,
+    /// Earlier measurements to use as a prior: a ktune study (its SQLite file, or a storage
+    /// URL; `#study` picks one of several), a Kernel Tuner cache file (`.json` / `.json.gz`)
+    /// or a T4 results file, of the same code on another device or problem size. Says how
+    /// much of it maps onto this space (repeat the option for several).
+    #[arg(long, value_name = "FILE|URL")]
+    prior: Vec<String>,
 }
 
 pub fn run(args: &SpaceArgs) -> Result<()> {
@@ -68,15 +69,13 @@ struct Built {
     priors: Vec<ktune_core::MatchReport>,
 }
 
-/// How much of the prior in the cache file `path` maps onto `space`.
-fn prior_report(
-    path: &std::path::Path,
-    space: &ktune_space::SearchSpace,
-) -> Result<ktune_core::MatchReport> {
-    let context = || format!("--prior {}", path.display());
-    let prior = ktune_runners::Simulation::open(path, None, None)
+/// How much of the prior `text` names maps onto `space`.
+fn prior_report(text: &str, space: &ktune_space::SearchSpace) -> Result<ktune_core::MatchReport> {
+    let context = || format!("--prior {text}");
+    let prior = ktune_problem::PriorSource::parse(text, std::path::Path::new("."))
+        .and_then(|s| s.load("time"))
         .with_context(context)?
-        .prior();
+        .prior;
     // The space alone has no objective: the prior's own direction is taken.
     let matched = prior
         .match_onto(space, prior.direction)
@@ -136,7 +135,7 @@ fn json_report(args: &SpaceArgs, spec: &SpaceSpec, built: &Built) -> Result<()> 
         "peak_rss_bytes": built.peak,
         "warnings": spec.warnings,
         "priors": args.prior.iter().zip(&built.priors).map(|(path, r)| json!({
-            "file": path.display().to_string(),
+            "file": path,
             "measurements": r.measurements,
             "matched": r.matched,
             "moved": r.moved,
@@ -202,7 +201,7 @@ fn text_report(args: &SpaceArgs, spec: &SpaceSpec, built: &Built) -> Result<()> 
         writeln!(out)?;
         writeln!(out, "priors ({})", built.priors.len())?;
         for (path, r) in args.prior.iter().zip(&built.priors) {
-            writeln!(out, "  {}: {r}", path.display())?;
+            writeln!(out, "  {path}: {r}")?;
         }
     }
     Ok(())

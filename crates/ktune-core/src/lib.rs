@@ -76,8 +76,8 @@ pub use simulated::{SimulatedRun, simulate_workers};
 pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker, worker_seed};
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use study::{
-    BUDGET_KEY, DIRECTION_KEY, JoinNote, Joined, OBJECTIVE_KEY, SEED_KEY, STRATEGY_KEY, StudyFacts,
-    UNIT_KEY,
+    BUDGET_KEY, DIRECTION_KEY, JoinNote, Joined, OBJECTIVE_KEY, PRIORS_KEY, PriorFact, SEED_KEY,
+    STRATEGY_KEY, StudyFacts, UNIT_KEY,
 };
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 
@@ -170,6 +170,10 @@ pub enum CoreError {
         /// What this process gave.
         given: String,
     },
+    /// A prior cannot be read or does not fit the study (no shared parameter, the other
+    /// direction, a file that changed since the study recorded it).
+    #[error(transparent)]
+    Prior(Box<dyn std::error::Error + Send + Sync>),
     /// A runner returned a different number of outcomes than configurations it was given.
     #[error("runner `{runner}` returned {got} outcomes for {expected} configurations")]
     OutcomeCount {

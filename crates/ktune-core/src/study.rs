@@ -14,7 +14,11 @@
 //!   resumed for more (`ktune tune --max-evals 200` after 100 evaluations), by one process or
 //!   by many;
 //! - the seed recorded is the first writer's; each process draws its random numbers from
-//!   its own seed and the order it joined in ([`worker_seed`](crate::worker_seed)).
+//!   its own seed and the order it joined in ([`worker_seed`](crate::worker_seed));
+//! - the **priors** recorded are the first writer's ([`PriorFact`]: where each came from and
+//!   the fingerprint of what it held): a process that brings none takes the study's, so a
+//!   resumed study uses the same ones; a process that brings others uses its own, with a
+//!   note naming both.
 //!
 //! A time limit and a target value are the process's own, never the study's.
 
@@ -32,6 +36,30 @@ pub const BUDGET_KEY: &str = "max_evaluations";
 pub const STRATEGY_KEY: &str = "strategy";
 /// The metadata key of the seed the study was started with.
 pub const SEED_KEY: &str = "seed";
+/// The metadata key of the priors the study was started with (a JSON list of [`PriorFact`]).
+pub const PRIORS_KEY: &str = "priors";
+
+/// A prior as a study records it: enough to find it again and to tell whether it changed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PriorFact {
+    /// Where it came from: a file's absolute path, or a storage (its password left out) and
+    /// study as `URL#study`.
+    pub source: String,
+    /// A digest of what it held (its parameters and every measurement), whatever its format.
+    pub fingerprint: String,
+    /// How many measurements it held.
+    pub measurements: usize,
+}
+
+impl std::fmt::Display for PriorFact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({} measurements, {})",
+            self.source, self.measurements, self.fingerprint
+        )
+    }
+}
 
 /// A study's facts, as a process means them (before joining) or as the study holds them
 /// (after).
@@ -49,6 +77,8 @@ pub struct StudyFacts {
     pub strategy: String,
     /// The seed of the random numbers.
     pub seed: u64,
+    /// The priors, in order (empty: none).
+    pub priors: Vec<PriorFact>,
 }
 
 /// Something joining a study noticed, for the front end to say (the process goes on).
@@ -81,6 +111,26 @@ pub enum JoinNote {
         /// The strategy this process runs.
         runs: String,
     },
+    /// The study was started with other priors: this process uses its own.
+    Priors {
+        /// The study's name.
+        study: String,
+        /// The priors the study was started with.
+        started: Vec<PriorFact>,
+        /// The priors this process uses.
+        uses: Vec<PriorFact>,
+    },
+}
+
+fn prior_list(priors: &[PriorFact]) -> String {
+    if priors.is_empty() {
+        return "none".into();
+    }
+    priors
+        .iter()
+        .map(|p| p.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl std::fmt::Display for JoinNote {
@@ -106,6 +156,16 @@ impl std::fmt::Display for JoinNote {
             } => write!(
                 f,
                 "study `{study}` was started with strategy {started}; this process runs {runs}"
+            ),
+            JoinNote::Priors {
+                study,
+                started,
+                uses,
+            } => write!(
+                f,
+                "study `{study}` was started with priors {}; this process uses {}",
+                prior_list(started),
+                prior_list(uses)
             ),
         }
     }
@@ -159,6 +219,7 @@ impl StudyFacts {
                 runs: self.strategy.clone(),
             });
         }
+        let priors = self.join_priors(storage, &study, &mut notes)?;
         let stored = match self.budget {
             Some(mine) => Some(storage.meta_or_insert(BUDGET_KEY, &mine.to_string())?),
             None => storage.meta(BUDGET_KEY)?,
@@ -194,8 +255,44 @@ impl StudyFacts {
                 budget,
                 strategy,
                 seed: seed.parse().unwrap_or(self.seed),
+                priors,
             },
             notes,
         })
+    }
+
+    /// The priors to use: this process's where it brings any (noted where the study was
+    /// started with others), else the study's.
+    fn join_priors(
+        &self,
+        storage: &mut dyn Storage,
+        study: &str,
+        notes: &mut Vec<JoinNote>,
+    ) -> Result<Vec<PriorFact>, CoreError> {
+        let mine = serde_json::to_string(&self.priors).expect("prior facts serialise");
+        let stored = if self.priors.is_empty() {
+            storage.meta(PRIORS_KEY)?
+        } else {
+            Some(storage.meta_or_insert(PRIORS_KEY, &mine)?)
+        };
+        let Some(stored) = stored else {
+            return Ok(Vec::new());
+        };
+        let started: Vec<PriorFact> = serde_json::from_str(&stored).map_err(|e| {
+            CoreError::Storage(
+                format!("study `{study}`: its recorded priors cannot be read ({e})").into(),
+            )
+        })?;
+        if self.priors.is_empty() {
+            return Ok(started);
+        }
+        if started != self.priors {
+            notes.push(JoinNote::Priors {
+                study: study.to_string(),
+                started,
+                uses: self.priors.clone(),
+            });
+        }
+        Ok(self.priors.clone())
     }
 }

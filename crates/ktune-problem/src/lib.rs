@@ -37,12 +37,15 @@
 //! - [`StudyPlace::join`]: the study opened in its storage and joined under its facts (one
 //!   rule for every front end, see [`ktune_core::StudyFacts::join`]), its records told to the
 //!   session; [`OpenStudy::run`] runs it;
-//! - [`note_inputs`]: whether the program changed under the study's results.
+//! - [`note_inputs`]: whether the program changed under the study's results;
+//! - [`prior`]: earlier measurements (`[transfer]`, `--prior`) read from a ktune study, a
+//!   Kernel Tuner cache or a T4 file, recorded with the study and told to its strategy.
 #![deny(missing_docs)]
 
 mod error;
 mod inputs;
 mod plan;
+pub mod prior;
 mod runner;
 mod spec;
 mod study;
@@ -52,6 +55,7 @@ mod tests;
 pub use error::ProblemError;
 pub use inputs::{check_inputs, note_inputs};
 pub use plan::{COMMAND_LINE, PYTHON, Plan, PlanError, RunArgs, Spelling};
+pub use prior::{LoadedPrior, PriorLoadError, PriorSource};
 pub use runner::OpenedRunner;
-pub use spec::{BudgetSpec, ProblemSpec, RunnerSpec, StorageSpec};
+pub use spec::{BudgetSpec, ProblemSpec, RunnerSpec, StorageSpec, TransferSpec};
 pub use study::{Ended, OpenStudy, Opening, Participation, StudyPlace};

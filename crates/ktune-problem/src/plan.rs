@@ -2,13 +2,14 @@
 //! defaults resolved once (flags over spec over defaults, as ripgrep's `HiArgs`), so that
 //! every front end runs the same study path with the same precedence.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ktune_core::{Budget, StudyFacts};
 use ktune_store::Location;
 use ktune_strategies::CheckedStrategy;
 
+use crate::prior::{LoadedPrior, PriorLoadError, load_priors};
 use crate::{ProblemSpec, StudyPlace};
 
 /// How a front end spells the arguments a plan's errors name (`--time-limit` on the command
@@ -77,6 +78,9 @@ pub struct RunArgs {
     /// Without a storage, keep the results in `<spec>.db` beside the problem file (the
     /// command line); otherwise only in memory (Python).
     pub database_beside_spec: bool,
+    /// The priors, as the front end names them (relative to the working directory); `None`:
+    /// the spec's `[transfer]` section's (relative to the spec's folder).
+    pub priors: Option<Vec<String>>,
 }
 
 impl Default for RunArgs {
@@ -94,6 +98,7 @@ impl Default for RunArgs {
             allow_mixed_hardware: false,
             measure_default: true,
             database_beside_spec: true,
+            priors: None,
         }
     }
 }
@@ -111,6 +116,9 @@ pub enum PlanError {
     /// A storage URL that cannot be used.
     #[error(transparent)]
     Storage(#[from] ktune_store::StoreError),
+    /// A prior that cannot be read.
+    #[error(transparent)]
+    Prior(#[from] PriorLoadError),
 }
 
 /// A tuning run resolved: what the study path needs, nothing left to parse.
@@ -132,6 +140,8 @@ pub struct Plan {
     pub allow_mixed_hardware: bool,
     /// Measure the default configuration first.
     pub measure_default: bool,
+    /// The priors, read (none: a study that recorded some uses those when joined).
+    pub priors: Vec<LoadedPrior>,
 }
 
 impl Plan {
@@ -159,6 +169,11 @@ impl Plan {
         budget.validate()?;
         let lease = ktune_core::checked_seconds(args.lease)
             .map_err(|m| PlanError::Arguments(format!("{} {m}", spelling.lease)))?;
+        let objective = problem.objective().map_or("time".to_string(), |m| m.name);
+        let priors = match &args.priors {
+            Some(given) => load_priors(given, Path::new("."), &objective)?,
+            None => load_priors(&problem.transfer.priors, &problem.dir, &objective)?,
+        };
         Ok(Plan {
             strategy,
             budget,
@@ -168,6 +183,7 @@ impl Plan {
             device: args.device,
             allow_mixed_hardware: args.allow_mixed_hardware,
             measure_default: args.measure_default,
+            priors,
         })
     }
 
@@ -234,6 +250,7 @@ impl Plan {
             budget: self.budget.max_evaluations,
             strategy: self.strategy.canonical().to_string(),
             seed: self.seed,
+            priors: self.priors.iter().map(|p| p.fact.clone()).collect(),
         }
     }
 }

@@ -83,6 +83,16 @@ struct StorageSection {
     study: Option<String>,
 }
 
+/// `[transfer]`: earlier measurements to start from (see [`crate::prior`]).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransferSpec {
+    /// Each prior: a file (a ktune study, a Kernel Tuner cache or a T4 file; relative to the
+    /// spec's folder) or a storage URL, either with `#study` to pick a study.
+    #[serde(default)]
+    pub priors: Vec<String>,
+}
+
 /// `[storage]`: a shared study (see `docs/distributed.md`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StorageSpec {
@@ -109,6 +119,8 @@ pub struct ProblemSpec {
     pub budget: BudgetSpec,
     /// The `[storage]` section.
     pub storage: Option<StorageSpec>,
+    /// The `[transfer]` section (empty when there is none).
+    pub transfer: TransferSpec,
     /// The `[runner]` section as JSON: what a results database is tied to, beside the space
     /// and the objective (unchanged from earlier versions, so older databases resume).
     runner_json: String,
@@ -214,6 +226,12 @@ impl ProblemSpec {
                 })
             })
             .transpose()?;
+        let transfer: TransferSpec = table
+            .remove("transfer")
+            .map(|t| t.try_into())
+            .transpose()
+            .map_err(|e| section_error("transfer", e.to_string()))?
+            .unwrap_or_default();
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -227,6 +245,7 @@ impl ProblemSpec {
             strategy,
             budget,
             storage,
+            transfer,
             runner_json,
         })
     }

@@ -83,6 +83,8 @@ pub struct OpenStudy<'a> {
     pub worker: Worker,
     /// How many records the study held when it was opened.
     pub resumed: usize,
+    /// The priors told to the strategy, and how much of each maps onto the space.
+    pub priors: Vec<(ktune_core::PriorFact, ktune_core::MatchReport)>,
     participant: ktune_core::Participant,
     place: StudyPlace,
     fingerprint: Fingerprint,
@@ -104,12 +106,17 @@ pub struct Opening<'a> {
     pub seed: u64,
     /// How it takes part.
     pub participation: Participation,
+    /// The priors `facts.priors` name, read (a study that recorded priors and is joined
+    /// without any reads its own again).
+    pub priors: Vec<ktune_core::Prior>,
 }
 
 impl StudyPlace {
     /// Opens and joins the study here: the study's facts are checked against this process's
     /// ([`StudyFacts::join`]), the worker is registered (its rank picks its stream of random
-    /// numbers in a shared study), and the session is told every record the study holds.
+    /// numbers in a shared study), the strategy is told the priors (this process's, else the
+    /// ones the study recorded, read again and checked unchanged), and the session is told
+    /// every record the study holds.
     pub fn join<'a>(&self, opening: Opening<'a>) -> Result<OpenStudy<'a>, CoreError> {
         let mut storage = self.open(&opening.fingerprint)?;
         let resumed = storage.evaluations()?;
@@ -138,6 +145,28 @@ impl StudyPlace {
             joined.facts.direction,
             Rng::seed_from_u64(seed),
         )?;
+        let priors = if opening.priors.is_empty() && !joined.facts.priors.is_empty() {
+            crate::prior::reload_priors(&joined.facts.priors, &joined.facts.objective)
+                .map_err(|e| CoreError::Prior(Box::new(e)))?
+                .into_iter()
+                .map(|p| p.prior)
+                .collect()
+        } else {
+            opening.priors
+        };
+        let matched = priors
+            .iter()
+            .map(|p| p.match_onto(session.space(), joined.facts.direction))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CoreError::Prior(Box::new(e)))?;
+        session.set_priors(&matched);
+        let priors = joined
+            .facts
+            .priors
+            .iter()
+            .cloned()
+            .zip(matched.into_iter().map(|m| m.report))
+            .collect();
         let mut participant = ktune_core::Participant::new(Cooperation {
             worker: worker.id.clone(),
             lease: p.lease,
@@ -151,6 +180,7 @@ impl StudyPlace {
             joined,
             worker,
             resumed,
+            priors,
             participant,
             place: self.clone(),
             fingerprint: opening.fingerprint,

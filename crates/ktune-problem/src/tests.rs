@@ -360,6 +360,7 @@ fn join(
             lease: std::time::Duration::from_secs(60),
             batch: 1,
         },
+        priors: Vec::new(),
     })?;
     if measure {
         let mut runner = FnRunner::values(|x| Some(x[0] + x[1]));
@@ -377,6 +378,7 @@ fn facts(direction: Direction, budget: Option<usize>, strategy: &str) -> StudyFa
         budget,
         strategy: strategy.into(),
         seed: 0,
+        priors: Vec::new(),
     }
 }
 

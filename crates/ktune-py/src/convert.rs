@@ -177,3 +177,46 @@ pub(crate) fn strategy_of(
 pub(crate) fn core_error(e: ktune_core::CoreError) -> PyErr {
     KtuneError::new_err(e.to_string())
 }
+
+/// How a prior or a list of them was named: a path (`str` or `os.PathLike`) or a storage URL
+/// with `#study`, or a list of those.
+pub(crate) fn prior_names(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(obj) = obj else {
+        return Ok(Vec::new());
+    };
+    let one = |o: &Bound<'_, PyAny>| -> PyResult<String> {
+        if let Ok(s) = o.extract::<String>() {
+            return Ok(s);
+        }
+        o.extract::<std::path::PathBuf>()
+            .map(|p| p.display().to_string())
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "a prior is a file path or a storage URL, not {}",
+                    short_repr(o)
+                ))
+            })
+    };
+    if obj.is_instance_of::<pyo3::types::PyString>() || obj.hasattr("__fspath__")? {
+        return Ok(vec![one(obj)?]);
+    }
+    obj.try_iter()
+        .map_err(|_| {
+            PyTypeError::new_err(format!(
+                "priors is a list of file paths or storage URLs, not {}",
+                short_repr(obj)
+            ))
+        })?
+        .map(|o| one(&o?))
+        .collect()
+}
+
+/// The priors `names` name, read (relative to the working directory) for a study of
+/// `objective`.
+pub(crate) fn load_priors(
+    names: &[String],
+    objective: &str,
+) -> PyResult<Vec<ktune_problem::LoadedPrior>> {
+    ktune_problem::prior::load_priors(names, std::path::Path::new("."), objective)
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}

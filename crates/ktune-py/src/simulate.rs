@@ -9,15 +9,17 @@ use pyo3::types::{PyDict, PyList};
 use rand::SeedableRng;
 
 use crate::KtuneError;
-use crate::convert::{core_error, count, parse_direction, strategy_of};
+use crate::convert::{core_error, count, load_priors, parse_direction, prior_names, strategy_of};
 
 /// Replays a brute-forced space (a Kernel Tuner cache file, `.json` or `.json.gz`): runs
 /// `strategy` (with `strategy_options`) once per seed `0..seeds` with `budget` evaluations
 /// (default: the score's, at least 220) and returns per run the objective values in
 /// evaluation order (`None` where a configuration failed), the simulated seconds, and the
 /// performance score (0: random search, 1: the optimum at once), with the space's summary.
+/// `priors` (paths of ktune studies, Kernel Tuner caches or T4 files, or storage URLs) are
+/// told to the strategy of every run, as `ktune bench --transfer` does.
 #[pyfunction]
-#[pyo3(signature = (cache_file, strategy="auto", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None))]
+#[pyo3(signature = (cache_file, strategy="auto", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None, priors=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate<'py>(
     py: Python<'py>,
@@ -28,7 +30,9 @@ pub(crate) fn simulate<'py>(
     budget: Option<i64>,
     objective: &str,
     direction: Option<&str>,
+    priors: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let priors = load_priors(&prior_names(priors)?, objective)?;
     let seeds = count("seeds", seeds)? as u64;
     let budget = budget.map(|b| count("budget", b)).transpose()?;
     let direction = direction.map(parse_direction).transpose()?;
@@ -51,6 +55,11 @@ pub(crate) fn simulate<'py>(
     let budget = budget.unwrap_or(stats.budget()).min(stats.n_total());
     // Checked once, before any run.
     let strategy = strategy_of(strategy, strategy_options)?;
+    let matched = priors
+        .iter()
+        .map(|p| p.prior.match_onto(sim.space(), sim.objective().direction))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let runs = PyList::empty(py);
     for seed in 0..seeds {
         let mut s = strategy.build();
@@ -58,6 +67,7 @@ pub(crate) fn simulate<'py>(
         let run = py
             .detach(|| {
                 ktune_core::Tuner::new(sim.space(), &mut runner, Budget::evaluations(budget))
+                    .priors(&matched)
                     .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
             })
             .map_err(core_error)?;
@@ -79,6 +89,13 @@ pub(crate) fn simulate<'py>(
     out.set_item("optimum", stats.optimum())?;
     out.set_item("median", stats.median())?;
     out.set_item("budget", budget)?;
+    out.set_item(
+        "priors",
+        priors
+            .iter()
+            .map(|p| p.fact.source.clone())
+            .collect::<Vec<_>>(),
+    )?;
     out.set_item("runs", runs)?;
     Ok(out)
 }

@@ -21,8 +21,8 @@ use pyo3::types::{PyDict, PyList};
 use rand::SeedableRng;
 
 use crate::convert::{
-    config_dict, config_of, core_error, count, failure_kind, parse_direction, short_repr,
-    strategy_of, time_limit_of,
+    config_dict, config_of, core_error, count, failure_kind, load_priors, parse_direction,
+    prior_names, short_repr, strategy_of, time_limit_of,
 };
 use crate::space::{SearchSpacePy, build_space};
 
@@ -44,6 +44,8 @@ pub(crate) struct Study {
     stopped: Option<StopReason>,
     /// Configurations this object recorded (told or measured by `optimize`).
     told: HashSet<Configuration>,
+    /// The priors its strategy was told, and how much of each maps onto the space.
+    priors: Vec<(ktune_core::PriorFact, ktune_core::MatchReport)>,
 }
 
 /// Where a study keeps its results.
@@ -60,6 +62,8 @@ struct Setup {
     strategy: CheckedStrategy,
     budget: Budget,
     facts: StudyFacts,
+    /// The priors `facts.priors` name, read.
+    priors: Vec<ktune_core::Prior>,
     /// Where it is stored, for which problem, and how this process takes part.
     stored: Option<(StudyPlace, Fingerprint, Participation)>,
 }
@@ -81,7 +85,7 @@ impl Study {
         tune_params, restrictions=None, *, strategy="auto", strategy_options=None,
         objective="time", direction="minimize", storage=None, study_name="default",
         max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
-        lease=600.0
+        lease=600.0, priors=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -100,8 +104,10 @@ impl Study {
         device: Option<String>,
         allow_mixed_hardware: bool,
         lease: f64,
+        priors: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let space = space_of(tune_params, restrictions)?;
+        let loaded = load_priors(&prior_names(priors)?, objective)?;
         let direction = parse_direction(direction)?;
         let strategy = strategy_of(strategy, strategy_options)?;
         let budget = Budget {
@@ -138,12 +144,14 @@ impl Study {
             budget: budget.max_evaluations,
             strategy: strategy.canonical().to_string(),
             seed,
+            priors: loaded.iter().map(|p| p.fact.clone()).collect(),
         };
         let setup = Setup {
             space,
             strategy,
             budget,
             facts,
+            priors: loaded.into_iter().map(|p| p.prior).collect(),
             stored,
         };
         Study::open(py, setup, seed, None)
@@ -159,7 +167,7 @@ impl Study {
     #[pyo3(signature = (
         path, *, strategy=None, strategy_options=None, storage=None, study_name=None,
         max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
-        lease=600.0, direction=None
+        lease=600.0, direction=None, priors=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn from_spec(
@@ -176,6 +184,7 @@ impl Study {
         allow_mixed_hardware: bool,
         lease: f64,
         direction: Option<&str>,
+        priors: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<Study>> {
         let problem = ktune_problem::ProblemSpec::from_path(&path)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -195,6 +204,7 @@ impl Study {
             allow_mixed_hardware,
             measure_default: false,
             database_beside_spec: false,
+            priors: priors.map(|p| prior_names(Some(p))).transpose()?,
             ..RunArgs::default()
         };
         let plan = Plan::resolve(&problem, args, &ktune_problem::PYTHON)
@@ -224,6 +234,7 @@ impl Study {
             strategy: plan.strategy.clone(),
             budget: plan.budget.clone(),
             facts,
+            priors: plan.priors.iter().map(|p| p.prior.clone()).collect(),
             stored,
         };
         Py::new(py, Study::open(py, setup, plan.seed, Some(&problem))?)
@@ -492,6 +503,24 @@ impl Study {
         }
     }
 
+    /// The priors the strategy was told (given, or the ones a stored study recorded), each
+    /// as a dict: `source`, `fingerprint`, `measurements`, and how many of them `matched`
+    /// the search space onto how many `configurations`.
+    #[getter]
+    fn priors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for (fact, report) in &self.priors {
+            let d = PyDict::new(py);
+            d.set_item("source", &fact.source)?;
+            d.set_item("fingerprint", &fact.fingerprint)?;
+            d.set_item("measurements", fact.measurements)?;
+            d.set_item("matched", report.matched)?;
+            d.set_item("configurations", report.configurations)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
     fn __len__(&self) -> usize {
         self.session().records().len()
     }
@@ -507,17 +536,33 @@ impl Study {
         problem: Option<&ktune_problem::ProblemSpec>,
     ) -> PyResult<Study> {
         let objective = setup.facts.objective.clone();
+        let priors;
         let backing = match setup.stored {
-            None => Backing::Memory(Box::new(
-                Session::new(
+            None => {
+                let mut session = Session::new(
                     SpaceRef::Shared(setup.space.clone()),
                     setup.strategy.build(),
                     setup.budget,
                     setup.facts.direction,
                     Rng::seed_from_u64(seed),
                 )
-                .map_err(|e| PyValueError::new_err(e.to_string()))?,
-            )),
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                let matched = setup
+                    .priors
+                    .iter()
+                    .map(|p| p.match_onto(&setup.space, setup.facts.direction))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                session.set_priors(&matched);
+                priors = setup
+                    .facts
+                    .priors
+                    .iter()
+                    .cloned()
+                    .zip(matched.into_iter().map(|m| m.report))
+                    .collect();
+                Backing::Memory(Box::new(session))
+            }
             Some((place, fingerprint, participation)) => {
                 let mut study = place
                     .join(Opening {
@@ -528,11 +573,13 @@ impl Study {
                         strategy: setup.strategy.build(),
                         seed,
                         participation,
+                        priors: setup.priors,
                     })
                     .map_err(core_error)?;
                 for note in &study.joined.notes {
                     warn(py, note)?;
                 }
+                priors = study.priors.clone();
                 if let Some(p) = problem
                     && let Some(w) =
                         ktune_problem::note_inputs(study.storage.as_mut(), p, study.resumed)
@@ -550,6 +597,7 @@ impl Study {
             objective,
             stopped: None,
             told: HashSet::new(),
+            priors,
         })
     }
 

@@ -82,7 +82,7 @@ pub(crate) fn pairs(conn: &str) -> (Vec<Pair>, Option<Stop>) {
 
 /// A connection string without its passwords: the one of a URL's authority, and any
 /// `password` or `sslpassword` parameter of its query or of libpq's key-value form.
-pub(crate) fn redact(url: &str) -> String {
+pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return redact_key_values(url);
     };

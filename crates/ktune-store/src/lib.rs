@@ -30,6 +30,7 @@ mod sqlite;
 #[cfg(test)]
 mod tests;
 
+pub use conninfo::redact;
 pub use copy::{EvaluationRow, StudyDump, WorkerRow};
 pub use error::StoreError;
 pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
@@ -45,5 +46,4 @@ pub use ktune_core::{BUDGET_KEY, DIRECTION_KEY, UNIT_KEY};
 pub(crate) use codec::{
     RawRow, Stored, config_key, decode, encode, named_rows, parse_config_key, study_records,
 };
-pub(crate) use conninfo::redact;
 pub(crate) use error::{damaged, open_error, sqlite_error};

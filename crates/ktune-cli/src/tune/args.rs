@@ -69,6 +69,14 @@ pub struct TuneArgs {
     /// Join a study whose other workers measured on different hardware.
     #[arg(long)]
     pub(crate) allow_mixed_hardware: bool,
+    /// Earlier measurements to start from (repeat for several): a ktune study (its SQLite
+    /// file, or a storage URL; `#study` picks one of several), a Kernel Tuner cache file or a
+    /// T4 results file, of the same code on another device, problem size or version. Replaces
+    /// the spec's [transfer] priors; recorded with the study, so that resuming it uses them
+    /// again. `auto` starts from the configurations the priors rank best and trusts each prior
+    /// as far as it ranks this study's own measurements.
+    #[arg(long, value_name = "FILE|URL")]
+    pub(crate) prior: Vec<String>,
 }
 
 impl TuneArgs {
@@ -87,6 +95,7 @@ impl TuneArgs {
             allow_mixed_hardware: self.allow_mixed_hardware,
             measure_default: !self.no_default,
             database_beside_spec: true,
+            priors: (!self.prior.is_empty()).then(|| self.prior.clone()),
         }
     }
 

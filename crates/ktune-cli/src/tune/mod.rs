@@ -141,9 +141,13 @@ fn join<'a>(
             lease: plan.lease,
             batch: opened.jobs,
         },
+        priors: plan.priors.iter().map(|p| p.prior.clone()).collect(),
     })?;
     for note in &study.joined.notes {
         eprintln!("warning: {note}");
+    }
+    for (fact, report) in &study.priors {
+        eprintln!("prior {}: {report}", fact.source);
     }
     // So that `ktune results --rerank` finds the program again.
     if let Ok(abs) = std::path::absolute(&problem.path) {

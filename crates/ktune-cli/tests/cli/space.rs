@@ -200,7 +200,10 @@ fn priors_say_how_much_of_them_maps_onto_the_space() {
     );
     for (prior, words) in [
         (&unrelated, "shares no parameter with the space: it has x;"),
-        (&spec, "--prior"),
+        (
+            &spec,
+            "is not a ktune study, a Kernel Tuner cache or a T4 results file",
+        ),
     ] {
         let out = ktune()
             .arg("space")

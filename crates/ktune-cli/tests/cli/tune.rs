@@ -745,3 +745,99 @@ fn the_results_table_gives_the_objectives_unit_where_it_is_known() {
     let wall = header("objective = { name = \"time\" }");
     assert!(wall.contains("time (s)"), "{wall}");
 }
+
+/// `--prior`: a study starts from an earlier one's measurements (its best first with
+/// `prior_rank`, its best soon with `auto`), says how much of it maps, records it, and a
+/// resumed study uses it again without being told; a `[transfer]` section does the same.
+#[test]
+fn a_study_starts_from_an_earlier_study_as_its_prior() {
+    if crate::common::gcc_missing() {
+        return;
+    }
+    let dir = project(0, 40);
+    let spec = dir.path().join("ktune.toml");
+    let tune = |args: &[&str]| {
+        let out = ktune()
+            .arg("tune")
+            .arg(&spec)
+            .args(args)
+            .current_dir(dir.path())
+            .succeeds();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    tune(&["--strategy", "brute_force", "--db", "a.db", "--quiet"]);
+    let a = dir.path().join("a.db");
+    let measured = rows(&a).len();
+    assert!(measured > 20, "{measured}");
+    let value = |r: &serde_json::Value| r["objective"].as_f64().unwrap_or(f64::INFINITY);
+
+    let b = dir.path().join("b.db");
+    let b_arg = b.to_str().unwrap();
+    let a_arg = a.to_str().unwrap();
+    let said = tune(&[
+        "--strategy",
+        "prior_rank",
+        "--no-default",
+        "--db",
+        b_arg,
+        "--prior",
+        a_arg,
+        "--max-evals",
+        "3",
+    ]);
+    let line = format!("prior {a_arg}: {measured} of {measured} measurements map onto");
+    assert!(said.contains(&line), "{said}");
+    let first = rows(&b);
+    assert_eq!(
+        (&first[0]["params"]["x"], &first[0]["params"]["y"]),
+        (&5.into(), &0.into())
+    );
+    assert!(first.iter().all(|r| value(r) <= 2.0), "{first:?}");
+
+    // Resumed without --prior: the recorded prior, and the next of its order.
+    let said = tune(&[
+        "--strategy",
+        "prior_rank",
+        "--no-default",
+        "--db",
+        b_arg,
+        "--max-evals",
+        "6",
+    ]);
+    assert!(said.contains(&line), "{said}");
+    let all = rows(&b);
+    assert_eq!(all.len(), 6);
+    assert!(all[3..].iter().all(|r| value(r) <= 3.0), "{all:?}");
+
+    // From the spec's [transfer] section (relative to the spec), with the default strategy.
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let text = text.replace(
+        "[strategy]\nname = \"random\"\n",
+        "[transfer]\npriors = [\"a.db\"]\n",
+    );
+    written(dir.path(), "ktune.toml", &text);
+    let said = tune(&["--db", "c.db", "--max-evals", "4"]);
+    assert!(said.contains(&line), "{said}");
+    let c = rows(&dir.path().join("c.db"));
+    assert_eq!(
+        c.iter().map(value).fold(f64::INFINITY, f64::min),
+        1.0,
+        "{c:?}"
+    );
+
+    // A prior that is not one is named before anything runs.
+    written(dir.path(), "notes.txt", "x = 5 was fast\n");
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--db", "d.db", "--prior", "notes.txt"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("notes.txt") && err.contains("not a ktune study"),
+        "{err}"
+    );
+    assert!(!dir.path().join("d.db").exists());
+}

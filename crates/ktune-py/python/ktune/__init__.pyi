@@ -1,3 +1,4 @@
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ktune._ktune import KtuneError as KtuneError
@@ -57,5 +58,8 @@ def tune_kernel(
     objective_higher_is_better: Optional[bool] = None,
     objectives: None = None,
     seed: Optional[int] = None,
+    prior: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], None] = None,
 ) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
-    """Tunes a CUDA kernel with Kernel Tuner's arguments; returns ``(results, env)``."""
+    """Tunes a CUDA kernel with Kernel Tuner's arguments; returns ``(results, env)``.
+    ``prior`` (ktune only): earlier tuning to start from (Kernel Tuner caches, ktune studies,
+    T4 files)."""

@@ -496,8 +496,8 @@ def _print_result(params, tune_params, objective, metrics):
     print(", ".join(parts))
 
 
-def _study(space, strategy, strategy_options, objective, higher_is_better, seed):
-    """The ask/tell study of a run (its strategy checked) and its time limit."""
+def _study(space, strategy, strategy_options, objective, higher_is_better, seed, prior=None):
+    """The ask/tell study of a run (its strategy checked, told the priors) and its time limit."""
     name, options, max_fevals, time_limit = _strategy(strategy, strategy_options, space.size)
     try:
         study = _ktune.Study(
@@ -508,8 +508,11 @@ def _study(space, strategy, strategy_options, objective, higher_is_better, seed)
             direction="maximize" if higher_is_better else "minimize",
             max_evals=max_fevals,
             seed=0 if seed is None else int(seed),
+            priors=prior,
         )
     except ValueError as e:
+        if prior is not None and str(e).startswith("prior "):
+            _fail(str(e))
         _fail(f"{e} (Kernel Tuner's names are accepted too: {', '.join(sorted(_STRATEGIES))})")
     return study, time_limit
 
@@ -655,6 +658,7 @@ def tune_kernel(
     objective_higher_is_better=None,
     objectives=None,
     seed=None,
+    prior=None,
 ):
     """Tunes a CUDA kernel with Kernel Tuner's arguments; returns ``(results, env)``.
 
@@ -669,6 +673,12 @@ def tune_kernel(
     options; ``cache`` is a Kernel Tuner cache file, read to skip what it holds and appended to
     as results come; ``metrics`` maps names to expressions (``"2 * n**3 / 1e9 / (time / 1e3)"``)
     or functions of the result dict; ``objective`` names ``time`` or a metric.
+
+    ``prior`` (ktune only) is earlier tuning of the same kernel to start from: a Kernel Tuner
+    cache file (another GPU's, or another problem size's), a ktune study or a T4 file, or a
+    list of them. The strategy is told them before it starts; ``auto`` tries the
+    configurations they rank best first and trusts each as far as it ranks this run's own
+    measurements.
 
     ``results`` lists every configuration measured, in order, as dicts of its parameters,
     ``time``, ``times``, the metrics, ``compile_time``, ``verification_time``,
@@ -734,7 +744,9 @@ def tune_kernel(
         template_args=template_args,
     )
     # Made before the GPU is opened, so that a wrong strategy is reported at once.
-    study, time_limit = _study(space, strategy, strategy_options, objective, objective_higher_is_better, seed)
+    study, time_limit = _study(
+        space, strategy, strategy_options, objective, objective_higher_is_better, seed, prior
+    )
     the_cache = _Cache(cache, kernel_name, sizes, tune_params, objective) if cache else None
     kernel.open()
     env = kernel.environment()

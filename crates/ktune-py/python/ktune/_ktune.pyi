@@ -1,5 +1,6 @@
 """Type stubs of ktune's compiled core."""
 
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ktune import ResultList
@@ -39,7 +40,10 @@ class Study:
     (``sqlite:///path.db`` or ``postgresql://...``, which takes libpq's ``sslmode``,
     ``sslrootcert``, ``sslcert`` and ``sslkey``) it is shared: every process on the same
     study claims what it measures, so none is measured twice and ``max_evals`` holds for all;
-    a claim not told within ``lease`` seconds goes to another process. ``device`` (default:
+    a claim not told within ``lease`` seconds goes to another process. ``priors`` are earlier
+    measurements to start from (ktune studies, Kernel Tuner caches or T4 files, or storage
+    URLs with ``#study``), recorded with a stored study so that reopening it uses them again.
+    ``device`` (default:
     the CPU model) is what this process measures on; a study refuses other hardware unless
     ``allow_mixed_hardware``. ``seed`` seeds the strategy; in a shared study the first
     process to join uses it as given and each later one a stream of its own derived from it
@@ -63,6 +67,7 @@ class Study:
         device: Optional[str] = None,
         allow_mixed_hardware: bool = False,
         lease: float = 600.0,
+        priors: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], None] = None,
     ) -> None: ...
     def ask(self) -> Optional[Config]:
         """The next configuration to measure, or ``None`` when the study is over."""
@@ -108,9 +113,16 @@ class Study:
         device: Optional[str] = None,
         allow_mixed_hardware: bool = False,
         lease: float = 600.0,
+        direction: Optional[str] = None,
+        priors: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], None] = None,
     ) -> "Study":
         """A study of the problem a ``ktune.toml`` describes (space, strategy, budget,
-        storage, objective), as ``ktune tune`` reads it; keyword arguments override it."""
+        storage, objective, ``[transfer]`` priors), as ``ktune tune`` reads it; keyword
+        arguments override it."""
+    @property
+    def priors(self) -> List[Dict[str, Any]]:
+        """The priors the strategy was told (given, or those a stored study recorded):
+        ``source``, ``fingerprint``, ``measurements``, ``matched``, ``configurations``."""
     @property
     def objective(self) -> str: ...
     @property
@@ -134,10 +146,12 @@ def simulate(
     budget: Optional[int] = None,
     objective: str = "time",
     direction: Optional[str] = None,
+    priors: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], None] = None,
 ) -> Dict[str, Any]:
     """Replays a brute-forced Kernel Tuner cache file: per seed, the objective values in
     evaluation order, the simulated seconds and the performance score (0: random search,
-    1: the optimum at once, averaged over the space's n_max evaluations)."""
+    1: the optimum at once, averaged over the space's n_max evaluations). ``priors``
+    (earlier measurements of the same code elsewhere) are told to every run's strategy."""
 
 class CudaKernel:
     """The CUDA runner behind ``tune_kernel``: checks on construction, ``open()`` opens the GPU."""

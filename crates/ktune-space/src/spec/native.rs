@@ -52,6 +52,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "strategy",
     "budget",
     "storage",
+    "transfer",
 ];
 
 /// Sections a user may expect but that nothing reads, with where the setting goes instead
