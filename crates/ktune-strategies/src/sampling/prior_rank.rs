@@ -2,6 +2,10 @@
 //! [`crate::transfer`]), then uniformly random ones. The baseline that transfer is measured
 //! against (issue 44: the fixed order of the priors' averaged ranks), and a warm start on its
 //! own; without priors it is random sampling.
+//!
+//! With `first` and `then = "auto"` it is the obvious warm start that the method must beat:
+//! the priors' top `first` configurations (or, with `pick = "each_best"`, each prior's own
+//! best), then `auto` as if there were no priors, told everything measured so far.
 
 use ktune_core::{History, MatchedPrior, Observation, Rng, Strategy};
 use ktune_space::{Configuration, SearchSpace};
@@ -20,12 +24,47 @@ pub struct PriorRankOptions {
     /// Weigh each prior by how well it ranks this study's results (false: every prior
     /// counts alike, the fixed order).
     pub guard: bool,
+    /// Proposals taken from the priors before `then` takes over (0: all of them).
+    pub first: usize,
+    /// Which configurations the priors give.
+    pub pick: Pick,
+    /// What follows the priors' proposals.
+    pub then: Then,
 }
 
-/// The priors' order, then random configurations.
-#[derive(Debug, Default)]
+/// Which configurations `prior_rank` takes from the priors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pick {
+    /// By the priors' ranks, averaged.
+    #[default]
+    Rank,
+    /// Each prior's own best configuration, in the priors' order.
+    EachBest,
+}
+
+/// What `prior_rank` proposes once the priors' proposals are used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Then {
+    /// Uniformly random configurations.
+    #[default]
+    Random,
+    /// `auto` with its defaults and no priors (a cold start after a warm one).
+    Auto,
+}
+
+/// The priors' order, then random configurations (or `auto`).
+#[derive(Default)]
 pub struct PriorRank {
     trust: PriorTrust,
+    /// Proposals from the priors before `then` (0: all).
+    first: usize,
+    pick: Pick,
+    /// Each prior's best, with `pick = each_best`.
+    each_best: Vec<Configuration>,
+    /// What proposes after the priors (none: random configurations).
+    then: Option<Box<dyn Strategy + Send>>,
     /// Propose nothing once the priors' order is used up or switched off (as a member of
     /// `auto`, which has other members to propose), instead of random configurations.
     priors_only: bool,
@@ -43,11 +82,38 @@ impl Strategy for PriorRank {
         rng: &mut Rng,
     ) -> Vec<Configuration> {
         let proposed = &self.proposed;
-        let mut out = match &mut self.ranking {
-            Some(r) if !r.is_off() => r.best(n, |c| !history.contains(c) && !proposed.contains(c)),
+        let usable = |c: &Configuration| !history.contains(c) && !proposed.contains(c);
+        let left = match self.first {
+            0 => n,
+            first => first.saturating_sub(self.proposed.len()).min(n),
+        };
+        let mut out = match (&mut self.ranking, self.pick) {
+            (_, Pick::EachBest) => {
+                let first = match self.first {
+                    0 => self.each_best.len(),
+                    first => first.min(self.each_best.len()),
+                };
+                let left = first.saturating_sub(self.proposed.len()).min(n);
+                self.each_best
+                    .iter()
+                    .filter(|c| usable(c))
+                    .take(left)
+                    .cloned()
+                    .collect()
+            }
+            (Some(r), Pick::Rank) if !r.is_off() && left > 0 => r.best(left, usable),
             _ => Vec::new(),
         };
-        while out.len() < n && !self.priors_only {
+        if out.len() < n
+            && let Some(then) = &mut self.then
+        {
+            for c in then.ask(space, history, n - out.len(), rng) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        while out.len() < n && !self.priors_only && self.then.is_none() {
             let Some(c) = self.fresh.draw(space, history, rng) else {
                 break;
             };
@@ -63,11 +129,34 @@ impl Strategy for PriorRank {
         if let Some(r) = &mut self.ranking {
             r.tell(observations);
         }
+        if let Some(then) = &mut self.then {
+            then.tell(space, observations);
+        }
         self.fresh.exclude(space, observations);
     }
 
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        if let Some(then) = &mut self.then {
+            then.set_budget(evaluations);
+        }
+    }
+
+    /// Not told to `then`: it starts cold.
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
         self.ranking = Some(PriorRanking::new(priors, self.trust));
+        self.each_best = Vec::new();
+        for p in priors {
+            let best = p
+                .observations
+                .iter()
+                .filter_map(|(c, v)| v.map(|v| (v, c)))
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, c)) = best
+                && !self.each_best.contains(c)
+            {
+                self.each_best.push(c.clone());
+            }
+        }
     }
 
     fn name(&self) -> &str {
@@ -97,6 +186,12 @@ impl crate::registry::StrategyOptions for PriorRankOptions {
             } else {
                 PriorTrust::All
             },
+            first: self.first,
+            pick: self.pick,
+            then: match self.then {
+                Then::Random => None,
+                Then::Auto => Some(crate::CheckedStrategy::default_strategy().build()),
+            },
             ..PriorRank::default()
         })
     }
@@ -106,11 +201,29 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
     name: NAME,
     aliases: &[],
     about: "The configurations in the order the study's priors rank them (each prior's results as ranks, averaged), then uniformly random ones: the fixed-order baseline of transfer; random sampling without priors.",
-    options: &[crate::OptionDoc::new(
-        "guard",
-        "false",
-        "Weigh each prior by how well it ranks this study's own results (Kendall's τ, squared; a prior that misleads is dropped), instead of every prior alike.",
-    )],
+    options: &[
+        crate::OptionDoc::new(
+            "guard",
+            "false",
+            "Weigh each prior by how well it ranks this study's own results (Kendall's τ, squared; a prior that misleads is dropped), instead of every prior alike.",
+        ),
+        crate::OptionDoc::new(
+            "first",
+            "0",
+            "Proposals taken from the priors before `then` takes over (0: all of them; with pick = \"each_best\", one per prior).",
+        )
+        .count(0, 1_000_000),
+        crate::OptionDoc::new(
+            "pick",
+            "\"rank\"",
+            "Which configurations the priors give: \"rank\" (by their ranks, averaged) or \"each_best\" (each prior's own best configuration).",
+        ),
+        crate::OptionDoc::new(
+            "then",
+            "\"random\"",
+            "What follows the priors' proposals: \"random\" configurations, or \"auto\" with its defaults and no priors (told everything measured so far): the warm-start baselines of transfer.",
+        ),
+    ],
     tunable: &[],
     check: crate::registry::check::<PriorRankOptions>,
 };
@@ -166,5 +279,51 @@ mod tests {
         assert_eq!(blind[..3], [0.0, 1.0, 2.0]);
         assert_eq!(guarded[..3], blind[..3]);
         assert_ne!(guarded[3..], blind[3..]);
+    }
+
+    /// A run of `prior_rank` with `options` on the line, told `priors`: the first `n`
+    /// configurations it evaluated.
+    fn run_with(options: &str, priors: &[MatchedPrior], n: usize) -> Vec<f64> {
+        let space = line(40);
+        let text = match options {
+            "" => "prior_rank".to_string(),
+            o => format!("prior_rank:{o}"),
+        };
+        let mut s = text.parse::<crate::CheckedStrategy>().unwrap().build();
+        let mut runner = FnRunner::values(|x| Some((x[0] - 30.0).abs()));
+        let run = Tuner::new(&space, &mut runner, Budget::evaluations(n))
+            .priors(priors)
+            .run(s.as_mut(), &mut Rng::seed_from_u64(3))
+            .unwrap();
+        run.records.iter().map(|r| f64::from(r.config[0])).collect()
+    }
+
+    #[test]
+    fn the_warm_start_baselines_take_the_priors_first_then_auto_cold() {
+        let space = line(40);
+        let good = earlier(&space, |x| Some(100.0 + ((x - 30) as f64).powi(2)));
+        let other = earlier(&space, |x| Some(((x - 10) as f64).powi(2)));
+        // The top 3 of the averaged ranks, then auto: not the priors' order any more.
+        let top = run_with("first=3:then=auto", std::slice::from_ref(&good), 8);
+        let ordered = run_with("", std::slice::from_ref(&good), 8);
+        assert_eq!(top[..3], ordered[..3]);
+        assert_eq!(ordered[..5], [30.0, 29.0, 31.0, 28.0, 32.0]);
+        assert_ne!(top[3..], ordered[3..]);
+        // Each prior's best, in the priors' order, then auto.
+        let each = run_with(
+            "pick=each_best:then=auto",
+            &[other.clone(), good.clone()],
+            6,
+        );
+        assert_eq!(each[..2], [10.0, 30.0]);
+        let each_one = run_with("pick=each_best:first=1", &[other, good], 6);
+        assert_eq!(each_one[..1], [10.0]);
+        assert_ne!(each_one[1], 30.0);
+        // Unknown choices are refused naming them.
+        let e = "prior_rank:then=bo"
+            .parse::<crate::CheckedStrategy>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("then") && e.contains("bo"), "{e}");
     }
 }
