@@ -4,7 +4,7 @@
 # `ktune tune` with the command runner at several matrix sizes N, on this machine. Each size is a
 # study (<out>/N.db) and a Kernel Tuner cache (<out>/matmul_N.json.gz) that `ktune bench` replays:
 #
-#   bash bench/matmul_sizes.sh [out dir (bench/data/matmul-sizes)] [sizes (256 384 512 768)]
+#   bash bench/matmul_sizes.sh [out dir (bench/data/matmul-sizes)] [sizes (256 512 768)]
 #   ktune bench bench/data/matmul-sizes/*.json.gz -s auto --transfer leave-one-out --seeds 20 --out sizes
 #
 # The spec of each size is written beside its study (spec-N.toml); the program is
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/data/matmul-sizes}
 shift || true
-sizes=${*:-256 384 512 768}
+sizes=${*:-256 512 768}
 ktune=${KTUNE:-target/release/ktune}
 mkdir -p "$out"
 src=$(realpath --relative-to="$out" examples/matmul-cpu/matmul.c)

@@ -3,7 +3,10 @@
 //! `cargo run --release -p ktune-cli --example bo_iteration_time -- ../shared/data/spaces/dedispersion_*.json.gz`
 //!
 //! Options before the files: `--strategy <spec>` (default `bayes_opt`), `--at <n>` (the
-//! observation count to time around, ±10; default 220), `--seeds <k>` (default 5).
+//! observation count to time around, ±10; default 220), `--seeds <k>` (default 5),
+//! `--leave-one-out` (each file's strategy is told every other file as a prior, as
+//! `ktune bench --transfer leave-one-out` does; the process's peak memory is printed at the
+//! end, all simulations and priors included).
 
 use ktune_core::testing::Timed;
 use ktune_core::{Budget, Rng, Tuner};
@@ -25,6 +28,13 @@ fn main() {
     let spec = take("--strategy", "bayes_opt");
     let at: usize = take("--at", "220").parse().unwrap_or(220);
     let seeds: u64 = take("--seeds", "5").parse().unwrap_or(5);
+    let loo = match args.iter().position(|a| a == "--leave-one-out") {
+        Some(i) => {
+            args.remove(i);
+            true
+        }
+        None => false,
+    };
     let paths = args;
     if paths.is_empty() {
         eprintln!(
@@ -32,13 +42,29 @@ fn main() {
         );
         std::process::exit(2);
     }
-    for path in paths {
-        let sim = match Simulation::open(path.as_ref(), None, None) {
-            Ok(s) => s,
-            Err(e) => {
+    let sims: Vec<Simulation> = paths
+        .iter()
+        .map(|path| {
+            Simulation::open(path.as_ref(), None, None).unwrap_or_else(|e| {
                 eprintln!("error: {e}");
                 std::process::exit(1);
-            }
+            })
+        })
+        .collect();
+    for (i, sim) in sims.iter().enumerate() {
+        let priors: Vec<ktune_core::MatchedPrior> = if loo {
+            sims.iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .filter_map(|(_, other)| {
+                    other
+                        .prior()
+                        .match_onto(sim.space(), sim.objective().direction)
+                        .ok()
+                })
+                .collect()
+        } else {
+            Vec::new()
         };
         let mut near_220 = Vec::new();
         for seed in 0..seeds {
@@ -53,6 +79,7 @@ fn main() {
             let mut runner = sim.runner();
             let budget = Budget::evaluations(at + 20);
             Tuner::new(sim.space(), &mut runner, budget)
+                .priors(&priors)
                 .run(&mut timed, &mut Rng::seed_from_u64(seed))
                 .expect("simulation runs");
             near_220.extend(
@@ -69,13 +96,25 @@ fn main() {
             continue;
         };
         println!(
-            "{}: {} candidates, {spec}: median ask+tell at {}-{} observations: {:.2} ms ({} iterations, {seeds} seeds)",
+            "{}: {} candidates, {} priors, {spec}: median ask+tell at {}-{} observations: {:.2} ms ({} iterations, {seeds} seeds)",
             sim.name(),
             sim.space().size(),
+            priors.len(),
             at.saturating_sub(10),
             at + 10,
             median * 1e3,
             near_220.len()
         );
+    }
+    // The peak resident memory of the whole process (Linux), every simulation and prior in it.
+    if let Some(kb) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+    {
+        println!("peak memory of the process: {:.0} MB", kb as f64 / 1024.0);
     }
 }

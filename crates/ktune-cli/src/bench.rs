@@ -93,8 +93,10 @@ struct RunArgs {
     /// `leave-one-out` tunes each space with every other given space of the same parameter
     /// names as its priors (traces labelled `strategy/loo`); `each` tunes it once with each
     /// of those alone (labelled `strategy/from-SPACE`); `other-kernel` gives it the spaces of
-    /// other parameter names instead (unrelated priors; `strategy/other-kernel`). Traces
-    /// record their priors.
+    /// other parameter names instead (unrelated priors; `strategy/other-kernel`); `shuffled`
+    /// gives it the leave-one-out priors with each prior's values shuffled across its
+    /// configurations (priors that mislead at random; `strategy/shuffled`). Traces record
+    /// their priors.
     #[arg(long, value_enum, value_name = "HOW")]
     transfer: Option<Transfer>,
 }
@@ -109,6 +111,10 @@ enum Transfer {
     /// Every space of another kernel (other parameter names, some shared): unrelated
     /// priors, which should cost nothing.
     OtherKernel,
+    /// The leave-one-out priors, each prior's values shuffled across its configurations
+    /// (the same shuffle for every target and seed): priors of the right shape that say
+    /// nothing, which should cost nothing either.
+    Shuffled,
 }
 
 /// What a budget counts.
@@ -292,6 +298,7 @@ fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
                 let label = match args.transfer {
                     Some(Transfer::LeaveOneOut) => format!("{label}/loo"),
                     Some(Transfer::OtherKernel) => format!("{label}/other-kernel"),
+                    Some(Transfer::Shuffled) => format!("{label}/shuffled"),
                     Some(Transfer::Each) | None => label,
                 };
                 (label, c.clone(), w)
@@ -361,8 +368,12 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
     // Each space as a prior, and its parameter names, made once for every target.
     let as_priors: Vec<(ktune_core::Prior, Vec<String>)> = spaces
         .iter()
-        .map(|(sim, _)| {
-            let prior = sim.prior();
+        .enumerate()
+        .map(|(i, (sim, _))| {
+            let mut prior = sim.prior();
+            if args.transfer == Some(Transfer::Shuffled) {
+                shuffle_values(&mut prior, i as u64);
+            }
             let mut names = prior.parameters.clone();
             names.sort();
             (prior, names)
@@ -406,6 +417,17 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
         out.push(matched);
     }
     Ok(out)
+}
+
+/// The prior's objective values shuffled across its measurements, by a shuffle of its own
+/// (`seed`): the same configurations, the same distribution of values, no information.
+fn shuffle_values(prior: &mut ktune_core::Prior, seed: u64) {
+    use rand::seq::SliceRandom;
+    let mut values: Vec<Option<f64>> = prior.measurements.iter().map(|m| m.objective).collect();
+    values.shuffle(&mut Rng::seed_from_u64(seed));
+    for (m, v) in prior.measurements.iter_mut().zip(values) {
+        m.objective = v;
+    }
 }
 
 /// One run: the contender on the space with the seed, as a trace.

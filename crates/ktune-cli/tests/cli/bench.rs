@@ -570,4 +570,44 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         };
         assert_eq!(t["meta"]["priors"], want, "{t}");
     }
+
+    // `--transfer shuffled`: the leave-one-out priors with their values shuffled, so the
+    // fixed order that found the A6000's optimum above no longer leads there.
+    let shuffled = tempfile::tempdir().unwrap();
+    ktune()
+        .args([
+            "bench",
+            "-s",
+            "prior_rank",
+            "--seeds",
+            "1",
+            "--budget",
+            "20",
+        ])
+        .args(["--transfer", "shuffled", "--no-plots", "--out"])
+        .arg(shuffled.path())
+        .arg(space("convolution_A4000"))
+        .arg(space("convolution_A6000"))
+        .succeeds();
+    let traces = std::fs::read_to_string(shuffled.path().join("traces.jsonl")).unwrap();
+    let runs: Vec<serde_json::Value> = traces
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    for t in &runs {
+        assert_eq!(t["strategy"], "prior_rank/shuffled", "{t}");
+        assert_eq!(t["meta"]["priors"].as_array().unwrap().len(), 1, "{t}");
+    }
+    let a6000 = runs
+        .iter()
+        .find(|t| t["space"] == "convolution_A6000")
+        .unwrap();
+    let best = a6000["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!(best > optimum * 1.05, "best {best}, optimum {optimum}");
 }
