@@ -217,3 +217,29 @@ fn priors_say_how_much_of_them_maps_onto_the_space() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// The transfer example's spec reads the committed multi-size data as priors, in each of the
+/// forms a prior comes in: a ktune study and its Kernel Tuner cache export say the same.
+#[test]
+fn the_transfer_example_maps_the_committed_studies_of_other_sizes() {
+    let spec = repo("examples/transfer-cpu/n768.toml");
+    for prior in [
+        "bench/data/matmul-sizes/256.db",
+        "bench/data/matmul-sizes/matmul_512.json.gz",
+    ] {
+        let out = ktune()
+            .arg("space")
+            .arg(&spec)
+            .arg("--prior")
+            .arg(repo(prior))
+            .succeeds();
+        let text = String::from_utf8(out.stdout).unwrap();
+        contains_all(
+            &text,
+            &[
+                "feasible size   384",
+                "384 of 384 measurements map onto 384 configurations (384 moved to the nearest value)",
+            ],
+        );
+    }
+}
