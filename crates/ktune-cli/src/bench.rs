@@ -95,14 +95,17 @@ struct RunArgs {
     /// of those alone (labelled `strategy/from-SPACE`); `other-kernel` gives it the spaces of
     /// other parameter names instead (unrelated priors; `strategy/other-kernel`); `shuffled`
     /// gives it the leave-one-out priors with each prior's values shuffled across its
-    /// configurations (priors that mislead at random; `strategy/shuffled`). Traces record
-    /// their priors.
-    #[arg(long, value_enum, value_name = "HOW")]
+    /// configurations (priors that mislead at random; `strategy/shuffled`); a FILE (JSON)
+    /// lists each target's priors explicitly, `{"convolution_A100": ["convolution_A4000",
+    /// "other/cache.json.gz"]}`, by the name of a given space or the path of a prior (a
+    /// ktune study, a Kernel Tuner cache or a T4 file, relative to the FILE), targets not
+    /// listed without (`strategy/listed`). Traces record their priors.
+    #[arg(long, value_parser = parse_transfer, value_name = "HOW|FILE")]
     transfer: Option<Transfer>,
 }
 
 /// Where a benchmark's runs take their priors from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Transfer {
     /// Every other space with the same parameter names.
     LeaveOneOut,
@@ -115,6 +118,79 @@ enum Transfer {
     /// (the same shuffle for every target and seed): priors of the right shape that say
     /// nothing, which should cost nothing either.
     Shuffled,
+    /// Each target's priors as a JSON file lists them.
+    Listed(PathBuf),
+}
+
+fn parse_transfer(text: &str) -> Result<Transfer, String> {
+    Ok(match text {
+        "leave-one-out" => Transfer::LeaveOneOut,
+        "each" => Transfer::Each,
+        "other-kernel" => Transfer::OtherKernel,
+        "shuffled" => Transfer::Shuffled,
+        path if Path::new(path).is_file() => Transfer::Listed(PathBuf::from(path)),
+        other => {
+            return Err(format!(
+                "`{other}` is neither leave-one-out, each, other-kernel, shuffled nor a file listing each target's priors"
+            ));
+        }
+    })
+}
+
+/// The priors a `--transfer FILE` lists: per target space's name, each prior as the name of
+/// a given space or a file relative to FILE.
+fn listed_priors(
+    file: &Path,
+    spaces: &[(Simulation, SpaceStats)],
+) -> Result<Vec<Vec<MatchedPrior>>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("--transfer {}: cannot read it", file.display()))?;
+    let lists: std::collections::BTreeMap<String, Vec<String>> = serde_json::from_str(&text)
+        .with_context(|| {
+            format!(
+                "--transfer {}: expected a JSON object of target names and lists of priors",
+                file.display()
+            )
+        })?;
+    for target in lists.keys() {
+        if !spaces.iter().any(|(sim, _)| sim.name() == target) {
+            bail!(
+                "--transfer {}: `{target}` is not one of the given spaces",
+                file.display()
+            );
+        }
+    }
+    let base = file.parent().unwrap_or(Path::new("."));
+    spaces
+        .iter()
+        .map(|(target, _)| {
+            let names = lists.get(target.name()).map_or(&[][..], Vec::as_slice);
+            names
+                .iter()
+                .map(|name| {
+                    let context = || {
+                        format!(
+                            "--transfer {}: `{name}` as a prior of {}",
+                            file.display(),
+                            target.name()
+                        )
+                    };
+                    let prior = match spaces.iter().find(|(sim, _)| sim.name() == name) {
+                        Some((sim, _)) => sim.prior(),
+                        None => {
+                            ktune_problem::PriorSource::parse(name, base)
+                                .and_then(|s| s.load(&target.objective().name))
+                                .with_context(context)?
+                                .prior
+                        }
+                    };
+                    prior
+                        .match_onto(target.space(), target.objective().direction)
+                        .with_context(context)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// What a budget counts.
@@ -295,10 +371,11 @@ fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
                     None => c.canonical().to_string(),
                 };
                 // `--transfer each` labels each task by its prior.
-                let label = match args.transfer {
+                let label = match &args.transfer {
                     Some(Transfer::LeaveOneOut) => format!("{label}/loo"),
                     Some(Transfer::OtherKernel) => format!("{label}/other-kernel"),
                     Some(Transfer::Shuffled) => format!("{label}/shuffled"),
+                    Some(Transfer::Listed(_)) => format!("{label}/listed"),
                     Some(Transfer::Each) | None => label,
                 };
                 (label, c.clone(), w)
@@ -362,9 +439,31 @@ fn earlier_runs(args: &RunArgs, traces_path: &Path, tool: &str) -> Result<Vec<Tr
 
 /// Each space's priors (none without `--transfer`), matched onto it once for all its runs.
 fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec<MatchedPrior>>> {
-    if args.transfer.is_none() {
-        return Ok(vec![Vec::new(); spaces.len()]);
+    let out = match &args.transfer {
+        None => vec![Vec::new(); spaces.len()],
+        Some(Transfer::Listed(file)) => listed_priors(file, spaces)?,
+        Some(_) => matched_priors(args, spaces)?,
+    };
+    for ((target, _), matched) in spaces.iter().zip(&out).filter(|_| args.transfer.is_some()) {
+        let sources: Vec<&str> = matched.iter().map(|m| m.source.as_str()).collect();
+        eprintln!(
+            "  {:<24} priors: {}",
+            target.name(),
+            if sources.is_empty() {
+                "none".to_string()
+            } else {
+                sources.join(", ")
+            }
+        );
     }
+    Ok(out)
+}
+
+/// The priors of the modes that take them from the given spaces.
+fn matched_priors(
+    args: &RunArgs,
+    spaces: &[(Simulation, SpaceStats)],
+) -> Result<Vec<Vec<MatchedPrior>>> {
     // Each space as a prior, and its parameter names, made once for every target.
     let as_priors: Vec<(ktune_core::Prior, Vec<String>)> = spaces
         .iter()
@@ -385,7 +484,7 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
         let mut matched = Vec::new();
         for (o, (prior, names)) in as_priors.iter().enumerate() {
             let related = *names == as_priors[t].1;
-            let wanted = match args.transfer {
+            let wanted = match &args.transfer {
                 Some(Transfer::OtherKernel) => !related,
                 _ => related,
             };
@@ -404,16 +503,6 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
             };
             matched.push(m);
         }
-        let sources: Vec<&str> = matched.iter().map(|m| m.source.as_str()).collect();
-        eprintln!(
-            "  {:<24} priors: {}",
-            target.name(),
-            if sources.is_empty() {
-                "none (no other space has its parameters)".to_string()
-            } else {
-                sources.join(", ")
-            }
-        );
         out.push(matched);
     }
     Ok(out)

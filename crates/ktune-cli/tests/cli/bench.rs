@@ -610,4 +610,92 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         .filter_map(|v| v.as_f64())
         .fold(f64::INFINITY, f64::min);
     assert!(best > optimum * 1.05, "best {best}, optimum {optimum}");
+
+    // `--transfer FILE`: each target's priors as listed, by a given space's name or a path.
+    let listed = tempfile::tempdir().unwrap();
+    let file = crate::common::written(
+        listed.path(),
+        "priors.json",
+        &serde_json::json!({
+            "convolution_A6000": ["convolution_A4000"],
+            "convolution_W6600": [space("convolution_MI250X").display().to_string()],
+        })
+        .to_string(),
+    );
+    let result = ktune()
+        .args(["bench", "-s", "prior_rank", "--seeds", "1", "--budget", "5"])
+        .arg("--transfer")
+        .arg(&file)
+        .args(["--no-plots", "--out"])
+        .arg(listed.path().join("out"))
+        .arg(space("convolution_A4000"))
+        .arg(space("convolution_A6000"))
+        .arg(space("convolution_W6600"))
+        .succeeds();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("convolution_A4000        priors: none"),
+        "{stderr}"
+    );
+    let traces = std::fs::read_to_string(listed.path().join("out/traces.jsonl")).unwrap();
+    for line in traces.lines() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(t["strategy"], "prior_rank/listed", "{t}");
+        let priors = &t["meta"]["priors"];
+        match t["space"].as_str().unwrap() {
+            "convolution_A6000" => assert_eq!(priors, &serde_json::json!(["convolution_A4000"])),
+            "convolution_W6600" => {
+                let p = priors[0].as_str().unwrap();
+                assert!(p.ends_with("convolution_MI250X.json.gz"), "{t}");
+            }
+            _ => assert!(priors.is_null(), "{t}"),
+        }
+    }
+    for (text, words) in [
+        (
+            r#"{"convolution_H100": ["convolution_A4000"]}"#,
+            "`convolution_H100` is not one of the given spaces",
+        ),
+        (
+            r#"{"convolution_A6000": ["nowhere.json"]}"#,
+            "`nowhere.json` as a prior of convolution_A6000",
+        ),
+        (
+            r#"["convolution_A4000"]"#,
+            "expected a JSON object of target names",
+        ),
+    ] {
+        let bad = crate::common::written(listed.path(), "bad.json", text);
+        let out = ktune()
+            .args([
+                "bench",
+                "-s",
+                "prior_rank",
+                "--seeds",
+                "1",
+                "--budget",
+                "5",
+                "--no-plots",
+            ])
+            .arg("--transfer")
+            .arg(&bad)
+            .arg("--out")
+            .arg(listed.path().join("bad"))
+            .arg(space("convolution_A4000"))
+            .arg(space("convolution_A6000"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(words), "{err}");
+    }
+    let out = ktune()
+        .args(["bench", "-s", "prior_rank", "--transfer", "sideways"])
+        .arg(space("convolution_A4000"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("neither leave-one-out, each, other-kernel, shuffled nor a file"),
+        "{err}"
+    );
 }
