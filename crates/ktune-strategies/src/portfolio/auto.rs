@@ -244,6 +244,21 @@ pub struct AutoOptions {
     pub prior_first: usize,
     /// With priors: how each is weighted by how well it ranks this study's results.
     pub prior_trust: PriorTrust,
+    /// With priors: whether the priors' first proposals come before the model's initial
+    /// sample or count as part of it.
+    pub prior_sample: PriorSample,
+}
+
+/// Where `auto`'s first proposals from the priors stand to the model's initial sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorSample {
+    /// Before it: the model's uniform sample, and the other members' wait, follow them.
+    #[default]
+    Before,
+    /// Part of it: the model starts as early as without priors (what the priors proposed
+    /// is its sample, biased to where they agree).
+    Within,
 }
 
 impl Default for AutoOptions {
@@ -271,6 +286,7 @@ impl Default for AutoOptions {
             alignment: Alignment::Validated,
             prior_first: 10,
             prior_trust: PriorTrust::Tau,
+            prior_sample: PriorSample::Before,
         }
     }
 }
@@ -317,6 +333,8 @@ pub struct Auto {
     prior_first: usize,
     /// How far the priors are trusted.
     prior_trust: PriorTrust,
+    /// Whether the priors' first proposals lengthen the model's initial sample.
+    prior_sample: PriorSample,
     /// The configurations the priors' member proposed (not a sample of the landscape).
     from_priors: rustc_hash::FxHashSet<Configuration>,
     /// The bandit's weight and window (to make it again when a member joins).
@@ -457,6 +475,7 @@ impl Auto {
             prior_arm: None,
             prior_first: o.prior_first,
             prior_trust: o.prior_trust,
+            prior_sample: o.prior_sample,
             from_priors: Default::default(),
             c: o.c,
             window: o.window,
@@ -548,9 +567,11 @@ impl Strategy for Auto {
                 self.exhausted[arm] = proposed.is_empty();
                 // The model's uniform sample, and the other members' wait for it, follow
                 // the priors' first proposals (as many as the guard lets through).
-                self.warm_up += proposed.len();
-                if let Member::BayesOpt(b) = &mut self.members[MODEL] {
-                    b.lengthen_initial_sample(proposed.len());
+                if self.prior_sample == PriorSample::Before {
+                    self.warm_up += proposed.len();
+                    if let Member::BayesOpt(b) = &mut self.members[MODEL] {
+                        b.lengthen_initial_sample(proposed.len());
+                    }
                 }
                 for c in proposed {
                     if !self.pending.contains_key(&c) {

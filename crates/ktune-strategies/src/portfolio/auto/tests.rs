@@ -208,3 +208,32 @@ fn priors_that_agree_are_followed_and_priors_that_mislead_are_dropped() {
     ktune_core::Strategy::set_priors(&mut auto, &[]);
     assert_eq!((auto.members.len(), auto.prior_arm), (2, None));
 }
+
+/// `prior_sample`: the priors' first proposals come before the model's initial sample (which
+/// then waits for them), or count within it (the model starts as early as without priors).
+#[test]
+fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
+    let space = sparse_space();
+    let good = prior_from(|x| Some((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2)));
+    let first_ask = |sample: PriorSample| {
+        let mut auto = Auto::new(&AutoOptions {
+            prior_sample: sample,
+            ..AutoOptions::default()
+        })
+        .unwrap();
+        ktune_core::Strategy::set_priors(&mut auto, std::slice::from_ref(&good));
+        let asked = ktune_core::Strategy::ask(
+            &mut auto,
+            &space,
+            &ktune_core::History::default(),
+            4,
+            &mut Rng::seed_from_u64(1),
+        );
+        assert_eq!(asked.len(), 4);
+        assert!(asked.iter().all(|c| auto.from_priors.contains(c)));
+        auto.warm_up
+    };
+    let initial = AutoOptions::default().initial_samples;
+    assert_eq!(first_ask(PriorSample::Before), initial + 4);
+    assert_eq!(first_ask(PriorSample::Within), initial);
+}
