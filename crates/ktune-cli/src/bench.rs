@@ -115,8 +115,8 @@ enum Transfer {
     /// priors, which should cost nothing.
     OtherKernel,
     /// The leave-one-out priors, each prior's values shuffled across its configurations
-    /// (the same shuffle for every target and seed): priors of the right shape that say
-    /// nothing, which should cost nothing either.
+    /// (a shuffle of its own for every target and seed): priors of the right shape that
+    /// say nothing, which should cost nothing either.
     Shuffled,
     /// Each target's priors as a JSON file lists them.
     Listed(PathBuf),
@@ -293,6 +293,18 @@ fn bench(args: &RunArgs) -> Result<()> {
                 Some(k) => std::slice::from_ref(&priors[task.0][k]),
                 None => &priors[task.0][..],
             };
+            // Each run its own shuffle: one shuffle for all seeds would measure one draw.
+            let shuffled: Vec<MatchedPrior>;
+            let given = if args.transfer == Some(Transfer::Shuffled) {
+                shuffled = given
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| shuffle_values(p, [task.0 as u64, task.2, k as u64]))
+                    .collect();
+                &shuffled[..]
+            } else {
+                given
+            };
             let trace = run_one(args, &spaces, given, task, &tool)?;
             appender
                 .lock()
@@ -467,12 +479,8 @@ fn matched_priors(
     // Each space as a prior, and its parameter names, made once for every target.
     let as_priors: Vec<(ktune_core::Prior, Vec<String>)> = spaces
         .iter()
-        .enumerate()
-        .map(|(i, (sim, _))| {
-            let mut prior = sim.prior();
-            if args.transfer == Some(Transfer::Shuffled) {
-                shuffle_values(&mut prior, i as u64);
-            }
+        .map(|(sim, _)| {
+            let prior = sim.prior();
             let mut names = prior.parameters.clone();
             names.sort();
             (prior, names)
@@ -508,15 +516,21 @@ fn matched_priors(
     Ok(out)
 }
 
-/// The prior's objective values shuffled across its measurements, by a shuffle of its own
-/// (`seed`): the same configurations, the same distribution of values, no information.
-fn shuffle_values(prior: &mut ktune_core::Prior, seed: u64) {
+/// The prior's values shuffled across its configurations by a shuffle of its own (`seed`:
+/// the target, the run's seed and the prior's place): the same configurations, the same
+/// distribution of values, no information.
+fn shuffle_values(prior: &MatchedPrior, seed: [u64; 3]) -> MatchedPrior {
     use rand::seq::SliceRandom;
-    let mut values: Vec<Option<f64>> = prior.measurements.iter().map(|m| m.objective).collect();
-    values.shuffle(&mut Rng::seed_from_u64(seed));
-    for (m, v) in prior.measurements.iter_mut().zip(values) {
-        m.objective = v;
+    let mut values: Vec<Option<f64>> = prior.observations.iter().map(|(_, v)| *v).collect();
+    let mixed = seed.iter().fold(0x9e37_79b9_7f4a_7c15u64, |h, &x| {
+        (h ^ x).wrapping_mul(0x1000_0000_01b3)
+    });
+    values.shuffle(&mut Rng::seed_from_u64(mixed));
+    let mut out = prior.clone();
+    for ((_, v), shuffled) in out.observations.iter_mut().zip(values) {
+        *v = shuffled;
     }
+    out
 }
 
 /// One run: the contender on the space with the seed, as a trace.
