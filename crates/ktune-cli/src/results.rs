@@ -257,6 +257,16 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
                 text.push('\n');
                 text.push_str(&reranking_text(&r, &objective));
             }
+            // Which earlier measurements the study started from (`--prior`, `[transfer]`).
+            if let Some(p) = store.meta(ktune_core::PRIORS_KEY)?
+                && let Ok(priors) = serde_json::from_str::<Vec<ktune_core::PriorFact>>(&p)
+                && !priors.is_empty()
+            {
+                text.push_str("\npriors of this study:\n");
+                for prior in priors {
+                    text.push_str(&format!("  {prior}\n"));
+                }
+            }
             text
         }
     };

@@ -807,6 +807,13 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
     assert!(said.contains(&line), "{said}");
     let all = rows(&b);
     assert_eq!(all.len(), 6);
+    // `ktune results` says which priors the study started from.
+    let table = results_table(&b);
+    assert!(table.contains("priors of this study:"), "{table}");
+    assert!(
+        table.contains(&format!("  {a_arg} ({measured} measurements, ")),
+        "{table}"
+    );
     assert!(all[3..].iter().all(|r| value(r) <= 3.0), "{all:?}");
 
     // From the spec's [transfer] section (relative to the spec), with the default strategy.
