@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use ktune_core::{Direction, Prior, PriorFact};
 use ktune_space::Value;
-use ktune_store::{Location, StudyDump};
+use ktune_store::{Location, StudyDump, stored_value};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -210,6 +210,25 @@ pub fn reload_priors(
         .collect()
 }
 
+/// Matches `priors` (the ones `facts` describe, in order) onto the session's space and tells
+/// its strategy; returns each one's fact with how much of it mapped.
+pub fn tell_priors(
+    session: &mut ktune_core::Session<'_>,
+    priors: &[Prior],
+    facts: &[PriorFact],
+) -> Result<Vec<(PriorFact, ktune_core::MatchReport)>, ktune_core::PriorError> {
+    let matched = priors
+        .iter()
+        .map(|p| p.match_onto(session.space(), session.direction()))
+        .collect::<Result<Vec<_>, _>>()?;
+    session.set_priors(&matched);
+    Ok(facts
+        .iter()
+        .cloned()
+        .zip(matched.into_iter().map(|m| m.report))
+        .collect())
+}
+
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
@@ -320,7 +339,7 @@ fn from_study(name: &str, dump: &StudyDump) -> Result<Prior, PriorLoadError> {
         let Ok(pairs) = serde_json::from_str::<Vec<(String, Json)>>(&e.params_json) else {
             continue;
         };
-        let Some(values) = pairs.iter().map(|(_, v)| value_of(v)).collect() else {
+        let Some(values) = pairs.iter().map(|(_, v)| stored_value(v)).collect() else {
             continue;
         };
         let p = prior.get_or_insert_with(|| {
@@ -341,18 +360,6 @@ fn from_study(name: &str, dump: &StudyDump) -> Result<Prior, PriorLoadError> {
     })
 }
 
-/// A stored value: a number, boolean or label, or a permutation stored as item positions.
-fn value_of(v: &Json) -> Option<Value> {
-    match v {
-        Json::Array(items) => items
-            .iter()
-            .map(|i| i.as_u64().and_then(|i| u32::try_from(i).ok()))
-            .collect::<Option<Vec<u32>>>()
-            .map(Value::Perm),
-        v => Value::from_json(v),
-    }
-}
-
 /// A T4 results file: each result's configuration, and its first objective's measurement
 /// (a number; anything else, or an invalidity other than `correct`, a failure). Results the
 /// constraints refused are left out.
@@ -366,7 +373,11 @@ fn from_t4(name: &str, doc: &Json, objective: &str) -> Result<Prior, PriorLoadEr
         if r.get("invalidity").and_then(Json::as_str) == Some("constraints") {
             continue;
         }
-        let Some(values) = conf.values().map(value_of).collect::<Option<Vec<Value>>>() else {
+        let Some(values) = conf
+            .values()
+            .map(stored_value)
+            .collect::<Option<Vec<Value>>>()
+        else {
             continue;
         };
         let wanted = r

@@ -154,19 +154,8 @@ impl StudyPlace {
         } else {
             opening.priors
         };
-        let matched = priors
-            .iter()
-            .map(|p| p.match_onto(session.space(), joined.facts.direction))
-            .collect::<Result<Vec<_>, _>>()
+        let priors = crate::prior::tell_priors(&mut session, &priors, &joined.facts.priors)
             .map_err(|e| CoreError::Prior(Box::new(e)))?;
-        session.set_priors(&matched);
-        let priors = joined
-            .facts
-            .priors
-            .iter()
-            .cloned()
-            .zip(matched.into_iter().map(|m| m.report))
-            .collect();
         let mut participant = ktune_core::Participant::new(Cooperation {
             worker: worker.id.clone(),
             lease: p.lease,

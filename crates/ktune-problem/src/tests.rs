@@ -5,7 +5,8 @@ use ktune_core::testing::FnRunner;
 use ktune_core::{Budget, Direction, JoinNote, Metric, StudyFacts};
 use ktune_store::{Fingerprint, Location};
 
-const SPACE: &str = r#"
+/// A two-parameter space with one constraint (also the priors' tests').
+pub(crate) const SPACE: &str = r#"
 constraints = ["x * y <= 64"]
 
 [[parameter]]

@@ -547,20 +547,12 @@ impl Study {
                     Rng::seed_from_u64(seed),
                 )
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                let matched = setup
-                    .priors
-                    .iter()
-                    .map(|p| p.match_onto(&setup.space, setup.facts.direction))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                session.set_priors(&matched);
-                priors = setup
-                    .facts
-                    .priors
-                    .iter()
-                    .cloned()
-                    .zip(matched.into_iter().map(|m| m.report))
-                    .collect();
+                priors = ktune_problem::prior::tell_priors(
+                    &mut session,
+                    &setup.priors,
+                    &setup.facts.priors,
+                )
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 Backing::Memory(Box::new(session))
             }
             Some((place, fingerprint, participation)) => {

@@ -273,8 +273,9 @@ fn name_items(value: &mut Json, items: &[String]) {
     }
 }
 
-/// A parameter value from its JSON form ([`Value::to_json`]).
-fn value_of(v: &Json) -> Option<Value> {
+/// A parameter value from its stored JSON form ([`Value::to_json`]): a number, boolean or
+/// label, or a permutation as item positions.
+pub fn value_of(v: &Json) -> Option<Value> {
     match v {
         Json::Array(items) => items
             .iter()

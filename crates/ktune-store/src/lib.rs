@@ -30,6 +30,7 @@ mod sqlite;
 #[cfg(test)]
 mod tests;
 
+pub use codec::value_of as stored_value;
 pub use conninfo::redact;
 pub use copy::{EvaluationRow, StudyDump, WorkerRow};
 pub use error::StoreError;

@@ -10,17 +10,7 @@ use serde_json::json;
 use super::*;
 use crate::{OpenStudy, Opening, Participation, StudyPlace};
 
-const SPACE: &str = r#"
-constraints = ["x * y <= 64"]
-
-[[parameter]]
-name = "x"
-values = [1, 2, 4, 8]
-
-[[parameter]]
-name = "y"
-values = [1, 2, 4, 8, 16]
-"#;
+use crate::tests::SPACE;
 
 fn space() -> SearchSpace {
     SpaceSpec::from_toml_str(SPACE, "t.toml")
