@@ -318,17 +318,11 @@ mod tests {
 
         std::fs::write(&path, format!("{good}\n{{\"tool\": \"x\", \"strategy\": \"y\", \"space\": \"z\", \"seed\": 1.5, \"values\": []}}\n")).unwrap();
         let msg = read_traces(&path).unwrap_err().to_string();
-        assert!(
-            msg.contains("bad.jsonl:2:") && msg.contains("seed 1.5"),
-            "{msg}"
-        );
+        crate::contains_all(&msg, &["bad.jsonl:2:", "seed 1.5"]);
 
         std::fs::write(&path, format!("{good}\n{{\"tool\": \"x\"}}\n")).unwrap();
         let msg = read_traces(&path).unwrap_err().to_string();
-        assert!(
-            msg.contains(":2:") && msg.contains("missing field"),
-            "{msg}"
-        );
+        crate::contains_all(&msg, &[":2:", "missing field"]);
 
         let missing = dir.path().join("nope.jsonl");
         let msg = read_traces(&missing).unwrap_err().to_string();

@@ -488,3 +488,12 @@ mod tests {
         assert_eq!((h.len(), o.failure), (1, Some(FailureKind::Runtime)));
     }
 }
+
+/// Fails naming the first of `parts` that `text` lacks, and showing the text: for tests of
+/// messages, which must name the problem and where.
+#[track_caller]
+pub fn assert_mentions(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}

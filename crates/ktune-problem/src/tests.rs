@@ -248,7 +248,7 @@ fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_s
     let e = Plan::resolve(&read(SPACE).unwrap(), both, &PYTHON)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("either db") && e.contains("or storage"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["either db", "or storage"]);
     let study = Some("s".into());
     let e = refused(RunArgs {
         study,

@@ -359,10 +359,7 @@ mod tests {
         assert_eq!(parse::<Opts>("de", &o).unwrap(), Opts::default());
         let (_, o) = parse_spec("de:popsise=8");
         let e = parse::<Opts>("de", &o).unwrap_err().to_string();
-        assert!(
-            e.contains("strategy `de`") && e.contains("popsise") && e.contains("popsize"),
-            "{e}"
-        );
+        ktune_core::testing::assert_mentions(&e, &["strategy `de`", "popsise", "popsize"]);
         // A value of the wrong type names its option, whichever of several it is.
         for spec in ["de:popsize=many:method=x", "de:method=x:popsize=-1"] {
             let (_, o) = parse_spec(spec);

@@ -95,6 +95,22 @@ pub(crate) trait StrategyOptions:
     fn build(&self) -> Box<dyn Strategy + Send>;
 }
 
+/// `StrategyOptions` for options that need no check beyond their documented ranges and whose
+/// strategy is made by `Strategy::checked(options)`; the strategy's name is the module's
+/// `NAME`.
+macro_rules! checked_by {
+    ($options:ty => $strategy:ident) => {
+        impl crate::registry::StrategyOptions for $options {
+            const STRATEGY: &'static str = NAME;
+
+            fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
+                Box::new($strategy::checked(self.clone()))
+            }
+        }
+    };
+}
+pub(crate) use checked_by;
+
 /// The check of a strategy whose options are an `O`: parsed, checked, and made into the
 /// factory that builds with [`StrategyOptions::build`].
 pub(crate) fn check<O: StrategyOptions>(

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{Succeeds, ktune, shared_space as space, written};
+use crate::common::{Succeeds, contains_all, ktune, shared_space as space, written};
 
 #[test]
 fn runs_strategies_and_writes_traces_scores_and_plots() {
@@ -21,19 +21,10 @@ fn runs_strategies_and_writes_traces_scores_and_plots() {
         .arg(out.path())
         .arg(space("convolution_A100"))
         .arg(space("dedispersion_A100"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stderr}");
+        .succeeds();
     let table = String::from_utf8(result.stdout).unwrap();
-    assert!(
-        table.contains("random") && table.contains("brute_force"),
-        "{table}"
-    );
-    assert!(
-        table.contains("convolution_A100") && table.contains("dedispersion_A100"),
-        "{table}"
-    );
+    contains_all(&table, &["random", "brute_force"]);
+    contains_all(&table, &["convolution_A100", "dedispersion_A100"]);
 
     let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
     let lines: Vec<serde_json::Value> = traces
@@ -67,9 +58,7 @@ fn runs_strategies_and_writes_traces_scores_and_plots() {
         .arg(out.path().join("traces.jsonl"))
         .arg(space("convolution_A100"))
         .arg(space("dedispersion_A100"))
-        .output()
-        .unwrap();
-    assert!(early.status.success());
+        .succeeds();
     let early = String::from_utf8(early.stdout).unwrap();
     assert!(early.contains("first 20 evaluations"), "{early}");
     let at20 = summary_columns(&table, 2);
@@ -95,17 +84,13 @@ fn summary_columns(markdown: &str, column: usize) -> Vec<(String, String)> {
 
 fn fails_with(args: &[&str], extra: &[PathBuf], needle: &str) {
     let out = tempfile::tempdir().unwrap();
-    let result = ktune()
+    let stderr = ktune()
         .args(args)
         .arg("--out")
         .arg(out.path())
         .args(extra)
-        .output()
-        .unwrap();
-    assert!(!result.status.success());
-    let stderr = String::from_utf8(result.stderr).unwrap();
+        .fails();
     assert!(stderr.contains(needle), "expected `{needle}` in:\n{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]
@@ -164,24 +149,18 @@ fn strategy_options_come_from_the_command_line_or_a_spec() {
     );
 
     std::fs::write(&spec, "[strategy]\nname = \"ga\"\npopsise = 10\n").unwrap();
-    let out = ktune()
+    let err = ktune()
         .args(["bench", "--seeds", "1", "--out"])
         .arg(dir.path().join("out"))
         .arg("--strategies")
         .arg(&spec)
         .arg(space("convolution_A4000"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("popsise") && err.contains("ga.toml"), "{err}");
+        .fails();
+    contains_all(&err, &["popsise", "ga.toml"]);
 
     let out = ktune().arg("strategies").output().unwrap();
     let doc = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        doc.contains("## `diff_evo`") && doc.contains("`constraint_aware`"),
-        "{doc}"
-    );
+    contains_all(&doc, &["## `diff_evo`", "`constraint_aware`"]);
 }
 
 #[test]
@@ -205,9 +184,8 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
         if resume {
             cmd.arg("--resume");
         }
-        let o = cmd.output().unwrap();
+        let o = cmd.succeeds();
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert!(o.status.success(), "{stderr}");
         (String::from_utf8(o.stdout).unwrap(), stderr)
     };
     let traces = || std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
@@ -221,10 +199,7 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
     )
     .unwrap();
     let (table, stderr) = run("3", true);
-    assert!(
-        stderr.contains("4 runs already") && stderr.contains("2 to go"),
-        "{stderr}"
-    );
+    contains_all(&stderr, &["4 runs already", "2 to go"]);
     assert!(stderr.contains("cut off"), "{stderr}");
     let now = traces();
     assert!(
@@ -319,10 +294,7 @@ fn tune_strategy_cross_validates_over_two_folds() {
         .arg("--spaces")
         .arg(space("dedispersion_A100"))
         .arg(space("convolution_A100"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stderr}");
+        .succeeds();
     let report = std::fs::read_to_string(out.path().join("tune-strategy.md")).unwrap();
     assert_eq!(
         report,
@@ -378,16 +350,13 @@ fn tune_strategy_explains_what_it_cannot_do() {
         (&["annealing", "--option", "T=1,2"], "unknown strategy"),
     ];
     for (args, expected) in cases {
-        let result = ktune()
+        let stderr = ktune()
             .args(["bench", "tune-strategy"])
             .args(args)
             .arg("--spaces")
             .arg(space("convolution_A100"))
             .arg(space("dedispersion_A100"))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&result.stderr);
-        assert!(!result.status.success(), "{args:?}");
+            .fails();
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
@@ -397,7 +366,7 @@ fn tune_strategy_explains_what_it_cannot_do() {
 #[test]
 fn budget_kind_time_scores_runs_against_simulated_time() {
     let out = tempfile::tempdir().unwrap();
-    let result = ktune()
+    ktune()
         .args([
             "bench",
             "--strategies",
@@ -413,10 +382,7 @@ fn budget_kind_time_scores_runs_against_simulated_time() {
         ])
         .arg(out.path())
         .arg(space("convolution_A100"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stderr}");
+        .succeeds();
     let time = std::fs::read_to_string(out.path().join("time.md")).unwrap();
     assert!(time.contains("### Scores against simulated time"), "{time}");
     for s in ["/random |", "/mls |", "| convolution_A100 |"] {
@@ -426,18 +392,14 @@ fn budget_kind_time_scores_runs_against_simulated_time() {
         .args(["bench", "score", "--budget-kind", "time"])
         .arg(out.path().join("traces.jsonl"))
         .arg(space("convolution_A100"))
-        .output()
-        .unwrap();
-    assert!(again.status.success());
+        .succeeds();
     assert_eq!(String::from_utf8(again.stdout).unwrap().trim(), time.trim());
-    let bad = ktune()
+    let err = ktune()
         .args(["bench", "score", "--budget-kind", "wallclock"])
         .arg(out.path().join("traces.jsonl"))
         .arg(space("convolution_A100"))
-        .output()
-        .unwrap();
-    assert!(!bad.status.success());
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("evaluations, time"));
+        .fails();
+    assert!(err.contains("evaluations, time"), "{err}");
     // A horizon counts evaluations: not with time, and not zero.
     for (args, expected) in [
         (
@@ -446,17 +408,13 @@ fn budget_kind_time_scores_runs_against_simulated_time() {
         ),
         (&["--horizon", "0"][..], "--horizon"),
     ] {
-        let bad = ktune()
+        let stderr = ktune()
             .args(["bench", "score"])
             .args(args)
             .arg(out.path().join("traces.jsonl"))
             .arg(space("convolution_A100"))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&bad.stderr);
-        assert!(!bad.status.success(), "{args:?}");
+            .fails();
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
 
@@ -480,10 +438,8 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         .arg(space("convolution_A4000"))
         .arg(space("convolution_A6000"))
         .arg(space("dedispersion_A100"))
-        .output()
-        .unwrap();
+        .succeeds();
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success(), "{stderr}");
     assert!(
         stderr.contains("convolution_A4000        priors: convolution_A6000"),
         "{stderr}"
@@ -666,7 +622,7 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         ),
     ] {
         let bad = crate::common::written(listed.path(), "bad.json", text);
-        let out = ktune()
+        let err = ktune()
             .args([
                 "bench",
                 "-s",
@@ -683,10 +639,8 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
             .arg(listed.path().join("bad"))
             .arg(space("convolution_A4000"))
             .arg(space("convolution_A6000"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(words), "{err}");
+            .fails();
+        assert!(err.contains(words), "{err}");
     }
     let out = ktune()
         .args(["bench", "-s", "prior_rank", "--transfer", "sideways"])

@@ -22,12 +22,8 @@ pub fn results_table(db: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Fails naming the first of `parts` that `text` lacks, and showing the text.
-pub fn contains_all(text: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(text.contains(part), "no {part:?} in:\n{text}");
-    }
-}
+/// Fails naming the first of `parts` that a text lacks, and showing the text.
+pub use ktune_core::testing::assert_mentions as contains_all;
 
 /// `ktune` as a plain process, run in `dir` (for children that are killed or interrupted).
 pub fn ktune_in(dir: &Path) -> std::process::Command {
@@ -118,11 +114,14 @@ pub fn run_log(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Running a command that must succeed: its output, or a failed test showing its standard
-/// error.
+/// Running a command that must succeed (its output, or a failed test showing its standard
+/// error) or fail (its standard error, or a failed test showing what it printed).
 pub trait Succeeds {
     /// Runs the command and checks that it succeeded.
     fn succeeds(&mut self) -> std::process::Output;
+    /// Runs the command and checks that it failed with a message, not a panic: its standard
+    /// error.
+    fn fails(&mut self) -> String;
 }
 
 /// The output of a finished command that must have succeeded (else a failed test showing its
@@ -136,14 +135,33 @@ pub fn succeeded(out: std::process::Output) -> std::process::Output {
     out
 }
 
+/// The standard error of a finished command that must have failed without a panic (else a
+/// failed test showing its output).
+pub fn failed(out: std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "succeeded:\n{}\n{err}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
 impl Succeeds for assert_cmd::Command {
     fn succeeds(&mut self) -> std::process::Output {
         succeeded(self.output().unwrap())
+    }
+    fn fails(&mut self) -> String {
+        failed(self.output().unwrap())
     }
 }
 
 impl Succeeds for std::process::Command {
     fn succeeds(&mut self) -> std::process::Output {
         succeeded(self.output().unwrap())
+    }
+    fn fails(&mut self) -> String {
+        failed(self.output().unwrap())
     }
 }

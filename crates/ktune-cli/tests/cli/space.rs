@@ -43,28 +43,17 @@ fn errors_name_the_problem_and_the_place() {
         "ktune.toml",
         "constraints = [\"block_size_x * blok_size_y <= 1024\"]\n[[parameter]]\nname = \"block_size_x\"\nvalues = [1, 2]\n[[parameter]]\nname = \"block_size_y\"\nvalues = [1, 2]\n",
     );
-    let out = ktune().arg("space").arg(&spec).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = ktune().arg("space").arg(&spec).fails();
     assert!(err.starts_with("error: "), "{err}");
-    assert!(
-        err.contains("blok_size_y") && err.contains("did you mean `block_size_y`?"),
-        "{err}"
-    );
+    contains_all(&err, &["blok_size_y", "did you mean `block_size_y`?"]);
     assert!(err.contains("ktune.toml:1:32"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
-    let out = ktune()
+    let err = ktune()
         .arg("space")
         .arg(dir.path().join("missing.toml"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("cannot read") && err.contains("missing.toml"),
-        "{err}"
-    );
+        .fails();
+    contains_all(&err, &["cannot read", "missing.toml"]);
 }
 
 /// The README's sample of `ktune space` is what the tool prints.
@@ -101,9 +90,7 @@ fn the_readme_sample_matches_the_tool() {
 fn errors_do_not_repeat_their_cause() {
     let dir = tempfile::tempdir().unwrap();
     for args in [vec!["space"], vec!["tune"], vec!["results"]] {
-        let out = ktune().args(&args).arg(dir.path()).output().unwrap();
-        assert!(!out.status.success());
-        let err = String::from_utf8(out.stderr).unwrap();
+        let err = ktune().args(&args).arg(dir.path()).fails();
         let first = err.lines().next().unwrap_or_default().to_string();
         for phrase in [
             "Is a directory",
@@ -134,23 +121,16 @@ fn an_exploding_group_is_refused_at_once() {
     }
     std::fs::write(&spec, &text).unwrap();
     let started = std::time::Instant::now();
-    let out = ktune().arg("space").arg(&spec).output().unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        err.contains("p0, p1, p2") && err.contains("1000000000000 combinations"),
-        "{err}"
-    );
+    let err = ktune().arg("space").arg(&spec).fails();
+    contains_all(&err, &["p0, p1, p2", "1000000000000 combinations"]);
     assert!(err.contains("--max-enumeration"), "{err}");
     // Refused before any enumeration (a generous bound for a debug build on a busy machine).
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
-    let out = ktune()
+    let err = ktune()
         .args(["space", "--max-enumeration", "1000"])
         .arg(repo("examples/convolution.toml"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("the limit is 1e3"));
+        .fails();
+    assert!(err.contains("the limit is 1e3"), "{err}");
 }
 
 /// `--prior`: how much of an earlier study maps onto the space, in the report and the JSON;
@@ -205,16 +185,13 @@ fn priors_say_how_much_of_them_maps_onto_the_space() {
             "is not a ktune study, a Kernel Tuner cache or a T4 results file",
         ),
     ] {
-        let out = ktune()
+        let err = ktune()
             .arg("space")
             .arg(&spec)
             .arg("--prior")
             .arg(prior)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains(words), "{err}");
-        assert!(!err.contains("panicked"), "{err}");
+            .fails();
+        assert!(err.contains(words), "{err}");
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Succeeds, gcc_missing, gcc_spec, ktune_in as ktune, succeeded};
+use crate::common::{Succeeds, contains_all, gcc_missing, gcc_spec, ktune_in as ktune, succeeded};
 
 /// objective = (x - 5)^2 + y + 1 ms after SLEEP_MS; x = 2 crashes. Every run appends a line
 /// to runs.log.
@@ -163,15 +163,10 @@ fn workers_share_a_postgresql_study_over_verified_tls() {
     assert_eq!(makers.len(), 2, "{makers:?}");
     // The same study through a certificate of another CA is refused, saying what was checked.
     let other = study.url.replace("ca.pem", "other-ca.pem");
-    let out = ktune(dir.path())
+    let e = ktune(dir.path())
         .args(["results", "--storage", &other, "--study", &study.name])
-        .output()
-        .unwrap();
-    let e = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && e.contains("UnknownIssuer") && e.contains("other-ca.pem"),
-        "{e}"
-    );
+        .fails();
+    contains_all(&e, &["UnknownIssuer", "other-ca.pem"]);
 }
 
 /// Four workers, eight of them killed and replaced: the study ends with its budget of
@@ -244,15 +239,13 @@ fn killed_and_restarted(dir: &Path, study: &Study) {
     assert!(runs.lines().count() >= budget);
     // The study copies out into a file of its own that lists the same.
     let export = || {
-        ktune(dir)
-            .args(["results", "--storage", &study.url, "--study", &study.name])
-            .args(["--export", "sqlite://copy.db"])
-            .output()
-            .unwrap()
+        let mut c = ktune(dir);
+        c.args(["results", "--storage", &study.url, "--study", &study.name])
+            .args(["--export", "sqlite://copy.db"]);
+        c
     };
-    let out = export();
+    let out = export().succeeds();
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
     assert!(
         said.contains(&format!("copied study `{}` (40 evaluations", study.name)),
         "{said}"
@@ -262,12 +255,8 @@ fn killed_and_restarted(dir: &Path, study: &Study) {
         name: study.name.clone(),
     };
     assert_eq!(stored(dir, &copy), rows);
-    let out = export();
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && said.contains("already has a study"),
-        "{said}"
-    );
+    let said = export().fails();
+    assert!(said.contains("already has a study"), "{said}");
     eprintln!(
         "{}: {} runs for {budget} records, {kills} workers killed",
         study.url,
@@ -280,11 +269,7 @@ fn killed_and_restarted(dir: &Path, study: &Study) {
 fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     project(dir.path(), 4, 400);
-    let said = |args: &[&str]| {
-        let out = ktune(dir.path()).args(args).output().unwrap();
-        assert!(!out.status.success(), "{args:?} succeeded");
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    };
+    let said = |args: &[&str]| ktune(dir.path()).args(args).fails();
     let e = said(&[
         "tune",
         "ktune.toml",
@@ -293,10 +278,7 @@ fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
         "--study",
         "s",
     ]);
-    assert!(
-        e.contains("not a storage URL") && e.contains("postgresql://"),
-        "{e}"
-    );
+    contains_all(&e, &["not a storage URL", "postgresql://"]);
     let e = said(&[
         "tune",
         "ktune.toml",
@@ -415,7 +397,7 @@ fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
     );
     assert_eq!(rows.len(), 4);
     // The flags win over the section: --study names another study in the same storage.
-    let out = ktune(dir.path())
+    ktune(dir.path())
         .args([
             "tune",
             "ktune.toml",
@@ -425,9 +407,7 @@ fn a_storage_section_in_the_spec_makes_the_run_a_worker_of_that_study() {
             "--max-evals",
             "2",
         ])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+        .succeeds();
     let rows = results_json(
         dir.path(),
         &["--storage", "sqlite://from-spec.db", "--study", "other"],

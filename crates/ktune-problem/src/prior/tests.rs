@@ -180,46 +180,37 @@ fn what_cannot_be_a_prior_is_named_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let err = |text: &str| load(text, dir.path()).unwrap_err().to_string();
     let e = err("missing.json");
-    assert!(
-        e.contains("missing.json") && e.contains("cannot read"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["missing.json", "cannot read"]);
     write(
         dir.path(),
         "notes.txt",
         "block sizes that worked: 128, 256\n",
     );
     let e = err("notes.txt");
-    assert!(
-        e.contains("notes.txt") && e.contains("not a ktune study, a Kernel Tuner cache or a T4"),
-        "{e}"
+    ktune_core::testing::assert_mentions(
+        &e,
+        &[
+            "notes.txt",
+            "not a ktune study, a Kernel Tuner cache or a T4",
+        ],
     );
     write(dir.path(), "other.json", r#"{"name": "not a cache"}"#);
     let e = err("other.json");
-    assert!(
-        e.contains("other.json") && e.contains("not a ktune study"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["other.json", "not a ktune study"]);
     write(
         dir.path(),
         "empty.t4",
         r#"{"schema_version": "1.0.0", "results": []}"#,
     );
     let e = err("empty.t4");
-    assert!(
-        e.contains("empty.t4") && e.contains("holds no measurements"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["empty.t4", "holds no measurements"]);
     write(dir.path(), "c.json", &cache_json().to_string());
     let e = err("c.json#gemm");
-    assert!(
-        e.contains("#gemm") && e.contains("not a ktune study file"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["#gemm", "not a ktune study file"]);
     let db = dir.path().join("s.db");
     study_run(&db, "random", &[], 2).unwrap();
     let e = err("s.db#nope");
-    assert!(e.contains("s.db#nope") && e.contains("nope"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["s.db#nope", "nope"]);
     // A password never appears in what is reported or recorded.
     let e = load("postgresql://me:hunter2@localhost:1/db#s", dir.path())
         .map(|p| p.fact.source)
@@ -301,10 +292,7 @@ fn a_study_records_its_priors_and_a_resumed_one_uses_them_again() {
     let e = study_run(&db, "prior_rank", &[], 4)
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("a100.json") && e.contains("changed since the study recorded it"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["a100.json", "changed since the study recorded it"]);
 }
 
 #[test]
@@ -321,7 +309,7 @@ fn a_prior_that_shares_no_parameter_or_goes_the_other_way_is_refused() {
     );
     let other = load("other.t4", dir.path()).unwrap();
     let e = study_run(&db, "auto", &[other], 2).unwrap_err().to_string();
-    assert!(e.contains("other.t4") && e.contains("tile"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["other.t4", "tile"]);
     write(
         dir.path(),
         "rate.t4",
@@ -335,7 +323,7 @@ fn a_prior_that_shares_no_parameter_or_goes_the_other_way_is_refused() {
     let e = study_run(&dir.path().join("t.db"), "auto", &[rate], 2)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("rate.t4") && e.contains("maxim"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["rate.t4", "maxim"]);
 }
 
 #[test]
@@ -376,5 +364,5 @@ fn the_transfer_section_names_priors_beside_the_spec_and_flags_replace_them() {
     let e = crate::ProblemSpec::from_path(dir.path().join("bad.toml"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("[transfer]") && e.contains("prior"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["[transfer]", "prior"]);
 }

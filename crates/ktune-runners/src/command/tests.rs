@@ -212,10 +212,7 @@ fn bad_specs_are_clear_errors() {
     let d = dir.path();
     assert!(setup_error("compile = [\"gcc\"]", d).contains("no `run` command"));
     let e = setup_error("run = [\"./x\", \"{tile}\"]", d);
-    assert!(
-        e.contains("`{tile}`") && e.contains("run command") && e.contains("MODE, size"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["`{tile}`", "run command", "MODE, size"]);
     let e = setup_error(
         "compile = [\"gcc-that-is-not-here\", \"a.c\"]\nrun = [\"{build_dir}/a\"]",
         d,

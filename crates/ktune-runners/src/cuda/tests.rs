@@ -200,10 +200,7 @@ fn bad_specs_are_clear_errors() {
     assert!(e.contains("at least 1"), "{e}");
     // An unknown name in an expression is drawn with a caret under it.
     let e = problem_err("problem_size = [1024]\ngrid_div_x = [\"block_size_x * tile_x\"]");
-    assert!(
-        e.contains("grid_div_x") && e.contains("tile_x") && e.contains('^'),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["grid_div_x", "tile_x", "^"]);
     // Said once, not once before the drawing and again inside it.
     assert_eq!(e.matches("unknown name").count(), 1, "{e}");
     let e = problem_err("problem_size = [8]\nrepeat = 0");
@@ -219,10 +216,7 @@ fn bad_specs_are_clear_errors() {
     let e = problem_err(
         "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"complex64\"\nsize = 4",
     );
-    assert!(
-        e.contains("argument `x`") && e.contains("unknown type"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["argument `x`", "unknown type"]);
     let e = problem_err(
         "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"int\"\nvalue = 1\n\
          [[argument]]\nname = \"x\"\ntype = \"int\"\nvalue = 2",
@@ -344,25 +338,19 @@ fn constants_are_filled_like_arrays_and_checked() {
             .unwrap()
     };
     let e = err("[[argument]]\nname = \"k\"\ntype = \"int32\"\nvalue = 3");
-    assert!(
-        e.contains("constant `k`") && e.contains("not `value`"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["constant `k`", "not `value`"]);
     let e = err("[[argument]]\nname = \"k\"\ntype = \"int32\"\nsize = 3\noutput = true");
     assert!(e.contains("constant `k`"), "{e}");
     let e = err("[[argument]]\nname = \"k\"\ntype = \"int32\"\nsize = 3\n\
          [[argument]]\nname = \"k\"\ntype = \"int32\"\nsize = 1");
     assert!(e.contains("two constants are called `k`"), "{e}");
     let e = err("[[argument]]\nname = \"k\"\ntype = \"float7\"\nsize = 3");
-    assert!(e.contains("constant `k`") && e.contains("float7"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["constant `k`", "float7"]);
     // In a spec, errors name the section.
     let e = problem_err(
         "problem_size = [8]\n[[constant]]\nname = \"c\"\ntype = \"float32\"\nfill = 1.0",
     );
-    assert!(
-        e.contains("[runner] constant `c`") && e.contains("size"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["[runner] constant `c`", "size"]);
 }
 
 #[test]
@@ -495,7 +483,7 @@ fn bad_arguments_are_clear_errors() {
     );
     assert!(e.contains("empty"), "{e}");
     let e = err("[[argument]]\nname = \"a\"\ntype = \"float\"\nsize = 2\nfile = \"nope.npy\"");
-    assert!(e.contains("argument `a`") && e.contains("nope.npy"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["argument `a`", "nope.npy"]);
     let e = err("[[argument]]\nname = \"s\"\ntype = \"float\"\nvalue = 1.0\noutput = true");
     assert!(e.contains("scalar"), "{e}");
 }
@@ -511,9 +499,9 @@ fn npy_and_raw_files_are_read_and_checked() {
     std::fs::write(&npy, npy_bytes(DType::F32, &raw)).unwrap();
     assert_eq!(read_elements(&npy, DType::F32, 3).unwrap(), raw);
     let e = read_elements(&npy, DType::F64, 3).unwrap_err();
-    assert!(e.contains("<f4") && e.contains("<f8"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["<f4", "<f8"]);
     let e = read_elements(&npy, DType::F32, 4).unwrap_err();
-    assert!(e.contains("12 bytes") && e.contains("16"), "{e}");
+    ktune_core::testing::assert_mentions(&e, &["12 bytes", "16"]);
     let bin = dir.path().join("x.bin");
     std::fs::write(&bin, &raw).unwrap();
     assert_eq!(read_elements(&bin, DType::F32, 3).unwrap(), raw);
@@ -570,10 +558,7 @@ fn outputs_are_compared_within_the_tolerance() {
     assert_eq!(m.first, (1, 5.0, 2.0));
     assert_eq!(m.max_abs, f64::INFINITY);
     let text = m.to_string();
-    assert!(
-        text.contains("2 of 4 elements differ") && text.contains("[1]: 5 instead of 2"),
-        "{text}"
-    );
+    ktune_core::testing::assert_mentions(&text, &["2 of 4 elements differ", "[1]: 5 instead of 2"]);
     // Integers compare exactly with atol 0.
     let mut a = Vec::new();
     let mut b = Vec::new();
@@ -1030,18 +1015,12 @@ fn a_library_that_is_not_nvrtc_or_none_at_all_is_a_clear_error() {
     let missing = nvrtc::Nvrtc::find(&[PathBuf::from("/nonexistent/libnvrtc.so.13")])
         .err()
         .unwrap();
-    assert!(
-        missing.contains("/nonexistent/libnvrtc.so.13") && missing.contains("KTUNE_NVRTC"),
-        "{missing}"
-    );
+    ktune_core::testing::assert_mentions(&missing, &["/nonexistent/libnvrtc.so.13", "KTUNE_NVRTC"]);
     // libc is loadable but has none of NVRTC's entry points.
     let wrong = nvrtc::Nvrtc::find(&[PathBuf::from("libc.so.6")])
         .err()
         .unwrap();
-    assert!(
-        wrong.contains("not NVRTC") && wrong.contains("nvrtcVersion"),
-        "{wrong}"
-    );
+    ktune_core::testing::assert_mentions(&wrong, &["not NVRTC", "nvrtcVersion"]);
 }
 
 #[test]
@@ -1136,10 +1115,7 @@ fn parameters_named_like_cuda_header_identifiers_compile() {
         )
         .err()
         .unwrap();
-    assert!(
-        log.contains("k.cu(2)") && log.contains("undefined_name"),
-        "{log}"
-    );
+    ktune_core::testing::assert_mentions(&log, &["k.cu(2)", "undefined_name"]);
 }
 
 #[test]
@@ -1210,10 +1186,7 @@ fn clock_variation_is_flagged_per_configuration_and_warned_about_per_run() {
     // Throttled within one configuration (1980 -> 1700 MHz, 14%).
     assert!(c.note(&[1980, 1700], 0.05));
     let w = c.warning(0.05).unwrap();
-    assert!(
-        w.contains("between 1700 and 1980 MHz") && w.contains("14%"),
-        "{w}"
-    );
+    ktune_core::testing::assert_mentions(&w, &["between 1700 and 1980 MHz", "14%"]);
     assert!(w.contains("of 1 configurations"), "{w}");
     // Steady within each configuration, but at different clocks across the run.
     let mut d = super::ClockRange::default();

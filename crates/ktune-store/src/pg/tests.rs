@@ -360,10 +360,7 @@ fn a_server_without_tls_under_require_says_what_to_do() {
     ))
     .unwrap_err()
     .to_string();
-    assert!(
-        e.contains("server does not support TLS") && e.contains("(ssl = on)"),
-        "{e}"
-    );
+    ktune_core::testing::assert_mentions(&e, &["server does not support TLS", "(ssl = on)"]);
     let e = PgStore::connect(&format!(
         "postgresql://u@127.0.0.1:{port}/d?connect_timeout=5"
     ))

@@ -262,13 +262,7 @@ fn observation_weights(n: usize) -> Vec<f64> {
         .collect()
 }
 
-impl crate::registry::StrategyOptions for TpeOptions {
-    const STRATEGY: &'static str = NAME;
-
-    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
-        Box::new(Tpe::checked(self.clone()))
-    }
-}
+crate::registry::checked_by!(TpeOptions => Tpe);
 
 impl Tpe {
     /// A TPE with options that passed [`TpeOptions::check`].

@@ -235,13 +235,7 @@ pub struct DifferentialEvolution {
     repairs: FxHashMap<Configuration, Configuration>,
 }
 
-impl crate::registry::StrategyOptions for DiffEvoOptions {
-    const STRATEGY: &'static str = NAME;
-
-    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
-        Box::new(DifferentialEvolution::checked(self.clone()))
-    }
-}
+crate::registry::checked_by!(DiffEvoOptions => DifferentialEvolution);
 
 impl DifferentialEvolution {
     /// A new instance with options that passed [`DiffEvoOptions::check`].

@@ -76,13 +76,7 @@ impl Default for FireflyOptions {
     }
 }
 
-impl crate::registry::StrategyOptions for FireflyOptions {
-    const STRATEGY: &'static str = NAME;
-
-    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
-        Box::new(Firefly::checked(self.clone()))
-    }
-}
+crate::registry::checked_by!(FireflyOptions => Firefly);
 
 #[derive(Clone, Debug)]
 struct Fly {

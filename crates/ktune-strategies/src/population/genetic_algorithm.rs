@@ -159,13 +159,7 @@ pub struct GeneticAlgorithm {
     sampler: Option<DistinctSampler>,
 }
 
-impl crate::registry::StrategyOptions for GeneticAlgorithmOptions {
-    const STRATEGY: &'static str = NAME;
-
-    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
-        Box::new(GeneticAlgorithm::checked(self.clone()))
-    }
-}
+crate::registry::checked_by!(GeneticAlgorithmOptions => GeneticAlgorithm);
 
 impl GeneticAlgorithm {
     /// A genetic algorithm with options that passed [`GeneticAlgorithmOptions::check`].

@@ -67,13 +67,7 @@ impl Default for PsoOptions {
     }
 }
 
-impl crate::registry::StrategyOptions for PsoOptions {
-    const STRATEGY: &'static str = NAME;
-
-    fn build(&self) -> Box<dyn ktune_core::Strategy + Send> {
-        Box::new(ParticleSwarm::checked(self.clone()))
-    }
-}
+crate::registry::checked_by!(PsoOptions => ParticleSwarm);
 
 const NAME: &str = "pso";
 

@@ -324,6 +324,6 @@ mod tests {
             .parse::<crate::CheckedStrategy>()
             .unwrap_err()
             .to_string();
-        assert!(e.contains("then") && e.contains("bo"), "{e}");
+        ktune_core::testing::assert_mentions(&e, &["then", "bo"]);
     }
 }
