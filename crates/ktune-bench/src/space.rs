@@ -138,12 +138,7 @@ impl SpaceStats {
             return Err(BenchError::NoValidValue { space: name });
         }
         sorted.sort_by(f64::total_cmp);
-        let m = sorted.len();
-        let median = if m % 2 == 1 {
-            sorted[m / 2]
-        } else {
-            (sorted[m / 2 - 1] + sorted[m / 2]) / 2.0
-        };
+        let median = crate::table::median_of_sorted(&sorted);
         let n_total = values.len();
         let curve: Vec<f64> = (1..=n_total.min(N_MAX_CAP))
             .map(|n| sorted[0] + expected_excess(&sorted, n_total, n))

@@ -464,11 +464,16 @@ fn median(xs: &[f64]) -> f64 {
         return f64::NAN;
     }
     v.sort_by(f64::total_cmp);
-    let k = v.len();
-    if k % 2 == 1 {
-        v[k / 2]
+    median_of_sorted(&v)
+}
+
+/// The median of sorted values, which must not be empty (numpy's for an even count).
+pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
     } else {
-        (v[k / 2 - 1] + v[k / 2]) / 2.0
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     }
 }
 

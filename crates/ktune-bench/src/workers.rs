@@ -98,12 +98,7 @@ fn median(values: &[Option<f64>]) -> Option<f64> {
     }
     let mut v: Vec<f64> = values.iter().map(|x| x.unwrap_or(f64::INFINITY)).collect();
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    let m = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
+    let m = crate::table::median_of_sorted(&v);
     m.is_finite().then_some(m)
 }
 

@@ -65,7 +65,7 @@ pub mod testing;
 mod tuner;
 
 pub use cooperate::{Cooperation, Kept, Participant, Turn, cooperate};
-pub use measurement::{Samples, Statistic, Summary, t_quantile_975};
+pub use measurement::{Samples, Statistic, Summary, median_of_sorted, t_quantile_975};
 pub use observe::Observe;
 pub use outcome::{Direction, FailureKind, Metric, Observed, Outcome, Timings};
 pub use prior::{MatchReport, MatchedPrior, Prior, PriorError, PriorMeasurement};

@@ -114,13 +114,7 @@ impl Summary {
         } else {
             (values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0)).sqrt()
         };
-        let median = if n == 0 {
-            f64::NAN
-        } else if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
-        };
+        let median = median_of_sorted(&sorted);
         let (ci_low, ci_high) = if n < 2 {
             (f64::NEG_INFINITY, f64::INFINITY)
         } else if statistic == Statistic::Median {
@@ -211,6 +205,19 @@ pub fn t_quantile_975(df: usize) -> f64 {
     z + (z3 + z) / (4.0 * v)
         + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
         + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v * v * v)
+}
+
+/// The median of sorted values (the mean of the middle two for an even count); NaN when
+/// there are none.
+pub fn median_of_sorted(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        0.5 * (sorted[n / 2 - 1] + sorted[n / 2])
+    }
 }
 
 #[cfg(test)]

@@ -304,34 +304,41 @@ pub fn constrained(n: i64) -> SearchSpace {
 /// Mostly infeasible: `x`, `y` in `0..40` with `(x * y) mod 6 = 0` and `x + y <= 40` (about a
 /// sixth of the product), and a free parameter `z` in `{1, 2}`.
 pub fn sparse_space() -> SearchSpace {
-    SearchSpace::new(
-        vec![
-            integers("x", 0, 39),
-            integers("y", 0, 39),
-            Parameter::integer("z", [1, 2]).unwrap_or_else(|e| unreachable!("{e}")),
-        ],
-        &["(x * y) % 6 == 0", "x + y <= 40"],
-    )
-    .unwrap_or_else(|e| unreachable!("the sparse space: {e}"))
+    xy_z((0, 39), (0, 39), &["(x * y) % 6 == 0", "x + y <= 40"])
 }
 
 /// A small constrained space for runs that exhaust it: `x` in `4..16`, `y` in `0..12` with
 /// `x + y <= 20`, and a free parameter `z` in `{1, 2}` (the [bowl](landscape::bowl)'s
 /// minimum is inside it).
 pub fn small_space() -> SearchSpace {
-    SearchSpace::new(
-        vec![
-            integers("x", 4, 15),
-            integers("y", 0, 11),
-            Parameter::integer("z", [1, 2]).unwrap_or_else(|e| unreachable!("{e}")),
-        ],
-        &["x + y <= 20"],
-    )
-    .unwrap_or_else(|e| unreachable!("the small space: {e}"))
+    xy_z((4, 15), (0, 11), &["x + y <= 20"])
 }
 
-fn integers(name: &str, lo: i64, hi: i64) -> Parameter {
+/// Integers `x` and `y` in the ranges given, a free `z` in `{1, 2}`, and `constraints`.
+fn xy_z(x: (i64, i64), y: (i64, i64), constraints: &[&str]) -> SearchSpace {
+    let z = Parameter::integer("z", [1, 2]).unwrap_or_else(|e| unreachable!("{e}"));
+    space_of(
+        vec![integers("x", x.0, x.1), integers("y", y.0, y.1), z],
+        constraints,
+    )
+}
+
+/// The integer parameter `name` with the values `lo..=hi`.
+pub fn integers(name: &str, lo: i64, hi: i64) -> Parameter {
     Parameter::integer_range(name, lo, hi, 1).unwrap_or_else(|e| unreachable!("{name}: {e}"))
+}
+
+/// The space of `parameters` under `constraints`, which a test knows to be valid.
+pub fn space_of(parameters: Vec<Parameter>, constraints: &[&str]) -> SearchSpace {
+    SearchSpace::new(parameters, constraints).unwrap_or_else(|e| panic!("the test's space: {e}"))
+}
+
+/// How many of `run`'s records failed with `kind`.
+pub fn failures(run: &TuningRun, kind: FailureKind) -> usize {
+    run.records
+        .iter()
+        .filter(|r| r.outcome.failure() == Some(kind))
+        .count()
 }
 
 /// Tunes `space` with `strategy` and `runner` for `budget` evaluations, one at a time, with
@@ -438,6 +445,25 @@ pub fn observe(history: &mut History, config: &[u32], value: Option<f64>) -> Obs
     o
 }
 
+/// Fails naming the first of `parts` that `text` lacks, and showing the text: for tests of
+/// messages, which must name the problem and where.
+#[track_caller]
+pub fn assert_mentions(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}
+
+/// The message of an error that `result` must be (else a failed test): for tests of what is
+/// refused.
+#[track_caller]
+pub fn refusal<T, E: std::fmt::Display>(result: Result<T, E>) -> String {
+    match result {
+        Ok(_) => panic!("accepted where an error was expected"),
+        Err(e) => e.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,14 +512,5 @@ mod tests {
         let mut h = History::new();
         let o = observe(&mut h, &[1, 2], None);
         assert_eq!((h.len(), o.failure), (1, Some(FailureKind::Runtime)));
-    }
-}
-
-/// Fails naming the first of `parts` that `text` lacks, and showing the text: for tests of
-/// messages, which must name the problem and where.
-#[track_caller]
-pub fn assert_mentions(text: &str, parts: &[&str]) {
-    for part in parts {
-        assert!(text.contains(part), "no {part:?} in:\n{text}");
     }
 }

@@ -289,6 +289,16 @@ mod tests {
         told: Vec<Observation>,
     }
 
+    impl Script {
+        /// The configurations `x = xs[0], xs[1], ...` in order.
+        fn of(xs: &[u32]) -> Script {
+            Script {
+                plan: xs.iter().map(|&x| vec![x]).collect(),
+                told: Vec::new(),
+            }
+        }
+    }
+
     impl Strategy for Script {
         fn name(&self) -> &str {
             "script"
@@ -324,10 +334,7 @@ mod tests {
     ) -> (TuningRun, Script, Vec<Configuration>) {
         let space = space();
         let mut runner = linear(direction);
-        let mut strategy = Script {
-            plan: plan.iter().map(|&x| vec![x]).collect(),
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(plan);
         let run = Tuner::new(&space, &mut runner, budget)
             .batch_size(batch)
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
@@ -343,10 +350,7 @@ mod tests {
         ] {
             let space = space();
             let mut runner = linear(direction);
-            let mut strategy = Script {
-                plan: [5, 3, 2, 4].iter().map(|&x| vec![x]).collect(),
-                told: Vec::new(),
-            };
+            let mut strategy = Script::of(&[5, 3, 2, 4]);
             Tuner::new(&space, &mut runner, Budget::default())
                 .run(&mut strategy, &mut Rng::seed_from_u64(0))
                 .unwrap();
@@ -406,10 +410,7 @@ mod tests {
     fn a_stopped_runner_keeps_what_it_measured() {
         let space = space();
         let mut runner = stopping();
-        let mut strategy = Script {
-            plan: [1, 7, 6, 3, 4].iter().map(|&x| vec![x]).collect(),
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 7, 6, 3, 4]);
         let mut recorded = Vec::new();
         let err = Tuner::new(&space, &mut runner, Budget::default())
             .batch_size(5)
@@ -514,10 +515,7 @@ mod tests {
     fn a_runner_out_of_time_ends_the_run_with_what_it_finished() {
         let space = space();
         let mut runner = slow();
-        let mut strategy = Script {
-            plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 3, 4, 5, 6]);
         let budget = Budget::seconds(10.0);
         let run = Tuner::new(&space, &mut runner, budget)
             .batch_size(1)
@@ -529,10 +527,7 @@ mod tests {
         assert!((runner.time_left()[0].unwrap() - 10.0).abs() < 0.01);
         assert!((runner.time_left()[1].unwrap() - 8.0).abs() < 0.01);
         // Three at a time: the first is recorded (cut), the other two never started.
-        let mut strategy = Script {
-            plan: [1, 3, 4, 5, 6].iter().map(|&x| vec![x]).collect(),
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 3, 4, 5, 6]);
         let run = Tuner::new(&space, &mut runner, Budget::seconds(10.0))
             .batch_size(3)
             .run(&mut strategy, &mut Rng::seed_from_u64(0))
@@ -548,10 +543,7 @@ mod tests {
     fn an_enqueued_configuration_is_measured_first_and_kept_when_the_time_runs_out() {
         let space = space();
         let mut runner = linear(Direction::Minimize);
-        let mut strategy = Script {
-            plan: [1, 3, 4].iter().map(|&x| vec![x]).collect(),
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 3, 4]);
         let run = Tuner::new(&space, &mut runner, Budget::default())
             .batch_size(3)
             .enqueue(vec![5])
@@ -564,10 +556,7 @@ mod tests {
         assert_eq!(run.records[0].outcome.objective(), Some(5.0));
 
         let mut slow = slow();
-        let mut strategy = Script {
-            plan: [1, 3].iter().map(|&x| vec![x]).collect(),
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 3]);
         let budget = Budget::seconds(1.0);
         // `Slow` runs one configuration per batch in 2 s: the queued one is cut.
         let run = Tuner::new(&space, &mut slow, budget)
@@ -605,10 +594,7 @@ mod tests {
     fn a_failing_record_hook_ends_the_run_and_the_stop_flag_interrupts() {
         let space = space();
         let mut runner = linear(Direction::Minimize);
-        let mut strategy = Script {
-            plan: vec![vec![1], vec![2], vec![3]],
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 2, 3]);
         let mut seen = 0;
         let err = Tuner::new(&space, &mut runner, Budget::default())
             .on_record(|_| {
@@ -623,10 +609,7 @@ mod tests {
         assert!(strategy.told.is_empty());
 
         let stop = std::sync::atomic::AtomicBool::new(false);
-        let mut strategy = Script {
-            plan: vec![vec![1], vec![2], vec![3]],
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[1, 2, 3]);
         let run = Tuner::new(&space, &mut runner, Budget::default())
             .stop_flag(&stop)
             .on_record(|_| {
@@ -647,10 +630,7 @@ mod tests {
             outcome: Outcome::ok(vec![4.0], Timings::default()),
             clock: 10.0,
         }];
-        let mut strategy = Script {
-            plan: vec![vec![4], vec![2]],
-            told: Vec::new(),
-        };
+        let mut strategy = Script::of(&[4, 2]);
         let budget = Budget::evaluations(2);
         let run = Tuner::new(&space, &mut runner, budget)
             .replay(earlier)

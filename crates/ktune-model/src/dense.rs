@@ -57,39 +57,10 @@ impl DenseGp {
         y: &[f64],
         extra: &[f64],
     ) -> Result<DenseGp, ModelError> {
-        if !extra.is_empty() {
-            crate::observations::check_variances(extra, y.len())?;
-        }
-        if x.len() != y.len() {
-            return Err(ModelError::LengthMismatch {
-                what: format!("{} points but {} values", x.len(), y.len()),
-            });
-        }
-        let Some(first) = x.first() else {
+        let dims = crate::observations::check_training(x, y, extra)?;
+        if x.is_empty() {
             return Err(ModelError::LengthMismatch {
                 what: "no observations: at least one is needed".into(),
-            });
-        };
-        let dims = first.len();
-        for (i, p) in x.iter().enumerate() {
-            if p.len() != dims {
-                return Err(ModelError::DimensionMismatch {
-                    what: format!("training point {i}"),
-                    expected: dims,
-                    got: p.len(),
-                });
-            }
-            if let Some(&v) = p.iter().find(|v| !v.is_finite()) {
-                return Err(ModelError::NonFinite {
-                    what: format!("training point {i}"),
-                    value: v,
-                });
-            }
-        }
-        if let Some((i, &v)) = y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(ModelError::NonFinite {
-                what: format!("observed value {i}"),
-                value: v,
             });
         }
         kernel.validate(dims)?;

@@ -399,31 +399,10 @@ pub fn fit_hyperparameters_noisy(
     options: &FitOptions,
     seed: u64,
 ) -> Result<Fitted, ModelError> {
-    if !extra.is_empty() {
-        crate::observations::check_variances(extra, y.len())?;
-    }
-    if x.len() != y.len() {
-        return Err(ModelError::LengthMismatch {
-            what: format!("{} points but {} values", x.len(), y.len()),
-        });
-    }
+    let dims = crate::observations::check_training(x, y, extra)?;
     if x.len() < 2 {
         return Err(ModelError::LengthMismatch {
             what: format!("{} observations: fitting needs at least two", x.len()),
-        });
-    }
-    let dims = x[0].len();
-    if let Some((i, _)) = x.iter().enumerate().find(|(_, p)| p.len() != dims) {
-        return Err(ModelError::DimensionMismatch {
-            what: format!("training point {i}"),
-            expected: dims,
-            got: x[i].len(),
-        });
-    }
-    if let Some(v) = x.iter().flatten().chain(y).find(|v| !v.is_finite()) {
-        return Err(ModelError::NonFinite {
-            what: "fitting data".into(),
-            value: *v,
         });
     }
     metric.validate(dims)?;

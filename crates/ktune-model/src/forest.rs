@@ -86,27 +86,12 @@ impl FeasibilityForest {
                 what: format!("{} rows but {} labels", x.len(), feasible.len()),
             });
         }
-        let Some(first) = x.first() else {
+        if x.is_empty() {
             return Err(ModelError::LengthMismatch {
                 what: "no rows: the forest needs at least one".into(),
             });
-        };
-        let dims = first.len();
-        for (i, row) in x.iter().enumerate() {
-            if row.len() != dims {
-                return Err(ModelError::DimensionMismatch {
-                    what: format!("row {i}"),
-                    expected: dims,
-                    got: row.len(),
-                });
-            }
-            if let Some(v) = row.iter().find(|v| !v.is_finite()) {
-                return Err(ModelError::NonFinite {
-                    what: format!("row {i}"),
-                    value: *v,
-                });
-            }
         }
+        let dims = crate::observations::check_rows(x, "row")?;
         let weights: Vec<f64> = feasible
             .iter()
             .map(|&f| {

@@ -93,3 +93,51 @@ pub(crate) fn check_variances(variances: &[f64], observations: usize) -> Result<
         None => Ok(()),
     }
 }
+
+/// The checks of training data every model makes: measurement variances (when `extra` has
+/// any) and values as many as the points, points of one dimension, finite points and
+/// values. The dimension (0 for no points).
+pub(crate) fn check_training(
+    x: &[Vec<f64>],
+    y: &[f64],
+    extra: &[f64],
+) -> Result<usize, ModelError> {
+    if !extra.is_empty() {
+        check_variances(extra, y.len())?;
+    }
+    if x.len() != y.len() {
+        return Err(ModelError::LengthMismatch {
+            what: format!("{} points but {} values", x.len(), y.len()),
+        });
+    }
+    let dims = check_rows(x, "training point")?;
+    if let Some((i, &v)) = y.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(ModelError::NonFinite {
+            what: format!("observed value {i}"),
+            value: v,
+        });
+    }
+    Ok(dims)
+}
+
+/// The dimension of the rows of `x` (0 for none), checked to be the same for every row and
+/// finite; errors call a row `row` (e.g. "training point 3").
+pub(crate) fn check_rows(x: &[Vec<f64>], row: &str) -> Result<usize, ModelError> {
+    let dims = x.first().map_or(0, Vec::len);
+    for (i, p) in x.iter().enumerate() {
+        if p.len() != dims {
+            return Err(ModelError::DimensionMismatch {
+                what: format!("{row} {i}"),
+                expected: dims,
+                got: p.len(),
+            });
+        }
+        if let Some(&v) = p.iter().find(|v| !v.is_finite()) {
+            return Err(ModelError::NonFinite {
+                what: format!("{row} {i}"),
+                value: v,
+            });
+        }
+    }
+    Ok(dims)
+}

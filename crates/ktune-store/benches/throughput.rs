@@ -125,13 +125,7 @@ fn main() {
     println!("| storage | cycles/s | storage operations/s | median cycle (ms) |");
     println!("|---|---:|---:|---:|");
     for (name, location) in &storages {
-        let study = format!(
-            "throughput-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis())
-        );
+        let study = ktune_store::conformance::unique("throughput");
         let (rate, median) = measure(location, &study, workers, budget);
         println!(
             "| {name} | {rate:.0} | {:.0} | {:.2} |",

@@ -96,7 +96,9 @@ pub fn run_all(open: &Open<'_>) {
     }
 }
 
-fn unique(name: &str) -> String {
+/// `name` made unique to this process and moment: a study name that no other test, run or
+/// benchmark on a shared storage has used.
+pub fn unique(name: &str) -> String {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     let nanos = std::time::SystemTime::now()

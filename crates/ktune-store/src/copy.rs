@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{OpenFlags, TransactionBehavior, params};
+use rusqlite::{TransactionBehavior, params};
 
 use crate::{Store, StoreError, sqlite_error};
 
@@ -161,15 +161,8 @@ impl Store {
                 });
             }
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut store = Store::connect(path, flags)?;
-        if store.table_count()? == 0 {
-            store.create()?;
-        } else {
-            store.check_schema()?;
-        }
+        // An older file is brought up to this version first: the copy is written in it.
+        let mut store = Store::open_writable(path)?;
         let sqlite = |e| sqlite_error(path, e);
         let tx = store
             .conn

@@ -594,6 +594,32 @@ fn version_3_files_become_the_default_study_and_keep_records_and_metadata() {
     store.set_meta("seed", "3").unwrap();
 }
 
+/// A study copied into a file of an older version: the file is upgraded first and keeps what
+/// it held beside the copy.
+#[test]
+fn a_study_copied_into_an_older_file_upgrades_it_first() {
+    let space = space();
+    let (_old_dir, old) = db();
+    {
+        let mut store = Store::open(&old, &fingerprint(&space)).unwrap();
+        store.record(&space, &records()[0]).unwrap();
+    }
+    downgrade_to_version_3(&old);
+    let (_dir, source) = db();
+    let dump = {
+        let mut store = Store::open_study(&source, "copied", &fingerprint(&space)).unwrap();
+        for r in &records() {
+            store.record(&space, r).unwrap();
+        }
+        store.dump().unwrap()
+    };
+    let copy = Store::import(&old, &dump).unwrap();
+    assert_eq!(copy.records(&space).unwrap(), records());
+    drop(copy);
+    let kept = Store::open(&old, &fingerprint(&space)).unwrap();
+    assert_eq!(kept.records(&space).unwrap(), vec![records()[0].clone()]);
+}
+
 /// Makes `path` look like a file written by schema version 1 (no `observed` and no
 /// `samples` column).
 fn downgrade_to_version_1(path: &Path) {
@@ -1007,14 +1033,10 @@ pub(crate) fn studies_are_summarised(location: &Location) {
     use ktune_core::{Storage, Worker};
     let space = crate::conformance::space();
     let fp = Fingerprint::new(&space, "{}", "time");
-    let tag = format!(
-        "{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
+    let (a, b) = (
+        crate::conformance::unique("sum-a"),
+        crate::conformance::unique("sum-b"),
     );
-    let (a, b) = (format!("sum-a-{tag}"), format!("sum-b-{tag}"));
     let ok = |x: u32, v: f64| Record {
         config: vec![x],
         outcome: Outcome::ok(vec![v], Timings::default()),

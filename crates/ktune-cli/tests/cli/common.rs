@@ -16,6 +16,14 @@ pub fn written(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// A new temporary folder with `text` written to the file `name` in it: the folder, which
+/// lives as long as the test holds it, and the file's path.
+pub fn in_tempdir(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = written(dir.path(), name, text);
+    (dir, path)
+}
+
 /// The `ktune results` table of the database `db`, as printed.
 pub fn results_table(db: &Path) -> String {
     let out = ktune().arg("results").arg(db).output().unwrap();
@@ -122,6 +130,14 @@ pub trait Succeeds {
     /// Runs the command and checks that it failed with a message, not a panic: its standard
     /// error.
     fn fails(&mut self) -> String;
+    /// Runs the command and checks that it failed with a message naming every one of
+    /// `parts`: its standard error.
+    #[track_caller]
+    fn fails_saying(&mut self, parts: &[&str]) -> String {
+        let err = self.fails();
+        contains_all(&err, parts);
+        err
+    }
 }
 
 /// The output of a finished command that must have succeeded (else a failed test showing its

@@ -1,6 +1,6 @@
 //! `ktune space` end to end: reports, JSON, and errors that name the problem and where.
 
-use crate::common::{Succeeds, contains_all, ktune, repo, space_json, written};
+use crate::common::{Succeeds, contains_all, in_tempdir, ktune, repo, space_json, written};
 
 #[test]
 fn describes_the_example_spec() {
@@ -37,9 +37,7 @@ fn a_cache_file_gives_its_recorded_configurations() {
 
 #[test]
 fn errors_name_the_problem_and_the_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = written(
-        dir.path(),
+    let (dir, spec) = in_tempdir(
         "ktune.toml",
         "constraints = [\"block_size_x * blok_size_y <= 1024\"]\n[[parameter]]\nname = \"block_size_x\"\nvalues = [1, 2]\n[[parameter]]\nname = \"block_size_y\"\nvalues = [1, 2]\n",
     );
@@ -49,11 +47,10 @@ fn errors_name_the_problem_and_the_place() {
     assert!(err.contains("ktune.toml:1:32"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
-    let err = ktune()
+    ktune()
         .arg("space")
         .arg(dir.path().join("missing.toml"))
-        .fails();
-    contains_all(&err, &["cannot read", "missing.toml"]);
+        .fails_saying(&["cannot read", "missing.toml"]);
 }
 
 /// The README's sample of `ktune space` is what the tool prints.
@@ -121,16 +118,17 @@ fn an_exploding_group_is_refused_at_once() {
     }
     std::fs::write(&spec, &text).unwrap();
     let started = std::time::Instant::now();
-    let err = ktune().arg("space").arg(&spec).fails();
-    contains_all(&err, &["p0, p1, p2", "1000000000000 combinations"]);
+    let err = ktune()
+        .arg("space")
+        .arg(&spec)
+        .fails_saying(&["p0, p1, p2", "1000000000000 combinations"]);
     assert!(err.contains("--max-enumeration"), "{err}");
     // Refused before any enumeration (a generous bound for a debug build on a busy machine).
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
-    let err = ktune()
+    ktune()
         .args(["space", "--max-enumeration", "1000"])
         .arg(repo("examples/convolution.toml"))
-        .fails();
-    assert!(err.contains("the limit is 1e3"), "{err}");
+        .fails_saying(&["the limit is 1e3"]);
 }
 
 /// `--prior`: how much of an earlier study maps onto the space, in the report and the JSON;
@@ -185,13 +183,12 @@ fn priors_say_how_much_of_them_maps_onto_the_space() {
             "is not a ktune study, a Kernel Tuner cache or a T4 results file",
         ),
     ] {
-        let err = ktune()
+        ktune()
             .arg("space")
             .arg(&spec)
             .arg("--prior")
             .arg(prior)
-            .fails();
-        assert!(err.contains(words), "{err}");
+            .fails_saying(&[words]);
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::{
-    Succeeds, contains_all, gcc_spec, ktune, results_table, run_log, succeeded, written,
+    Succeeds, contains_all, gcc_spec, in_tempdir, ktune, results_table, run_log, succeeded, written,
 };
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
@@ -78,8 +78,7 @@ fn a_source_edited_under_stored_results_is_named_on_resume() {
             .arg(&spec)
             .args(["--max-evals", max, "--quiet"])
             .succeeds();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        stderr
+        String::from_utf8_lossy(&out.stderr).into_owned()
     };
     assert!(!tune("3").contains("changed since"));
     assert!(!tune("5").contains("changed since"), "nothing changed");
@@ -211,8 +210,11 @@ fn bad_input_is_a_clear_error() {
     let text = std::fs::read_to_string(&spec).unwrap();
     let fails = |content: String, extra: &[&str], needle: &str| {
         std::fs::write(&spec, content).unwrap();
-        let err = ktune().arg("tune").arg(&spec).args(extra).fails();
-        assert!(err.contains(needle), "expected `{needle}` in:\n{err}");
+        ktune()
+            .arg("tune")
+            .arg(&spec)
+            .args(extra)
+            .fails_saying(&[needle]);
     };
     fails(
         text.replace("run = [\"{build_dir}/prog\"]\n", ""),
@@ -610,9 +612,7 @@ fn alive(pid: &str) -> bool {
 
 #[test]
 fn a_second_ctrl_c_ends_the_program_under_test_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let spec = written(
-        dir.path(),
+    let (dir, spec) = in_tempdir(
         "ktune.toml",
         r#"
 [[parameter]]
@@ -759,17 +759,15 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
     let b = dir.path().join("b.db");
     let b_arg = b.to_str().unwrap();
     let a_arg = a.to_str().unwrap();
-    let said = tune(&[
-        "--strategy",
-        "prior_rank",
-        "--no-default",
-        "--db",
-        b_arg,
-        "--prior",
-        a_arg,
-        "--max-evals",
-        "3",
-    ]);
+    // prior_rank on b.db, with `extra`.
+    let prior_rank = |extra: &[&str]| {
+        let args = [
+            &["--strategy", "prior_rank", "--no-default", "--db", b_arg],
+            extra,
+        ];
+        tune(&args.concat())
+    };
+    let said = prior_rank(&["--prior", a_arg, "--max-evals", "3"]);
     let line = format!("prior {a_arg}: {measured} of {measured} measurements map onto");
     assert!(said.contains(&line), "{said}");
     let first = rows(&b);
@@ -780,15 +778,7 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
     assert!(first.iter().all(|r| value(r) <= 2.0), "{first:?}");
 
     // Resumed without --prior: the recorded prior, and the next of its order.
-    let said = tune(&[
-        "--strategy",
-        "prior_rank",
-        "--no-default",
-        "--db",
-        b_arg,
-        "--max-evals",
-        "6",
-    ]);
+    let said = prior_rank(&["--max-evals", "6"]);
     assert!(said.contains(&line), "{said}");
     let all = rows(&b);
     assert_eq!(all.len(), 6);
@@ -819,12 +809,11 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
 
     // A prior that is not one is named before anything runs.
     written(dir.path(), "notes.txt", "x = 5 was fast\n");
-    let err = ktune()
+    ktune()
         .arg("tune")
         .arg(&spec)
         .args(["--db", "d.db", "--prior", "notes.txt"])
         .current_dir(dir.path())
-        .fails();
-    contains_all(&err, &["notes.txt", "not a ktune study"]);
+        .fails_saying(&["notes.txt", "not a ktune study"]);
     assert!(!dir.path().join("d.db").exists());
 }

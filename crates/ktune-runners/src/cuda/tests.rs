@@ -50,11 +50,9 @@ fn problem(text: &str) -> Result<Problem, CudaError> {
     Problem::new(&spec, &space(), dir.path())
 }
 
+#[track_caller]
 fn problem_err(text: &str) -> String {
-    match problem(text) {
-        Ok(_) => panic!("accepted: {text}"),
-        Err(e) => e.to_string(),
-    }
+    ktune_core::testing::refusal(problem(text))
 }
 
 #[test]

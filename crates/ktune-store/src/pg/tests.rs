@@ -4,7 +4,8 @@ use ktune_core::{Outcome, Record, Storage, Timings, Worker};
 use ktune_space::{Parameter, SearchSpace};
 
 use super::PgStore;
-use crate::{Fingerprint, Location, Store, StoreError, conformance};
+use crate::conformance::{self, unique};
+use crate::{Fingerprint, Location, Store, StoreError};
 
 /// The test server's URL (`scripts/test.sh` starts one), or `None` after saying why the
 /// test is skipped.
@@ -170,16 +171,6 @@ fn client_certificates_log_in() {
             .contains("requires a valid client certificate"),
         "{e}"
     );
-}
-
-fn unique(name: &str) -> String {
-    format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    )
 }
 
 #[test]

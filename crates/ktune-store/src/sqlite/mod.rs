@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use ktune_core::{Record, Recorded};
 use ktune_space::{Configuration, SearchSpace};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::location::{name_list, summary, summary_sql};
 use crate::{
@@ -121,18 +121,7 @@ impl Store {
         name: &str,
         fingerprint: &Fingerprint,
     ) -> Result<Store, StoreError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut store = Store::connect(path, flags)?;
-        if store.table_count()? == 0 {
-            store.create()?;
-        } else {
-            let version = store.check_schema()?;
-            if version < SCHEMA_VERSION {
-                store.upgrade(version)?;
-            }
-        }
+        let mut store = Store::open_writable(path)?;
         store.enter_study(name, fingerprint)?;
         let stored = store.fingerprint()?;
         let differences = fingerprint.differences(&stored);

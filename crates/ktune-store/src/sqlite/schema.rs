@@ -125,6 +125,24 @@ impl Store {
     }
 
     /// How many tables the file has; the first read, so a file that is not SQLite fails here.
+    /// Opens `path` for writing: ktune's tables created in a new file, an older ktune file
+    /// upgraded to this version, anything else refused.
+    pub(crate) fn open_writable(path: &Path) -> Result<Store, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut store = Store::connect(path, flags)?;
+        if store.table_count()? == 0 {
+            store.create()?;
+        } else {
+            let version = store.check_schema()?;
+            if version < SCHEMA_VERSION {
+                store.upgrade(version)?;
+            }
+        }
+        Ok(store)
+    }
+
     pub(crate) fn table_count(&self) -> Result<i64, StoreError> {
         self.conn
             .query_row(

@@ -303,12 +303,7 @@ pub(super) fn median(values: &[f64]) -> f64 {
     }
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    ktune_core::median_of_sorted(&v)
 }
 
 /// Population standard deviation of `y` (1 when there is no spread): the unit of λ in EI and

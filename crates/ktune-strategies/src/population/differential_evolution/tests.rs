@@ -1,7 +1,7 @@
 //! Tests of `differential_evolution`.
 
 use super::*;
-use ktune_core::testing::FnRunner;
+use ktune_core::testing::{FnRunner, failures, integers, space_of};
 use ktune_core::{Budget, FailureKind, Tuner};
 use ktune_space::Parameter;
 use rand::SeedableRng;
@@ -19,14 +19,10 @@ fn de(pairs: &[(&str, serde_json::Value)]) -> DifferentialEvolution {
 
 /// 40x40, mostly infeasible.
 fn sparse() -> SearchSpace {
-    SearchSpace::new(
-        vec![
-            Parameter::integer_range("x", 0, 39, 1).unwrap(),
-            Parameter::integer_range("y", 0, 39, 1).unwrap(),
-        ],
+    space_of(
+        vec![integers("x", 0, 39), integers("y", 0, 39)],
         &["(x * y) % 6 == 0", "x + y <= 40"],
     )
-    .unwrap()
 }
 
 /// A smooth bowl over the value indices, its floor at (3, 4, 5, ...), with a band of
@@ -181,15 +177,14 @@ fn repair_gives_the_nearest_valid_configuration() {
 
 #[test]
 fn population_is_sized_by_true_dimensions_and_capped_by_the_space() {
-    let space = SearchSpace::new(
+    let space = space_of(
         vec![
-            Parameter::integer_range("a", 0, 9, 1).unwrap(),
+            integers("a", 0, 9),
             Parameter::integer("fixed", [4]).unwrap(),
-            Parameter::integer_range("b", 0, 9, 1).unwrap(),
+            integers("b", 0, 9),
         ],
-        &[] as &[&str],
-    )
-    .unwrap();
+        &[],
+    );
     let mut rng = Rng::seed_from_u64(1);
     let mut s = de(&[("popsize", 3.into())]);
     s.start(&space, &mut rng);
@@ -318,14 +313,7 @@ fn an_unchanged_population_is_reinitialised_keeping_the_best() {
 #[test]
 fn a_generation_of_evaluated_trials_never_stalls_the_run() {
     // A tiny space: trials soon repeat; the run must still cover the whole space.
-    let space = SearchSpace::new(
-        vec![
-            Parameter::integer_range("x", 0, 5, 1).unwrap(),
-            Parameter::integer_range("y", 0, 5, 1).unwrap(),
-        ],
-        &["x != y"],
-    )
-    .unwrap();
+    let space = space_of(vec![integers("x", 0, 5), integers("y", 0, 5)], &["x != y"]);
     let r = run(&space, &[("popsize", 2.into())], 3, 1000);
     assert_eq!(r.records.len(), 30);
     assert_eq!(r.stop, ktune_core::StopReason::SpaceExhausted);
@@ -336,11 +324,7 @@ fn unaware_variant_samples_the_cartesian_product_without_repair() {
     let space = sparse();
     let r = run(&space, &[("constraint_aware", false.into())], 1, 200);
     assert_eq!(r.records.len(), 200);
-    let invalid = r
-        .records
-        .iter()
-        .filter(|r| r.outcome.failure() == Some(FailureKind::Invalid))
-        .count();
+    let invalid = failures(&r, FailureKind::Invalid);
     assert!(invalid > 50, "{invalid}");
     assert!(r.records.iter().all(|r| space.is_in_bounds(&r.config)));
     let aware = run(&space, &[], 1, 200);

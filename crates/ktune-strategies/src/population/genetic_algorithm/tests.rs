@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use ktune_core::testing::{configs, failures, integers, space_of};
 use ktune_core::{Budget, FailureKind, Tuner, TuningRun};
 use ktune_space::Parameter;
 use rand::SeedableRng;
@@ -26,10 +27,6 @@ fn run(options: serde_json::Value, seed: u64, budget: usize) -> TuningRun {
     Tuner::new(&space, &mut runner, Budget::evaluations(budget))
         .run(s.as_mut(), &mut rng(seed))
         .unwrap()
-}
-
-fn configs(run: &TuningRun) -> Vec<Configuration> {
-    run.records.iter().map(|r| r.config.clone()).collect()
 }
 
 #[test]
@@ -198,15 +195,14 @@ fn repair_then_mutation_keeps_children_valid() {
 
 #[test]
 fn unaware_mutation_changes_exactly_one_value() {
-    let space = SearchSpace::new(
+    let space = space_of(
         vec![
             Parameter::integer("fixed", [1]).unwrap(),
-            Parameter::integer_range("x", 0, 9, 1).unwrap(),
+            integers("x", 0, 9),
             Parameter::integer("y", [1, 2]).unwrap(),
         ],
         &["x != 3"],
-    )
-    .unwrap();
+    );
     let mut r = rng(7);
     for _ in 0..500 {
         let c = vec![0, r.random_range(0..10), r.random_range(0..2)];
@@ -243,11 +239,7 @@ fn unaware_variant_proposes_invalid_configurations() {
     let o = serde_json::json!({ "constraint_aware": false });
     let a = run(o.clone(), 1, 200);
     assert_eq!(a.records.len(), 200);
-    let invalid = a
-        .records
-        .iter()
-        .filter(|r| r.outcome.failure() == Some(FailureKind::Invalid))
-        .count();
+    let invalid = failures(&a, FailureKind::Invalid);
     assert!(invalid > 20, "{invalid}");
     assert!(a.best().is_some());
     let c = configs(&a);
@@ -279,16 +271,15 @@ fn exhausts_small_spaces_without_stalling() {
 #[test]
 fn finds_the_bowl_minimum_more_often_than_random() {
     // A larger smooth landscape: the mean best after 100 evaluations over 30 seeds.
-    let space = SearchSpace::new(
+    let space = space_of(
         vec![
-            Parameter::integer_range("x", 0, 39, 1).unwrap(),
-            Parameter::integer_range("y", 0, 39, 1).unwrap(),
-            Parameter::integer_range("z", 0, 9, 1).unwrap(),
-            Parameter::integer_range("w", 0, 9, 1).unwrap(),
+            integers("x", 0, 39),
+            integers("y", 0, 39),
+            integers("z", 0, 9),
+            integers("w", 0, 9),
         ],
         &["(x + z) % 3 != 0"],
-    )
-    .unwrap();
+    );
     let mean_best = |name: &str| {
         let mut total = 0.0;
         for seed in 0..30 {

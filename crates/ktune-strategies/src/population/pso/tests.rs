@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::population::continuous::{Repair, value_of};
+use ktune_core::testing::{failures, integers, space_of};
 use ktune_core::{Budget, FailureKind, Runner, StopReason, Tuner, TuningRun};
 use ktune_space::{Encoding, Neighbourhood, Parameter};
 use rand::SeedableRng;
@@ -10,16 +11,16 @@ pub(crate) use crate::testkit::{bowl, sparse_space};
 
 /// Three constrained groups and a free parameter.
 fn grouped_space() -> SearchSpace {
-    SearchSpace::new(
+    space_of(
         vec![
             Parameter::integer("a", [1, 2, 4, 8, 16, 32]).unwrap(),
             Parameter::integer("b", [1, 2, 4, 8, 16, 32]).unwrap(),
-            Parameter::integer_range("c", 0, 9, 1).unwrap(),
-            Parameter::integer_range("d", 0, 11, 1).unwrap(),
-            Parameter::integer_range("e", 0, 11, 1).unwrap(),
-            Parameter::integer_range("f", 0, 4, 1).unwrap(),
-            Parameter::integer_range("g", 0, 7, 1).unwrap(),
-            Parameter::integer_range("h", 0, 7, 1).unwrap(),
+            integers("c", 0, 9),
+            integers("d", 0, 11),
+            integers("e", 0, 11),
+            integers("f", 0, 4),
+            integers("g", 0, 7),
+            integers("h", 0, 7),
         ],
         &[
             "8 <= a * b <= 64",
@@ -28,15 +29,11 @@ fn grouped_space() -> SearchSpace {
             "g + h <= 6 or g == h",
         ],
     )
-    .unwrap()
 }
 
 /// Two parameters of ten values each, with exactly the configurations listed.
 fn listed(configs: &[[u32; 2]]) -> SearchSpace {
-    let params = vec![
-        Parameter::integer_range("a", 0, 9, 1).unwrap(),
-        Parameter::integer_range("b", 0, 9, 1).unwrap(),
-    ];
+    let params = vec![integers("a", 0, 9), integers("b", 0, 9)];
     let configs: Vec<Configuration> = configs.iter().map(|c| c.to_vec()).collect();
     SearchSpace::from_configurations(params, &configs).unwrap()
 }
@@ -85,23 +82,15 @@ pub(crate) fn check_behaviour(name: &str) {
     let unaware = format!("{name}:constraint_aware=false");
     let run = run_on(&space, &unaware, 7, 150);
     assert_eq!(run.records.len(), 150, "{unaware}: {:?}", run.stop);
-    let invalid = run
-        .records
-        .iter()
-        .filter(|r| r.outcome.failure() == Some(FailureKind::Invalid))
-        .count();
+    let invalid = failures(&run, FailureKind::Invalid);
     assert!(invalid > 0 && invalid < 150, "{unaware}: {invalid} invalid");
     assert_eq!(configs(&run), configs(&run_on(&space, &unaware, 7, 150)));
 
     // A budget beyond the space: every valid configuration once, then the run ends.
-    let small = SearchSpace::new(
-        vec![
-            Parameter::integer_range("x", 0, 11, 1).unwrap(),
-            Parameter::integer_range("y", 0, 11, 1).unwrap(),
-        ],
+    let small = space_of(
+        vec![integers("x", 0, 11), integers("y", 0, 11)],
         &["(x + 2 * y) % 3 == 0", "x + y <= 15"],
-    )
-    .unwrap();
+    );
     for spec in [name.to_string(), unaware] {
         let run = run_on(&small, &spec, 3, 10_000);
         let valid = configs(&run)
@@ -481,7 +470,7 @@ fn overhead_per_suggestion() {
     time_strategies(sim.space(), &mut || Box::new(sim.runner()));
     // A CLBlast-GEMM-like space: 14 parameters, one large constrained group.
     let p = |name: &str, v: &[i64]| Parameter::integer(name, v.iter().copied()).unwrap();
-    let gemm = SearchSpace::new(
+    let gemm = space_of(
         vec![
             p("MWG", &[16, 32, 64, 128]),
             p("NWG", &[16, 32, 64, 128]),
@@ -507,8 +496,7 @@ fn overhead_per_suggestion() {
             "KWG % ((MDIMC * NDIMC) // MDIMA) == 0",
             "KWG % ((MDIMC * NDIMC) // NDIMB) == 0",
         ],
-    )
-    .unwrap();
+    );
     time_strategies(&gemm, &mut || Box::new(bowl()));
 }
 
