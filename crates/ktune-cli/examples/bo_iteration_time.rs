@@ -67,6 +67,7 @@ fn main() {
             Vec::new()
         };
         let mut near_220 = Vec::new();
+        let mut priors_told = Vec::new();
         for seed in 0..seeds {
             let (_, inner) = match ktune_strategies::create_spec(&spec) {
                 Ok(s) => s,
@@ -82,6 +83,7 @@ fn main() {
                 .priors(&priors)
                 .run(&mut timed, &mut Rng::seed_from_u64(seed))
                 .expect("simulation runs");
+            priors_told.push(timed.priors_told);
             near_220.extend(
                 timed
                     .samples
@@ -95,15 +97,17 @@ fn main() {
             eprintln!("{}: no iteration timed", sim.name());
             continue;
         };
+        priors_told.sort_by(f64::total_cmp);
         println!(
-            "{}: {} candidates, {} priors, {spec}: median ask+tell at {}-{} observations: {:.2} ms ({} iterations, {seeds} seeds)",
+            "{}: {} candidates, {} priors, {spec}: median ask+tell at {}-{} observations: {:.2} ms ({} iterations, {seeds} seeds); priors told in {:.1} ms (median)",
             sim.name(),
             sim.space().size(),
             priors.len(),
             at.saturating_sub(10),
             at + 10,
             median * 1e3,
-            near_220.len()
+            near_220.len(),
+            priors_told[priors_told.len() / 2] * 1e3
         );
     }
     // The peak resident memory of the whole process (Linux), every simulation and prior in it.

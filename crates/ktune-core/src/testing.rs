@@ -383,6 +383,8 @@ pub struct Timed {
     pending: f64,
     /// `(observations at the ask, seconds of the ask and the tell)`, in order.
     pub samples: Vec<(usize, f64)>,
+    /// Seconds the strategy took to be told the priors (what it makes of them up front).
+    pub priors_told: f64,
 }
 
 impl Timed {
@@ -393,6 +395,7 @@ impl Timed {
             observed: 0,
             pending: 0.0,
             samples: Vec::new(),
+            priors_told: 0.0,
         }
     }
 }
@@ -424,7 +427,9 @@ impl Strategy for Timed {
     }
 
     fn set_priors(&mut self, priors: &[crate::MatchedPrior]) {
+        let started = std::time::Instant::now();
         self.inner.set_priors(priors);
+        self.priors_told += started.elapsed().as_secs_f64();
     }
 
     fn name(&self) -> &str {

@@ -17,6 +17,24 @@
 //! unrelated one (τ near 0) or a misleading one (τ < 0) then fades within a few
 //! evaluations. The weights are recomputed from all pairs at every result (a few thousand
 //! pairs at 100 results: microseconds).
+//!
+//! Why the priors are also judged by each other: before this study has results, a prior that says
+//! nothing about it (values shuffled across its configurations) looks as good as one that says
+//! much, and trusting it costs the first evaluations, which on spaces tuned in a dozen evaluations
+//! are the whole score. But related priors agree with each other (on the shared spaces Kendall's τ
+//! between two GPUs' results is 0.27-0.85 within a vendor and 0.02-0.47 across vendors;
+//! `bench/prior_agreement.py`) where a shuffled one agrees with none (τ ≈ 0). So where there are
+//! several priors, each starts from its mean τ with the others: one below `CONSENSUS_MIN` is not
+//! trusted until this study's own results vouch for it: its τ on them must clear two standard
+//! deviations of τ between unrelated rankings of as many results (for 10 results 0.50, for 40
+//! 0.23), since with five priors one clears a lower bar by chance most of the time.
+//!
+//! A prior whose measurements mostly fold onto fewer configurations here (more than
+//! `FOLDED` of them per configuration: it varied parameters this study lacks, as the other
+//! kernel's spaces do for the shared names `block_size_x` and `block_size_y`) is doubted the
+//! same way: its ranks of this study's configurations are a guess among the many
+//! measurements that fell on each. A single prior has nothing to be judged by and is
+//! trusted until its pairs come in, as before.
 
 use ktune_core::{MatchedPrior, Observation};
 use ktune_space::Configuration;
@@ -27,6 +45,21 @@ const MIN_PAIRS: usize = 3;
 
 /// A prior's weight below which it counts as switched off.
 const OFF: f64 = 0.01;
+
+/// The mean Kendall's τ with the other priors below which a prior is not trusted until this
+/// study's results vouch for it.
+const CONSENSUS_MIN: f64 = 0.1;
+
+/// Measurements per configuration of this study above which a prior counts as folded.
+const FOLDED: f64 = 2.0;
+
+/// Candidates two priors must share for their agreement to count.
+const CONSENSUS_COMMON: usize = 10;
+
+/// At most this many shared candidates (evenly spaced in the candidates' order) are
+/// compared between two priors: an exact τ on a thousand is a few milliseconds for five
+/// priors, and plenty to tell 0 from 0.2.
+const CONSENSUS_SAMPLE: usize = 1000;
 
 /// How far a study trusts its priors (`auto`'s `prior_trust`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -57,6 +90,11 @@ pub(crate) struct PriorRanking {
     weights: Vec<f64>,
     /// Per prior: concordant and discordant pairs of this study's results.
     pairs: Vec<(usize, usize)>,
+    /// Per prior: whether it agrees too little with the other priors to be trusted before
+    /// this study's results vouch for it.
+    doubted: Vec<bool>,
+    /// Per prior: this study's results it measured too.
+    measured: Vec<usize>,
     /// This study's results that some prior measured, in order: the candidate and the value
     /// (`None`: failed; in minimisation form).
     results: Vec<(usize, Option<f64>)>,
@@ -86,9 +124,19 @@ impl PriorRanking {
                 ranks[i * k + j] = r;
             }
         }
+        let doubted: Vec<bool> = consensus(&ranks, k)
+            .into_iter()
+            .zip(priors)
+            .map(|(tau, p)| {
+                let folded = p.report.matched as f64 > FOLDED * p.report.configurations as f64;
+                trust != PriorTrust::All && (folded || tau.is_some_and(|t| t < CONSENSUS_MIN))
+            })
+            .collect();
         PriorRanking {
-            weights: vec![1.0; k],
+            weights: doubted.iter().map(|&d| if d { 0.0 } else { 1.0 }).collect(),
             pairs: vec![(0, 0); k],
+            measured: vec![0; k],
+            doubted,
             candidates,
             index,
             ranks,
@@ -173,18 +221,25 @@ impl PriorRanking {
                     }
                 }
             }
+            for j in 0..k {
+                if !self.ranks[i * k + j].is_nan() {
+                    self.measured[j] += 1;
+                }
+            }
             self.results.push((i, o.value));
         }
         if self.trust == PriorTrust::All {
             return;
         }
-        for (w, &(c, d)) in self.weights.iter_mut().zip(&self.pairs) {
+        for (j, w) in self.weights.iter_mut().enumerate() {
+            let ((c, d), doubted) = (self.pairs[j], self.doubted[j]);
             *w = if c + d < MIN_PAIRS {
-                1.0
+                if doubted { 0.0 } else { 1.0 }
             } else {
                 let n = (c + d) as f64;
                 let tau = (c as f64 - d as f64) / n;
                 let chance = match self.trust {
+                    _ if doubted => 2.0 * tau_deviation(self.measured[j]),
                     PriorTrust::Evidence => n.sqrt().recip(),
                     _ => 0.0,
                 };
@@ -192,6 +247,57 @@ impl PriorRanking {
             };
         }
     }
+}
+
+/// The standard deviation of Kendall's τ between two unrelated rankings of `m` items.
+fn tau_deviation(m: usize) -> f64 {
+    let m = m.max(2) as f64;
+    (2.0 * (2.0 * m + 5.0) / (9.0 * m * (m - 1.0))).sqrt()
+}
+
+/// Per prior: its mean Kendall's τ with each other prior over the candidates both measured
+/// (where they share at least [`CONSENSUS_COMMON`]); `None` where no other prior shares
+/// enough with it (a single prior).
+fn consensus(ranks: &[f64], k: usize) -> Vec<Option<f64>> {
+    let rows = ranks.len().checked_div(k).unwrap_or(0);
+    let mut tau = vec![vec![None; k]; k];
+    for a in 0..k {
+        for b in a + 1..k {
+            let shared: Vec<usize> = (0..rows)
+                .filter(|&i| !ranks[i * k + a].is_nan() && !ranks[i * k + b].is_nan())
+                .collect();
+            if shared.len() < CONSENSUS_COMMON {
+                continue;
+            }
+            let step = shared.len().div_ceil(CONSENSUS_SAMPLE);
+            let sample: Vec<(f64, f64)> = shared
+                .iter()
+                .step_by(step)
+                .map(|&i| (ranks[i * k + a], ranks[i * k + b]))
+                .collect();
+            let (mut concordant, mut discordant) = (0u64, 0u64);
+            for (i, &(x1, y1)) in sample.iter().enumerate() {
+                for &(x2, y2) in &sample[i + 1..] {
+                    match ((x1 - x2) * (y1 - y2)).partial_cmp(&0.0) {
+                        Some(std::cmp::Ordering::Greater) => concordant += 1,
+                        Some(std::cmp::Ordering::Less) => discordant += 1,
+                        _ => {}
+                    }
+                }
+            }
+            let n = concordant + discordant;
+            if n > 0 {
+                let t = (concordant as f64 - discordant as f64) / n as f64;
+                (tau[a][b], tau[b][a]) = (Some(t), Some(t));
+            }
+        }
+    }
+    tau.into_iter()
+        .map(|row| {
+            let known: Vec<f64> = row.into_iter().flatten().collect();
+            (!known.is_empty()).then(|| known.iter().sum::<f64>() / known.len() as f64)
+        })
+        .collect()
 }
 
 /// Whether the prior's ranks `r`, `q` order two results `a`, `b` (`None`: failed) the same
@@ -314,5 +420,44 @@ mod tests {
         alone.tell(&[told(0, Some(1.0)), told(4, Some(9.0)), told(2, Some(5.0))]);
         assert!(alone.is_off());
         assert_eq!(alone.best(3, |_| true), Vec::<Configuration>::new());
+    }
+
+    /// Several priors are judged by each other before this study has results: one that
+    /// agrees with none of the others (values shuffled) is not trusted until the study's own
+    /// results vouch for it beyond chance; a single prior is trusted until its pairs come in.
+    #[test]
+    fn a_prior_that_agrees_with_no_other_waits_for_the_studys_evidence() {
+        let n = 40;
+        let of = |f: &dyn Fn(usize) -> f64| prior(&(0..n).map(|i| Some(f(i))).collect::<Vec<_>>());
+        let (a, b) = (of(&|i| i as f64), of(&|i| 2.0 * i as f64 + 3.0));
+        // Permutations that keep no order: τ = -0.05 with the two above, -0.2 between them.
+        let shuffled = |m: usize| of(&|i| ((i * m) % n) as f64);
+        let mut ranking = PriorRanking::new(&[a, b, shuffled(17)], PriorTrust::Tau);
+        assert_eq!(ranking.weights(), [1.0, 1.0, 0.0]);
+        // Alone, a shuffled prior has nothing to be judged by; unguarded, every prior counts.
+        assert!(!PriorRanking::new(&[shuffled(17)], PriorTrust::Tau).is_off());
+        assert!(!PriorRanking::new(&[shuffled(17), shuffled(29)], PriorTrust::All).is_off());
+        // Two shuffled priors: neither is trusted, nothing is proposed.
+        let mut doubted = PriorRanking::new(&[shuffled(17), shuffled(29)], PriorTrust::Tau);
+        assert!(doubted.is_off());
+        assert!(doubted.best(5, |_| true).is_empty());
+        // Results in the shuffled prior's order: on four, τ = 1 is hardly beyond two
+        // standard deviations of chance (2 × 0.49); on five it is (2 × 0.41).
+        let result = |i: u32| told(i, Some(((i as usize * 17) % n) as f64));
+        ranking.tell(&(0..4).map(result).collect::<Vec<_>>());
+        assert!(ranking.weights()[2] < OFF, "{:?}", ranking.weights());
+        ranking.tell(&[result(4)]);
+        let vouched = (1.0 - 2.0 * tau_deviation(5)).powi(2);
+        assert!(vouched > OFF);
+        // A prior whose measurements fold three to a configuration is doubted too, alone.
+        let mut folded = shuffled(1);
+        folded.report.matched = 120;
+        folded.report.configurations = 40;
+        assert!(PriorRanking::new(&[folded], PriorTrust::Tau).is_off());
+        assert!(
+            (ranking.weights()[2] - vouched).abs() < 1e-12,
+            "{:?}",
+            ranking.weights()
+        );
     }
 }

@@ -237,3 +237,33 @@ fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
     assert_eq!(first_ask(PriorSample::Before), initial + 4);
     assert_eq!(first_ask(PriorSample::Within), initial);
 }
+
+/// Priors that agree with no other prior (values shuffled across configurations) are not
+/// followed before the study's own results vouch for them: the first proposals are the
+/// model's uniform sample, as without priors, and the same study with a prior that agrees
+/// with a second one starts from them.
+#[test]
+fn priors_that_agree_with_no_other_are_not_followed_blindly() {
+    let space = sparse_space();
+    let first_asked = |priors: &[ktune_core::MatchedPrior]| {
+        let mut auto = Auto::new(&AutoOptions::default()).unwrap();
+        ktune_core::Strategy::set_priors(&mut auto, priors);
+        let asked = ktune_core::Strategy::ask(
+            &mut auto,
+            &space,
+            &ktune_core::History::default(),
+            4,
+            &mut Rng::seed_from_u64(1),
+        );
+        asked
+            .iter()
+            .filter(|c| auto.from_priors.contains(*c))
+            .count()
+    };
+    let shuffled = |m: f64| prior_from(move |x| Some(((x[0] * m + x[1] * 31.0) % 53.0).floor()));
+    assert_eq!(first_asked(&[shuffled(17.0), shuffled(29.0)]), 0);
+    let bowl = |scale: f64| {
+        prior_from(move |x| Some(scale * ((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2))))
+    };
+    assert_eq!(first_asked(&[bowl(1.0), bowl(3.0)]), 4);
+}
