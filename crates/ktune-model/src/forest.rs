@@ -81,6 +81,33 @@ impl FeasibilityForest {
         options: &ForestOptions,
         seed: u64,
     ) -> Result<FeasibilityForest, ModelError> {
+        FeasibilityForest::fit_weighted(x, feasible, &[], options, seed)
+    }
+
+    /// [`fit`](Self::fit) with a weight per row (empty: 1 for every row), multiplying the
+    /// class weights: rows that should count less (an earlier study's outcomes on another
+    /// task) pull the splits and leaves less.
+    ///
+    /// Errors as `fit`, and a weight list of another length or with a negative or
+    /// non-finite weight.
+    pub fn fit_weighted(
+        x: &[Vec<f64>],
+        feasible: &[bool],
+        row_weights: &[f64],
+        options: &ForestOptions,
+        seed: u64,
+    ) -> Result<FeasibilityForest, ModelError> {
+        if !row_weights.is_empty() && row_weights.len() != x.len() {
+            return Err(ModelError::LengthMismatch {
+                what: format!("{} rows but {} row weights", x.len(), row_weights.len()),
+            });
+        }
+        if let Some(&w) = row_weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+            return Err(ModelError::NonFinite {
+                what: "row weight".into(),
+                value: w,
+            });
+        }
         if x.len() != feasible.len() {
             return Err(ModelError::LengthMismatch {
                 what: format!("{} rows but {} labels", x.len(), feasible.len()),
@@ -94,12 +121,14 @@ impl FeasibilityForest {
         let dims = crate::observations::check_rows(x, "row")?;
         let weights: Vec<f64> = feasible
             .iter()
-            .map(|&f| {
-                if f {
+            .enumerate()
+            .map(|(i, &f)| {
+                let class = if f {
                     options.feasible_weight
                 } else {
                     1.0 - options.feasible_weight
-                }
+                };
+                class * row_weights.get(i).copied().unwrap_or(1.0)
             })
             .collect();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -338,6 +367,29 @@ mod tests {
         assert_eq!(f.probability(&far), 0.0);
         far[4] = 0.0;
         assert_eq!(f.probability(&far), 1.0);
+    }
+
+    /// Row weights: conflicting labels on the same points follow the heavier rows, and a
+    /// weight of zero leaves a row out; weights of another length or below zero are errors.
+    #[test]
+    fn row_weights_decide_between_conflicting_rows() {
+        // The same ten points twice: once failing (heavy), once running (light).
+        let x: Vec<Vec<f64>> = (0..20).map(|i| vec![(i % 10) as f64 / 9.0]).collect();
+        let y: Vec<bool> = (0..20).map(|i| i >= 10).collect();
+        let weights = |fail: f64, run: f64| -> Vec<f64> {
+            (0..20).map(|i| if i < 10 { fail } else { run }).collect()
+        };
+        let o = ForestOptions::default();
+        let heavy_failures =
+            FeasibilityForest::fit_weighted(&x, &y, &weights(1.0, 0.1), &o, 1).unwrap();
+        let heavy_runs =
+            FeasibilityForest::fit_weighted(&x, &y, &weights(0.1, 1.0), &o, 1).unwrap();
+        assert!(heavy_failures.probability(&[0.5]) < 0.5);
+        assert!(heavy_runs.probability(&[0.5]) > 0.5);
+        let without = FeasibilityForest::fit_weighted(&x, &y, &weights(0.0, 1.0), &o, 1).unwrap();
+        assert_eq!(without.probability(&[0.5]), 1.0);
+        assert!(FeasibilityForest::fit_weighted(&x, &y, &[1.0; 3], &o, 1).is_err());
+        assert!(FeasibilityForest::fit_weighted(&x, &y, &weights(-1.0, 1.0), &o, 1).is_err());
     }
 
     #[test]

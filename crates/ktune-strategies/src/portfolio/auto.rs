@@ -197,6 +197,8 @@ pub struct AutoOptions {
     pub initial_sampling: InitialSampling,
     /// Learn failing regions with the feasibility forest.
     pub feasibility: bool,
+    /// With priors: the forest learns from their failures too (`bayes_opt`'s option).
+    pub prior_failures: bool,
     /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
     pub explore_after: usize,
     /// The strategies beside the model, joined by `+`: `mls` (the climb from the study's
@@ -268,6 +270,7 @@ impl Default for AutoOptions {
             initial_samples: 10,
             initial_sampling: InitialSampling::Random,
             feasibility: true,
+            prior_failures: true,
             explore_after: 10,
             local: Locals(vec![Local::Mls]),
             local_start_samples: 20,
@@ -390,6 +393,7 @@ impl AutoOptions {
                     initial_samples: o.initial_samples,
                     initial_sampling: o.initial_sampling,
                     feasibility: o.feasibility,
+                    prior_failures: o.prior_failures,
                     explore_after: o.explore_after,
                     alignment: o.alignment,
                     ..BoOptions::default()

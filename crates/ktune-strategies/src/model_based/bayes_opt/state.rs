@@ -107,7 +107,18 @@ pub(super) struct State {
     pub(super) ran: Vec<bool>,
     /// The forest of this round and its ε_f (none until something has failed).
     pub(super) forest: Option<(FeasibilityForest, f64)>,
+    /// The priors' outcomes the forest learns from too, encoded, and whether each ran.
+    pub(super) prior_rows: Vec<Vec<f64>>,
+    pub(super) prior_ran: Vec<bool>,
+    /// The ranks of the configurations the priors say fail.
+    pub(super) prior_failing: FxHashSet<u64>,
+    /// Of this study's results on configurations the priors say fail: (failed here too, all).
+    pub(super) prior_checked: (usize, usize),
 }
+
+/// What the priors' outcomes weigh in the forest, in evaluations of this study: at first as
+/// much as this many, then less as the study's own outcomes accumulate (half at as many).
+const PRIOR_OUTCOMES_WEIGHT: f64 = 20.0;
 
 /// The configurations each round scores.
 pub(super) enum Candidates {
@@ -175,18 +186,59 @@ impl State {
         }
     }
 
+    /// Notes whether a configuration the priors say fails failed here too.
+    pub(super) fn check_prior(&mut self, rank: u64, ran: bool) {
+        if self.prior_failing.contains(&rank) {
+            self.prior_checked.1 += 1;
+            self.prior_checked.0 += usize::from(!ran);
+        }
+    }
+
+    /// The weight of each of the priors' rows in the forest: [`PRIOR_OUTCOMES_WEIGHT`]
+    /// evaluations' worth in all, halved by as many of this study's own, and scaled by the
+    /// share of the configurations the priors say fail that failed here too (once two were
+    /// measured: failures of another device need not be failures here).
+    pub(super) fn prior_row_weight(&self) -> f64 {
+        if self.prior_rows.is_empty() {
+            return 0.0;
+        }
+        let (failed, checked) = self.prior_checked;
+        let agree = if checked >= 2 {
+            failed as f64 / checked as f64
+        } else {
+            1.0
+        };
+        let own = self.rows.len() as f64;
+        let total = PRIOR_OUTCOMES_WEIGHT * PRIOR_OUTCOMES_WEIGHT / (PRIOR_OUTCOMES_WEIGHT + own);
+        // Worth less than one evaluation, the priors' rows only cost the forest's time.
+        if total < 1.0 {
+            return 0.0;
+        }
+        total * agree / self.prior_rows.len() as f64
+    }
+
     /// Regrows the feasibility forest on every evaluation so far (BaCO refits it before each
     /// proposal) and draws this round's ε_f; no forest while nothing has failed.
     pub(super) fn refresh_forest(&mut self, threshold: f64, rng: &mut Rng) {
         self.forest = None;
-        if self.ran.iter().all(|&ok| ok) {
+        let prior = self.prior_row_weight();
+        let priors_failed = prior > 0.0 && self.prior_ran.iter().any(|&ok| !ok);
+        if self.ran.iter().all(|&ok| ok) && !priors_failed {
             return;
         }
         let seed: u64 = rng.random();
         let limit = feasibility_limit(threshold, rng);
-        if let Ok(f) =
+        let fitted = if prior > 0.0 {
+            let rows: Vec<Vec<f64>> = self.rows.iter().chain(&self.prior_rows).cloned().collect();
+            let ran: Vec<bool> = self.ran.iter().chain(&self.prior_ran).copied().collect();
+            let weights: Vec<f64> = std::iter::repeat_n(1.0, self.rows.len())
+                .chain(std::iter::repeat_n(prior, self.prior_rows.len()))
+                .collect();
+            FeasibilityForest::fit_weighted(&rows, &ran, &weights, &ForestOptions::default(), seed)
+        } else {
             FeasibilityForest::fit(&self.rows, &self.ran, &ForestOptions::default(), seed)
-        {
+        };
+        if let Ok(f) = fitted {
             self.forest = Some((f, limit));
         }
     }

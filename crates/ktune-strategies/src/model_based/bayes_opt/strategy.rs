@@ -30,6 +30,8 @@ pub struct BayesianOptimization {
     /// (chosen on held-out results).
     pub(super) alignment_weights: Vec<f64>,
     pub(super) state: Option<State>,
+    /// The priors' outcomes the feasibility forest learns from too (`prior_failures`).
+    pub(super) prior_outcomes: Vec<(Configuration, bool)>,
 }
 
 /// `bayes_opt`'s options after [`BoOptions::check`], with what they resolve to: the kernel,
@@ -110,6 +112,7 @@ impl BayesianOptimization {
             discount: c.discount,
             opts: c.opts,
             state: None,
+            prior_outcomes: Vec::new(),
         }
     }
 
@@ -301,14 +304,28 @@ impl BayesianOptimization {
             sampler: DistinctSampler::new(space.size()),
             notice_given: false,
             rows: Vec::new(),
+            prior_rows: Vec::new(),
+            prior_ran: Vec::new(),
+            prior_failing: FxHashSet::default(),
+            prior_checked: (0, 0),
             ran: Vec::new(),
             forest: None,
         };
+        for (c, ran) in &self.prior_outcomes {
+            if let Some(r) = space.rank(c) {
+                state.prior_rows.push(state.encode(c));
+                state.prior_ran.push(*ran);
+                if !ran {
+                    state.prior_failing.insert(r);
+                }
+            }
+        }
         // Anything evaluated before (a resumed run) is known already.
         for o in history.observations() {
             if let Some(r) = space.rank(&o.config) {
                 state.mark_visited(r);
                 state.record(self.opts.feasibility, &o.config, o.value.is_some());
+                state.check_prior(r, o.value.is_some());
                 if let Some(v) = o.value {
                     self.fit(&mut state, r, &o.config, v, o.variance);
                 }
@@ -444,6 +461,7 @@ impl Strategy for BayesianOptimization {
                 {
                     st.mark_visited(r);
                     st.record(self.opts.feasibility, &o.config, o.value.is_some());
+                    st.check_prior(r, o.value.is_some());
                     if let Some(v) = o.value {
                         self.fit(&mut st, r, &o.config, v, o.variance);
                         if !st.initial_done {
@@ -458,6 +476,9 @@ impl Strategy for BayesianOptimization {
             }
             let (config, af) = st.pending.swap_remove(i);
             st.record(self.opts.feasibility, &config, o.value.is_some());
+            if let Some(r) = space.rank(&config) {
+                st.check_prior(r, o.value.is_some());
+            }
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
@@ -477,9 +498,59 @@ impl Strategy for BayesianOptimization {
         self.state = Some(st);
     }
 
+    /// With `feasibility` and `prior_failures`, the forest learns from the priors' outcomes
+    /// too ([`prior_outcomes`]).
+    fn set_priors(&mut self, priors: &[ktune_core::MatchedPrior]) {
+        if self.opts.feasibility && self.opts.prior_failures {
+            self.prior_outcomes = prior_outcomes(priors);
+        }
+    }
+
     fn name(&self) -> &str {
         NAME
     }
+}
+
+/// At most this many of the priors' failing configurations (and as many running ones) teach
+/// the feasibility forest: enough to draw a failing region, few enough that regrowing the
+/// forest before each proposal stays cheap.
+const PRIOR_ROWS: usize = 200;
+
+/// The priors' outcomes for the feasibility forest: each configuration they measured, failing
+/// where most of the priors that measured it failed; every failing one (evenly thinned to
+/// [`PRIOR_ROWS`]) and as many running ones, evenly spaced. None where no prior failed.
+fn prior_outcomes(priors: &[ktune_core::MatchedPrior]) -> Vec<(Configuration, bool)> {
+    let mut share: rustc_hash::FxHashMap<&Configuration, (usize, usize)> = Default::default();
+    let mut order = Vec::new();
+    for p in priors {
+        for (c, v) in &p.observations {
+            let e = share.entry(c).or_insert_with(|| {
+                order.push(c);
+                (0, 0)
+            });
+            e.0 += usize::from(v.is_some());
+            e.1 += 1;
+        }
+    }
+    let (failing, running): (Vec<&Configuration>, Vec<&Configuration>) =
+        order.into_iter().partition(|c| {
+            let (ran, of) = share[c];
+            2 * ran < of
+        });
+    let thin = |list: Vec<&Configuration>, n: usize| -> Vec<Configuration> {
+        let step = list.len().div_ceil(n.max(1)).max(1);
+        list.into_iter().step_by(step).take(n).cloned().collect()
+    };
+    let failing = thin(failing, PRIOR_ROWS);
+    if failing.is_empty() {
+        return Vec::new();
+    }
+    let running = thin(running, failing.len());
+    failing
+        .into_iter()
+        .map(|c| (c, false))
+        .chain(running.into_iter().map(|c| (c, true)))
+        .collect()
 }
 
 /// The model as a climb's guide, scoring by one acquisition function

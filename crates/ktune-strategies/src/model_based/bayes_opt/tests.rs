@@ -566,6 +566,81 @@ fn the_feasibility_forest_avoids_the_failing_region() {
     );
 }
 
+/// With a prior that failed where this study will fail (another device with the same
+/// limit), the forest exists before this study has failed anywhere and rates the priors'
+/// failing region low; as the study's own outcomes accumulate the priors weigh less, and
+/// not at all where their failures did not fail here.
+#[test]
+fn the_forest_learns_from_the_priors_failures() {
+    use super::{BayesianOptimization, BoOptions};
+    let space = space();
+    let prior = {
+        let names = space
+            .params()
+            .iter()
+            .map(|p| p.name().to_string())
+            .collect();
+        let mut p = ktune_core::Prior::new("earlier", names, Direction::Minimize);
+        for c in space.iter() {
+            let values: Vec<ktune_space::Value> = space.values(&c).into_iter().cloned().collect();
+            let x: Vec<f64> = values.iter().map(|v| v.as_f64().unwrap()).collect();
+            p.push(values, at_the_limit(&x).map(|v| 2.0 * v));
+        }
+        p.match_onto(&space, Direction::Minimize).unwrap()
+    };
+    let started = |prior_failures: bool| {
+        let mut bo = BayesianOptimization::new(BoOptions {
+            feasibility: true,
+            prior_failures,
+            ..BoOptions::default()
+        })
+        .unwrap();
+        ktune_core::Strategy::set_priors(&mut bo, std::slice::from_ref(&prior));
+        let mut rng = Rng::seed_from_u64(3);
+        ktune_core::Strategy::ask(
+            &mut bo,
+            &space,
+            &ktune_core::History::default(),
+            1,
+            &mut rng,
+        );
+        let mut st = bo.state.take().unwrap();
+        st.refresh_forest(0.1, &mut rng);
+        st
+    };
+    let at = |x: i64, y: i64| -> Configuration {
+        space
+            .iter()
+            .find(|c| {
+                let v = space.values(c);
+                (v[0].as_f64(), v[1].as_f64()) == (Some(x as f64), Some(y as f64))
+            })
+            .unwrap()
+    };
+    let (fails, runs) = (at(20, 8), at(5, 3));
+    let st = started(true);
+    let (forest, _) = st
+        .forest
+        .as_ref()
+        .expect("a forest from the priors' failures");
+    assert!(forest.probability(&st.encode(&fails)) < 0.5);
+    assert!(forest.probability(&st.encode(&runs)) > 0.5);
+    // Without them, nothing has failed: no forest.
+    assert!(started(false).forest.is_none());
+    // The priors weigh less as the study's own outcomes come in, and nothing where the
+    // configurations they say fail ran here.
+    let mut st = started(true);
+    let first = st.prior_row_weight();
+    for _ in 0..20 {
+        st.record(true, &runs, true);
+    }
+    assert!((st.prior_row_weight() - first / 2.0).abs() < 1e-12);
+    let rank = space.rank(&fails).unwrap();
+    st.check_prior(rank, true);
+    st.check_prior(rank, true);
+    assert_eq!(st.prior_row_weight(), 0.0);
+}
+
 #[test]
 fn the_feasibility_threshold_is_checked() {
     let e = ktune_core::testing::refusal(crate::create_spec(
