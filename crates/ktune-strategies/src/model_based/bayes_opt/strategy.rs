@@ -518,8 +518,14 @@ const PRIOR_ROWS: usize = 200;
 
 /// The priors' outcomes for the feasibility forest: each configuration they measured, failing
 /// where most of the priors that measured it failed; every failing one (evenly thinned to
-/// [`PRIOR_ROWS`]) and as many running ones, evenly spaced. None where no prior failed.
+/// [`PRIOR_ROWS`]) and as many running ones, evenly spaced. None where no prior failed, and
+/// none from a single prior: one device's failures are another's successes (across vendors
+/// they differ), and one prior has no second to confirm them (measured: with one other GPU
+/// as the prior, its failures cost convolution_A100 0.04; BENCHMARKS.md, transfer).
 fn prior_outcomes(priors: &[ktune_core::MatchedPrior]) -> Vec<(Configuration, bool)> {
+    if priors.len() < 2 {
+        return Vec::new();
+    }
     let mut share: rustc_hash::FxHashMap<&Configuration, (usize, usize)> = Default::default();
     let mut order = Vec::new();
     for p in priors {

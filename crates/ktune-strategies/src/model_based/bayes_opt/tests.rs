@@ -566,15 +566,15 @@ fn the_feasibility_forest_avoids_the_failing_region() {
     );
 }
 
-/// With a prior that failed where this study will fail (another device with the same
-/// limit), the forest exists before this study has failed anywhere and rates the priors'
-/// failing region low; as the study's own outcomes accumulate the priors weigh less, and
-/// not at all where their failures did not fail here.
+/// With priors that failed where this study will fail (other devices with the same limit),
+/// the forest exists before this study has failed anywhere and rates the priors' failing
+/// region low; as the study's own outcomes accumulate the priors weigh less, and not at all
+/// where their failures did not fail here. A single prior's failures are not used.
 #[test]
 fn the_forest_learns_from_the_priors_failures() {
     use super::{BayesianOptimization, BoOptions};
     let space = space();
-    let prior = {
+    let prior = |scale: f64| {
         let names = space
             .params()
             .iter()
@@ -584,18 +584,19 @@ fn the_forest_learns_from_the_priors_failures() {
         for c in space.iter() {
             let values: Vec<ktune_space::Value> = space.values(&c).into_iter().cloned().collect();
             let x: Vec<f64> = values.iter().map(|v| v.as_f64().unwrap()).collect();
-            p.push(values, at_the_limit(&x).map(|v| 2.0 * v));
+            p.push(values, at_the_limit(&x).map(|v| scale * v));
         }
         p.match_onto(&space, Direction::Minimize).unwrap()
     };
-    let started = |prior_failures: bool| {
+    let two = [prior(2.0), prior(3.0)];
+    let started_with = |priors: &[ktune_core::MatchedPrior], prior_failures: bool| {
         let mut bo = BayesianOptimization::new(BoOptions {
             feasibility: true,
             prior_failures,
             ..BoOptions::default()
         })
         .unwrap();
-        ktune_core::Strategy::set_priors(&mut bo, std::slice::from_ref(&prior));
+        ktune_core::Strategy::set_priors(&mut bo, priors);
         let mut rng = Rng::seed_from_u64(3);
         ktune_core::Strategy::ask(
             &mut bo,
@@ -608,6 +609,7 @@ fn the_forest_learns_from_the_priors_failures() {
         st.refresh_forest(0.1, &mut rng);
         st
     };
+    let started = |prior_failures: bool| started_with(&two, prior_failures);
     let at = |x: i64, y: i64| -> Configuration {
         space
             .iter()
@@ -625,8 +627,9 @@ fn the_forest_learns_from_the_priors_failures() {
         .expect("a forest from the priors' failures");
     assert!(forest.probability(&st.encode(&fails)) < 0.5);
     assert!(forest.probability(&st.encode(&runs)) > 0.5);
-    // Without them, nothing has failed: no forest.
+    // Without them, or with one prior, nothing has failed: no forest.
     assert!(started(false).forest.is_none());
+    assert!(started_with(&two[..1], true).forest.is_none());
     // The priors weigh less as the study's own outcomes come in, and nothing where the
     // configurations they say fail ran here.
     let mut st = started(true);

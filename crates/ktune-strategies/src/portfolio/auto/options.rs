@@ -9,7 +9,7 @@ pub(super) const OPTIONS: &[OptionDoc] = &[
     OptionDoc::new("initial_samples", "10", "Valid configurations the model samples (see initial_sampling) before it proposes; the other members wait for them.").count(1, 100_000),
     OptionDoc::new("initial_sampling", "\"random\"", "How the model's initial sample is drawn: \"random\" (uniform), \"maximin\" or \"lhs\" (bayes_opt's; baco samples uniformly)."),
     OptionDoc::new("feasibility", "true", "The model learns failing regions with BaCO's random forest (bayes_opt's `feasibility`)."),
-    OptionDoc::new("prior_failures", "true", "With priors: the model's feasibility forest learns from the priors' failures too, weighed down as this study's own outcomes accumulate (bayes_opt's `prior_failures`)."),
+    OptionDoc::new("prior_failures", "true", "With two or more priors: the model's feasibility forest learns from the priors' failures too, weighed down as this study's own outcomes accumulate (bayes_opt's `prior_failures`)."),
     OptionDoc::new("explore_after", "10", "Evaluations without a new best before the model proposes where it knows least (bayes_opt's option; 0: never)."),
     OptionDoc::new("local", "\"mls\"", "The strategies beside the model, joined by `+`: \"mls\" (multi-start local search climbing from the study's best configuration), \"annealing\", \"genetic\", \"pso\", \"tpe\" (each with its defaults), or \"none\" (the model alone)."),
     OptionDoc::new("local_start_samples", "20", "Random configurations the local search samples to start a climb when the study's best is already a local optimum.").count(1, 100_000),
