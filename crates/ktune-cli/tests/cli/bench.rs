@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::common::{Succeeds, contains_all, in_tempdir, ktune, shared_space as space};
+use crate::common::{Succeeds, assert_mentions, in_tempdir, ktune, shared_space as space};
 
 #[test]
 fn runs_strategies_and_writes_traces_scores_and_plots() {
@@ -23,8 +23,8 @@ fn runs_strategies_and_writes_traces_scores_and_plots() {
         .arg(space("dedispersion_A100"))
         .succeeds();
     let table = String::from_utf8(result.stdout).unwrap();
-    contains_all(&table, &["random", "brute_force"]);
-    contains_all(&table, &["convolution_A100", "dedispersion_A100"]);
+    assert_mentions(&table, &["random", "brute_force"]);
+    assert_mentions(&table, &["convolution_A100", "dedispersion_A100"]);
 
     let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
     let lines: Vec<serde_json::Value> = traces
@@ -156,7 +156,7 @@ fn strategy_options_come_from_the_command_line_or_a_spec() {
 
     let out = ktune().arg("strategies").output().unwrap();
     let doc = String::from_utf8(out.stdout).unwrap();
-    contains_all(&doc, &["## `diff_evo`", "`constraint_aware`"]);
+    assert_mentions(&doc, &["## `diff_evo`", "`constraint_aware`"]);
 }
 
 #[test]
@@ -195,7 +195,7 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
     )
     .unwrap();
     let (table, stderr) = run("3", true);
-    contains_all(&stderr, &["4 runs already", "2 to go"]);
+    assert_mentions(&stderr, &["4 runs already", "2 to go"]);
     assert!(stderr.contains("cut off"), "{stderr}");
     let now = traces();
     assert!(
@@ -415,23 +415,50 @@ fn budget_kind_time_scores_runs_against_simulated_time() {
 /// traces say which, and the fixed order of the priors' ranks starts where they agree.
 #[test]
 fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
-    let out = tempfile::tempdir().unwrap();
-    let result = ktune()
-        .args([
+    // `ktune bench -s prior_rank`, one seed, with `transfer` and `budget`, into `out`.
+    let prior_rank = |budget: &str,
+                      transfer: &dyn AsRef<std::ffi::OsStr>,
+                      out: &std::path::Path,
+                      spaces: &[&str]| {
+        let mut c = ktune();
+        c.args([
             "bench",
             "-s",
             "prior_rank",
             "--seeds",
             "1",
             "--budget",
-            "20",
+            budget,
         ])
-        .args(["--transfer", "leave-one-out", "--no-plots", "--out"])
-        .arg(out.path())
-        .arg(space("convolution_A4000"))
-        .arg(space("convolution_A6000"))
-        .arg(space("dedispersion_A100"))
-        .succeeds();
+        .args(["--no-plots", "--transfer"])
+        .arg(transfer)
+        .arg("--out")
+        .arg(out);
+        for s in spaces {
+            c.arg(space(s));
+        }
+        c
+    };
+    // The traces a run wrote into `dir`.
+    let traces = |dir: &std::path::Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join("traces.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let out = tempfile::tempdir().unwrap();
+    let result = prior_rank(
+        "20",
+        &"leave-one-out",
+        out.path(),
+        &[
+            "convolution_A4000",
+            "convolution_A6000",
+            "dedispersion_A100",
+        ],
+    )
+    .succeeds();
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(
         stderr.contains("convolution_A4000        priors: convolution_A6000"),
@@ -441,9 +468,8 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         stderr.contains("dedispersion_A100        priors: none"),
         "{stderr}"
     );
-    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
-    for line in traces.lines() {
-        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+    let loo = traces(out.path());
+    for t in &loo {
         assert_eq!(t["strategy"], "prior_rank/loo", "{t}");
         let priors = &t["meta"]["priors"];
         match t["space"].as_str().unwrap() {
@@ -462,9 +488,8 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         .and_then(|l| l.split('|').nth(5))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no optimum in {table}"));
-    let best = traces
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let best = loo
+        .iter()
         .filter(|t| t["space"] == "convolution_A6000")
         .flat_map(|t| t["values"].as_array().unwrap().clone())
         .filter_map(|v| v.as_f64())
@@ -473,18 +498,19 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
 
     // `--transfer each`: one run per prior, labelled by it.
     let each = tempfile::tempdir().unwrap();
-    ktune()
-        .args(["bench", "-s", "prior_rank", "--seeds", "1", "--budget", "5"])
-        .args(["--transfer", "each", "--no-plots", "--out"])
-        .arg(each.path())
-        .arg(space("convolution_A4000"))
-        .arg(space("convolution_A6000"))
-        .arg(space("convolution_W6600"))
-        .succeeds();
-    let traces = std::fs::read_to_string(each.path().join("traces.jsonl")).unwrap();
-    let mut runs: Vec<(String, String, String)> = traces
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    prior_rank(
+        "5",
+        &"each",
+        each.path(),
+        &[
+            "convolution_A4000",
+            "convolution_A6000",
+            "convolution_W6600",
+        ],
+    )
+    .succeeds();
+    let mut runs: Vec<(String, String, String)> = traces(each.path())
+        .iter()
         .map(|t| {
             let label = t["strategy"].as_str().unwrap().to_string();
             let prior = t["meta"]["priors"][0].as_str().unwrap().to_string();
@@ -500,17 +526,18 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
 
     // `--transfer other-kernel`: the other kernel's spaces, through the names they share.
     let other = tempfile::tempdir().unwrap();
-    ktune()
-        .args(["bench", "-s", "prior_rank", "--seeds", "1", "--budget", "5"])
-        .args(["--transfer", "other-kernel", "--no-plots", "--out"])
-        .arg(other.path())
-        .arg(space("convolution_A4000"))
-        .arg(space("convolution_A6000"))
-        .arg(space("dedispersion_A100"))
-        .succeeds();
-    let traces = std::fs::read_to_string(other.path().join("traces.jsonl")).unwrap();
-    for line in traces.lines() {
-        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+    prior_rank(
+        "5",
+        &"other-kernel",
+        other.path(),
+        &[
+            "convolution_A4000",
+            "convolution_A6000",
+            "dedispersion_A100",
+        ],
+    )
+    .succeeds();
+    for t in traces(other.path()) {
         assert_eq!(t["strategy"], "prior_rank/other-kernel", "{t}");
         let want = if t["space"] == "dedispersion_A100" {
             serde_json::json!(["convolution_A4000", "convolution_A6000"])
@@ -523,26 +550,14 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
     // `--transfer shuffled`: the leave-one-out priors with their values shuffled, so the
     // fixed order that found the A6000's optimum above no longer leads there.
     let shuffled = tempfile::tempdir().unwrap();
-    ktune()
-        .args([
-            "bench",
-            "-s",
-            "prior_rank",
-            "--seeds",
-            "1",
-            "--budget",
-            "20",
-        ])
-        .args(["--transfer", "shuffled", "--no-plots", "--out"])
-        .arg(shuffled.path())
-        .arg(space("convolution_A4000"))
-        .arg(space("convolution_A6000"))
-        .succeeds();
-    let traces = std::fs::read_to_string(shuffled.path().join("traces.jsonl")).unwrap();
-    let runs: Vec<serde_json::Value> = traces
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    prior_rank(
+        "20",
+        &"shuffled",
+        shuffled.path(),
+        &["convolution_A4000", "convolution_A6000"],
+    )
+    .succeeds();
+    let runs = traces(shuffled.path());
     assert_eq!(runs.len(), 2);
     for t in &runs {
         assert_eq!(t["strategy"], "prior_rank/shuffled", "{t}");
@@ -571,24 +586,23 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         })
         .to_string(),
     );
-    let result = ktune()
-        .args(["bench", "-s", "prior_rank", "--seeds", "1", "--budget", "5"])
-        .arg("--transfer")
-        .arg(&file)
-        .args(["--no-plots", "--out"])
-        .arg(listed.path().join("out"))
-        .arg(space("convolution_A4000"))
-        .arg(space("convolution_A6000"))
-        .arg(space("convolution_W6600"))
-        .succeeds();
+    let result = prior_rank(
+        "5",
+        &file,
+        &listed.path().join("out"),
+        &[
+            "convolution_A4000",
+            "convolution_A6000",
+            "convolution_W6600",
+        ],
+    )
+    .succeeds();
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(
         stderr.contains("convolution_A4000        priors: none"),
         "{stderr}"
     );
-    let traces = std::fs::read_to_string(listed.path().join("out/traces.jsonl")).unwrap();
-    for line in traces.lines() {
-        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+    for t in traces(&listed.path().join("out")) {
         assert_eq!(t["strategy"], "prior_rank/listed", "{t}");
         let priors = &t["meta"]["priors"];
         match t["space"].as_str().unwrap() {
@@ -615,24 +629,13 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         ),
     ] {
         let bad = crate::common::written(listed.path(), "bad.json", text);
-        ktune()
-            .args([
-                "bench",
-                "-s",
-                "prior_rank",
-                "--seeds",
-                "1",
-                "--budget",
-                "5",
-                "--no-plots",
-            ])
-            .arg("--transfer")
-            .arg(&bad)
-            .arg("--out")
-            .arg(listed.path().join("bad"))
-            .arg(space("convolution_A4000"))
-            .arg(space("convolution_A6000"))
-            .fails_saying(&[words]);
+        prior_rank(
+            "5",
+            &bad,
+            &listed.path().join("bad"),
+            &["convolution_A4000", "convolution_A6000"],
+        )
+        .fails_saying(&[words]);
     }
     let out = ktune()
         .args(["bench", "-s", "prior_rank", "--transfer", "sideways"])

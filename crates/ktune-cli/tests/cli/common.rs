@@ -31,7 +31,7 @@ pub fn results_table(db: &Path) -> String {
 }
 
 /// Fails naming the first of `parts` that a text lacks, and showing the text.
-pub use ktune_core::testing::assert_mentions as contains_all;
+pub use ktune_core::testing::assert_mentions;
 
 /// `ktune` as a plain process, run in `dir` (for children that are killed or interrupted).
 pub fn ktune_in(dir: &Path) -> std::process::Command {
@@ -135,7 +135,7 @@ pub trait Succeeds {
     #[track_caller]
     fn fails_saying(&mut self, parts: &[&str]) -> String {
         let err = self.fails();
-        contains_all(&err, parts);
+        assert_mentions(&err, parts);
         err
     }
 }

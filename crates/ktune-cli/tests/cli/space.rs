@@ -1,6 +1,6 @@
 //! `ktune space` end to end: reports, JSON, and errors that name the problem and where.
 
-use crate::common::{Succeeds, contains_all, in_tempdir, ktune, repo, space_json, written};
+use crate::common::{Succeeds, assert_mentions, in_tempdir, ktune, repo, space_json, written};
 
 #[test]
 fn describes_the_example_spec() {
@@ -9,7 +9,7 @@ fn describes_the_example_spec() {
         .arg(repo("examples/convolution.toml"))
         .succeeds();
     let text = String::from_utf8(out.stdout).unwrap();
-    contains_all(
+    assert_mentions(
         &text,
         &[
             "feasible size   4362",
@@ -43,7 +43,7 @@ fn errors_name_the_problem_and_the_place() {
     );
     let err = ktune().arg("space").arg(&spec).fails();
     assert!(err.starts_with("error: "), "{err}");
-    contains_all(&err, &["blok_size_y", "did you mean `block_size_y`?"]);
+    assert_mentions(&err, &["blok_size_y", "did you mean `block_size_y`?"]);
     assert!(err.contains("ktune.toml:1:32"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 
@@ -146,7 +146,7 @@ fn priors_say_how_much_of_them_maps_onto_the_space() {
         .arg(&other_kernel)
         .succeeds();
     let text = String::from_utf8(out.stdout).unwrap();
-    contains_all(
+    assert_mentions(
         &text,
         &[
             "priors (2)",
@@ -208,7 +208,7 @@ fn the_transfer_example_maps_the_committed_studies_of_other_sizes() {
             .arg(repo(prior))
             .succeeds();
         let text = String::from_utf8(out.stdout).unwrap();
-        contains_all(
+        assert_mentions(
             &text,
             &[
                 "feasible size   384",

@@ -6,7 +6,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::{
-    Succeeds, contains_all, gcc_spec, in_tempdir, ktune, results_table, run_log, succeeded, written,
+    Succeeds, assert_mentions, gcc_spec, in_tempdir, ktune, results_table, run_log, succeeded,
+    written,
 };
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
@@ -491,7 +492,7 @@ fn adaptive_measurements_are_stored_shown_and_the_finalists_reranked() {
     }
     assert!(aborted > 0 && aborted < ok.len(), "{ok:?}");
     let table = results_table(&dir.path().join("ktune.db"));
-    contains_all(&table, &["±95%", "re-ranked after"]);
+    assert_mentions(&table, &["±95%", "re-ranked after"]);
     // Re-ranking again later, from the database alone (it knows its spec).
     let log_before = run_log(dir.path()).len();
     let again = ktune()
@@ -576,7 +577,7 @@ fn a_run_where_nothing_runs_says_why_and_fails() {
     // The reason, with an example.
     assert!(stdout.contains("4 runtime (e.g. "), "{stdout}");
     // Without a terminal, one line per evaluation as it happens.
-    contains_all(&stderr, &["ktune: [1/4] x=", "ktune: [4/4] "]);
+    assert_mentions(&stderr, &["ktune: [1/4] x=", "ktune: [4/4] "]);
     assert!(stderr.contains(": failed (runtime); best -"), "{stderr}");
     // Everything is recorded all the same.
     assert_eq!(rows(&dir.path().join("ktune.db")).len(), 4);
@@ -599,7 +600,7 @@ fn a_run_where_nothing_runs_says_why_and_fails() {
         .last()
         .unwrap_or_default()
         .to_string();
-    contains_all(&last, &["\"summary\"", "\"failed\""]);
+    assert_mentions(&last, &["\"summary\"", "\"failed\""]);
 }
 
 /// Whether process `pid` still runs (a zombie waiting for a reaper does not).

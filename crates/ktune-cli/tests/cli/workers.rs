@@ -6,7 +6,9 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{Succeeds, contains_all, gcc_missing, gcc_spec, ktune_in as ktune, succeeded};
+use crate::common::{
+    Succeeds, assert_mentions, gcc_missing, gcc_spec, ktune_in as ktune, succeeded,
+};
 
 /// objective = (x - 5)^2 + y + 1 ms after SLEEP_MS; x = 2 crashes. Every run appends a line
 /// to runs.log.
@@ -271,7 +273,7 @@ fn bad_storage_urls_and_argument_mixes_are_clear_errors() {
     let tune_at = |url: &str| said(&["tune", "ktune.toml", "--storage", url, "--study", "s"]);
     let results_at = |url: &str| said(&["results", "--storage", url]);
     let e = tune_at("mysql://h/db");
-    contains_all(&e, &["not a storage URL", "postgresql://"]);
+    assert_mentions(&e, &["not a storage URL", "postgresql://"]);
     let e = tune_at("sqlite://");
     assert!(e.contains("no path after sqlite://"), "{e}");
     let e = tune_at("postgresql://ktune:hunter2@127.0.0.1:1/none?connect_timeout=5");
