@@ -648,9 +648,12 @@ impl CandidateGp {
         self.replay(kernel, &ys, self.extra_scale)
     }
 
-    /// Recomputes everything with new observed values, one per observation in the order
-    /// they were observed (e.g. after the caller changed how it transforms its targets);
-    /// `O(n²·m)`.
+    /// Conditions the model on new observed values, one per observation in the order they
+    /// were observed (e.g. after the caller changed how it transforms its targets, or the
+    /// mean it subtracts). The factor does not depend on the values, so only `z_y` and `a`
+    /// are solved again (`O(n² + n·m)`), unless known measurement variances were converted
+    /// with a spread more than [`NOISE_RESCALE`] away from the new one, when everything is
+    /// (`O(n²·m)`).
     ///
     /// On error (a length mismatch or a non-finite value) the model is left unchanged.
     pub fn replace_values(&mut self, ys: &[f64]) -> Result<(), ModelError> {
@@ -663,7 +666,57 @@ impl CandidateGp {
                 ),
             });
         }
-        self.replay(self.kernel.clone(), ys, self.extra_scale)
+        if let Some(&y) = ys.iter().find(|y| !y.is_finite()) {
+            return Err(ModelError::NonFinite {
+                what: "replacement observed value".into(),
+                value: y,
+            });
+        }
+        let (mean, std) = normalisation(ys);
+        let noisy = self.extra.iter().any(|&v| v > 0.0);
+        let s2 = std * std;
+        if noisy && !(1.0 / NOISE_RESCALE..=NOISE_RESCALE).contains(&(s2 / self.extra_scale)) {
+            return self.replay(self.kernel.clone(), ys, s2);
+        }
+        self.resolve_values(ys);
+        (self.y_mean, self.y_std) = (mean, std);
+        Ok(())
+    }
+
+    /// `z_y = L⁻¹ (y - c·1)` by forward substitution on the packed factor, then `a = Vᵀ z_y`
+    /// in one pass over `V`, for the finite values `ys` (one per observation).
+    fn resolve_values(&mut self, ys: &[f64]) {
+        let shift = ys.first().copied().unwrap_or(0.0);
+        let mut z = Vec::with_capacity(ys.len());
+        for (i, &y) in ys.iter().enumerate() {
+            let row = &self.factor[i * (i + 1) / 2..(i + 1) * (i + 2) / 2];
+            let dot: f64 = row[..i].iter().zip(&z).map(|(l, z)| l * z).sum();
+            z.push(((y - shift) - dot) / row[i]);
+        }
+        let rows = &self.rows;
+        let fill = |start: usize, a: &mut [f64]| {
+            a.fill(0.0);
+            let len = a.len();
+            for (row, &zi) in rows.iter().zip(&z) {
+                for (a, v) in a.iter_mut().zip(&row[start..start + len]) {
+                    *a += v * zi;
+                }
+            }
+        };
+        if self.m >= PARALLEL_MIN {
+            self.a
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .for_each(|(c, a)| fill(c * CHUNK, a));
+        } else {
+            self.a
+                .chunks_mut(CHUNK)
+                .enumerate()
+                .for_each(|(c, a)| fill(c * CHUNK, a));
+        }
+        self.z_y = z;
+        self.shift = shift;
+        self.ys = ys.to_vec();
     }
 
     /// A fresh factor with `kernel`, values `ys` and the variances converted with `scale`,

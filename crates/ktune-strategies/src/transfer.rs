@@ -86,6 +86,10 @@ pub(crate) struct PriorRanking {
     /// The ranks, a row per candidate and a column per prior: 0 (best) to 1 (worst or
     /// failed), NaN where the prior did not measure it.
     ranks: Vec<f64>,
+    /// The priors' values in the same layout: each prior's results standardised (on the log
+    /// scale where all are positive), a failure as its worst result, NaN where the prior did
+    /// not measure the candidate.
+    values: Vec<f64>,
     /// Per prior: its weight.
     weights: Vec<f64>,
     /// Per prior: concordant and discordant pairs of this study's results.
@@ -114,14 +118,17 @@ impl PriorRanking {
         let mut index: FxHashMap<Configuration, usize> = FxHashMap::default();
         let mut candidates = Vec::new();
         let mut ranks: Vec<f64> = Vec::new();
+        let mut values: Vec<f64> = Vec::new();
         for (j, p) in priors.iter().enumerate() {
-            for (c, r) in ranks_of(p) {
+            for ((c, r), z) in ranks_of(p).into_iter().zip(standardised(p)) {
                 let i = *index.entry(c.clone()).or_insert_with(|| {
                     candidates.push(c.clone());
                     ranks.extend(std::iter::repeat_n(f64::NAN, k));
+                    values.extend(std::iter::repeat_n(f64::NAN, k));
                     candidates.len() - 1
                 });
                 ranks[i * k + j] = r;
+                values[i * k + j] = z;
             }
         }
         let doubted: Vec<bool> = consensus(&ranks, k)
@@ -140,6 +147,7 @@ impl PriorRanking {
             candidates,
             index,
             ranks,
+            values,
             results: Vec::new(),
             heard: FxHashSet::default(),
             trust,
@@ -153,9 +161,29 @@ impl PriorRanking {
     }
 
     /// The priors' weights, in order.
-    #[cfg(test)]
     pub(crate) fn weights(&self) -> &[f64] {
         &self.weights
+    }
+
+    /// Every configuration any prior measured, once; [`value`](PriorRanking::value) and the
+    /// scores take positions in it.
+    pub(crate) fn candidates(&self) -> &[Configuration] {
+        &self.candidates
+    }
+
+    /// The value the priors give candidate `i`: the weighted mean of their standardised
+    /// results (in standard deviations of each prior's results from its mean; a failure as
+    /// its worst), or `None` where no prior that counts measured it.
+    pub(crate) fn value(&self, i: usize) -> Option<f64> {
+        let k = self.weights.len();
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for (&z, &w) in self.values[i * k..(i + 1) * k].iter().zip(&self.weights) {
+            if w >= OFF && !z.is_nan() {
+                sum += w * z;
+                weight += w;
+            }
+        }
+        (weight > 0.0).then(|| sum / weight)
     }
 
     /// The score of candidate `i`: the weighted mean of the ranks the priors that measured it
@@ -348,6 +376,38 @@ fn ranks_of(prior: &MatchedPrior) -> Vec<(&Configuration, f64)> {
         .collect()
 }
 
+/// A prior's results standardised, in the order it lists its configurations: on the log
+/// scale where every result is positive (run times: devices differ by a factor, which the log
+/// turns into a shift), minus their mean, over their standard deviation; a failure as its
+/// worst result; all 0 where the results do not spread.
+fn standardised(prior: &MatchedPrior) -> Vec<f64> {
+    let positive = prior
+        .observations
+        .iter()
+        .all(|(_, v)| v.is_none_or(|v| v > 0.0));
+    let scaled = |v: f64| if positive { v.ln() } else { v };
+    let valid: Vec<f64> = prior
+        .observations
+        .iter()
+        .filter_map(|(_, v)| v.map(scaled))
+        .filter(|v| v.is_finite())
+        .collect();
+    let n = valid.len().max(1) as f64;
+    let mean = valid.iter().sum::<f64>() / n;
+    let sd = (valid.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
+    let z = |v: f64| if sd > 0.0 { (v - mean) / sd } else { 0.0 };
+    let worst = valid.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let failed = if worst.is_finite() { z(worst) } else { 0.0 };
+    prior
+        .observations
+        .iter()
+        .map(|(_, v)| match v.map(scaled) {
+            Some(v) if v.is_finite() => z(v),
+            _ => failed,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,6 +454,32 @@ mod tests {
             vec![vec![0], vec![2], vec![1], vec![3]]
         );
         assert_eq!(ranking.best(2, |c| c[0] != 0), vec![vec![2], vec![1]]);
+    }
+
+    /// The priors' values are standardised per prior: a device ten times slower gives the
+    /// same values (on the log scale), a failure counts as the prior's worst result, and a
+    /// prior switched off by the guard no longer counts.
+    #[test]
+    fn values_are_standardised_per_prior_and_follow_the_weights() {
+        let a = prior(&[Some(1.0), Some(2.0), Some(4.0), Some(8.0)]);
+        let slow = prior(&[Some(10.0), Some(20.0), Some(40.0), Some(80.0)]);
+        let ranking = PriorRanking::new(&[a.clone(), slow], PriorTrust::Tau);
+        let alone = PriorRanking::new(std::slice::from_ref(&a), PriorTrust::Tau);
+        let values: Vec<f64> = (0..4).map(|i| ranking.value(i).unwrap()).collect();
+        for (i, v) in values.iter().enumerate() {
+            assert!((v - alone.value(i).unwrap()).abs() < 1e-12, "{i}");
+        }
+        // ln 1, ln 2, ln 4, ln 8 are evenly spaced: standardised, ±1.342 and ±0.447.
+        assert!((values[0] + 1.3416).abs() < 1e-3 && (values[2] - 0.4472).abs() < 1e-3);
+        let failing = prior(&[Some(1.0), None, Some(4.0), Some(8.0)]);
+        let r = PriorRanking::new(&[failing], PriorTrust::Tau);
+        assert_eq!(r.value(1), r.value(3), "a failure is as bad as the worst");
+        // A prior that ranks this study backwards is switched off, and its values with it.
+        let backwards = prior(&[Some(8.0), Some(4.0), Some(2.0), Some(1.0)]);
+        let mut r = PriorRanking::new(&[backwards], PriorTrust::Tau);
+        assert!((r.value(0).unwrap() + values[0]).abs() < 1e-12);
+        r.tell(&[told(0, Some(1.0)), told(1, Some(2.0)), told(2, Some(3.0))]);
+        assert_eq!(r.value(0), None);
     }
 
     #[test]

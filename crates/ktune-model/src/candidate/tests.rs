@@ -376,6 +376,75 @@ fn replacing_values_matches_fresh() {
     assert_eq!(gp.observed_values(), &logs);
 }
 
+/// Replacing values keeps the factor and solves again for the values only: on many
+/// candidates (the parallel path) and with known measurement variances (kept where the
+/// spread moves little, converted again where it moves much) it matches a model built on the
+/// new values from the start.
+#[test]
+fn replacing_values_keeps_the_factor_and_matches_fresh() {
+    let m = 5000;
+    let cands: Vec<f64> = (0..m).map(|i| (i as f64 * 0.0137).sin()).collect();
+    let kernel = Kernel::new(KernelKind::Matern52, 0.4);
+    let obs = [3, 900, 1700, 2500, 4999, 4100];
+    let ys = [1.0, 2.0, 0.5, 3.0, 1.5, 2.5];
+    let variances = [0.0, 0.1, 0.0, 0.2, 0.05, 0.0];
+    let built = |ys: &[f64], noisy: bool| {
+        let mut gp = CandidateGp::new(kernel.clone(), cands.clone(), 1).unwrap();
+        for (&j, &y) in obs.iter().zip(ys) {
+            gp.observe(j, y).unwrap();
+        }
+        if noisy {
+            gp.set_noise(&variances).unwrap();
+        }
+        gp
+    };
+    for noisy in [false, true] {
+        // A small change of spread (kept conversion) and a large one (converted again).
+        for scale in [1.2, 10.0] {
+            let new: Vec<f64> = ys.iter().map(|y| scale * y - 4.0).collect();
+            let mut gp = built(&ys, noisy);
+            gp.replace_values(&new).unwrap();
+            // The variances stay converted with the old spread where it moved little: as a
+            // full replay of the new values would keep them.
+            let mut fresh = if noisy && scale < NOISE_RESCALE {
+                let mut r = built(&ys, noisy);
+                let s = r.extra_scale;
+                r.replay(kernel.clone(), &new, s).unwrap();
+                r
+            } else {
+                built(&new, noisy)
+            };
+            let (a, b) = (gp.means(), fresh.means());
+            let (va, vb) = (gp.variances(), fresh.variances());
+            for j in (0..m).step_by(97) {
+                assert!(
+                    (a[j] - b[j]).abs() < 1e-6 * (1.0 + b[j].abs()),
+                    "{noisy} {scale} mean {j}"
+                );
+                assert!(
+                    (va[j] - vb[j]).abs() < 1e-6 * (1.0 + vb[j]),
+                    "{noisy} {scale} var {j}"
+                );
+            }
+            let (la, lb) = (
+                gp.log_marginal_likelihood(),
+                fresh.log_marginal_likelihood(),
+            );
+            assert!(
+                (la - lb).abs() < 1e-6 * (1.0 + lb.abs()),
+                "{noisy} {scale}: {la} {lb}"
+            );
+            // Observing on after a replacement goes on from the new values.
+            gp.observe(10, 0.0).unwrap();
+            fresh.observe(10, 0.0).unwrap();
+            assert!(
+                (gp.mean(11) - fresh.mean(11)).abs() < 1e-6,
+                "{noisy} {scale}"
+            );
+        }
+    }
+}
+
 #[test]
 fn parallel_path_matches_serial_formula() {
     // m above PARALLEL_MIN exercises the rayon path; compare against DenseGp.

@@ -199,6 +199,8 @@ pub struct AutoOptions {
     pub feasibility: bool,
     /// With priors: the forest learns from their failures too (`bayes_opt`'s option).
     pub prior_failures: bool,
+    /// With two or more priors: the model's mean is their results (`bayes_opt`'s option).
+    pub prior_mean: bool,
     /// The model's stagnation escape (`bayes_opt`'s `explore_after`; 0: off).
     pub explore_after: usize,
     /// The strategies beside the model, joined by `+`: `mls` (the climb from the study's
@@ -256,11 +258,17 @@ pub struct AutoOptions {
 #[serde(rename_all = "snake_case")]
 pub enum PriorSample {
     /// Before it: the model's uniform sample, and the other members' wait, follow them.
-    #[default]
     Before,
     /// Part of it: the model starts as early as without priors (what the priors proposed
-    /// is its sample, biased to where they agree).
+    /// is its sample, biased to where they agree). With the priors' results as the model's
+    /// mean (`prior_mean`) the model needs no uniform sample to see the landscape.
     Within,
+    /// Within it with two or more priors, before it with one. One other device can mislead
+    /// (across vendors), and the model's uniform sample is what shows it; several that agree
+    /// with each other rarely do (measured: with one prior, `within` put four (target,
+    /// source) pairs more than 2 SE below cold `auto`, `before` two; BENCHMARKS.md, transfer).
+    #[default]
+    Several,
 }
 
 impl Default for AutoOptions {
@@ -271,6 +279,7 @@ impl Default for AutoOptions {
             initial_sampling: InitialSampling::Random,
             feasibility: true,
             prior_failures: true,
+            prior_mean: true,
             explore_after: 10,
             local: Locals(vec![Local::Mls]),
             local_start_samples: 20,
@@ -289,7 +298,7 @@ impl Default for AutoOptions {
             alignment: Alignment::Validated,
             prior_first: 10,
             prior_trust: PriorTrust::Tau,
-            prior_sample: PriorSample::Before,
+            prior_sample: PriorSample::Several,
         }
     }
 }
@@ -338,6 +347,8 @@ pub struct Auto {
     prior_trust: PriorTrust,
     /// Whether the priors' first proposals lengthen the model's initial sample.
     prior_sample: PriorSample,
+    /// The number of priors the study has.
+    priors: usize,
     /// The configurations the priors' member proposed (not a sample of the landscape).
     from_priors: rustc_hash::FxHashSet<Configuration>,
     /// The bandit's weight and window (to make it again when a member joins).
@@ -394,6 +405,7 @@ impl AutoOptions {
                     initial_sampling: o.initial_sampling,
                     feasibility: o.feasibility,
                     prior_failures: o.prior_failures,
+                    prior_mean: o.prior_mean,
                     explore_after: o.explore_after,
                     alignment: o.alignment,
                     ..BoOptions::default()
@@ -480,6 +492,7 @@ impl Auto {
             prior_first: o.prior_first,
             prior_trust: o.prior_trust,
             prior_sample: o.prior_sample,
+            priors: 0,
             from_priors: Default::default(),
             c: o.c,
             window: o.window,
@@ -571,7 +584,9 @@ impl Strategy for Auto {
                 self.exhausted[arm] = proposed.is_empty();
                 // The model's uniform sample, and the other members' wait for it, follow
                 // the priors' first proposals (as many as the guard lets through).
-                if self.prior_sample == PriorSample::Before {
+                if self.prior_sample == PriorSample::Before
+                    || (self.prior_sample == PriorSample::Several && self.priors < 2)
+                {
                     self.warm_up += proposed.len();
                     if let Member::BayesOpt(b) = &mut self.members[MODEL] {
                         b.lengthen_initial_sample(proposed.len());
@@ -691,6 +706,7 @@ impl Strategy for Auto {
         if priors.is_empty() || self.prior_arm.is_some() {
             return;
         }
+        self.priors = priors.len();
         let mut member = PriorRank::guarded_only(self.prior_trust);
         member.set_priors(priors);
         self.members.push(Member::Other(Box::new(member)));

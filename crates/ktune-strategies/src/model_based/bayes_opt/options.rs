@@ -193,6 +193,8 @@ pub struct BoOptions {
     pub feasibility_threshold: f64,
     /// With `feasibility` and priors: the forest learns from the priors' failures too.
     pub prior_failures: bool,
+    /// With two or more priors: the surrogate's mean is their results ([`crate::model_based::prior_mean`]).
+    pub prior_mean: bool,
     /// For each integer parameter whose alignment varies out of step with its value, the model
     /// gets a coordinate for how many times 2 divides the value
     /// ([`crate::encoding::alignment`]), weighted as this says.
@@ -229,6 +231,7 @@ impl Default for BoOptions {
             feasibility: false,
             feasibility_threshold: 0.1,
             prior_failures: true,
+            prior_mean: true,
             alignment: Alignment::Weight(0.0),
             surrogate: SurrogateOptions::default(),
         }
@@ -259,6 +262,7 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("feasibility", "false", "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures)."),
     OptionDoc::new("feasibility_threshold", "0.1", "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.").real(0.0, 1.0),
     OptionDoc::new("prior_failures", "true", "With `feasibility` and two or more priors (earlier studies): the forest learns from the priors' outcomes too (their failing configurations and as many running ones, at most 200 each), weighing 20 evaluations at first, half as much once this study has 20 of its own and nothing once it has 380, scaled by the share of the configurations the priors say fail that failed here too."),
+    OptionDoc::new("prior_mean", "true", "With two or more priors (earlier studies), over every configuration of the space: the GP's mean is the priors' results at each configuration (standardised per prior on the log scale, weighted as the guard against misleading priors says), times the least-squares slope of this study's results on them (never negative; 0 before three results), so that the model predicts what the priors measured where this study has no result nearby."),
     OptionDoc::new("candidate_limit", "1000000", "Spaces larger than this are scored on a sample each round (and say so).").count(1, u64::MAX),
     OptionDoc::new("sample_size", "50000", "Configurations sampled in spaces above the candidate limit and scored each round (plus the neighbourhoods of the best).").count(1, 100_000_000),
     OptionDoc::new("sample_rounds", "10", "Above the candidate limit: rounds a sample is kept, its posterior updated with each observation in O(n·sample_size), before a fresh one is drawn and the model rebuilt over it in O(n²·sample_size) (1: a fresh sample every round).").count(1, 1_000_000),

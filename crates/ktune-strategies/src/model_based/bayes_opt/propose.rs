@@ -7,6 +7,8 @@ use ktune_core::Rng;
 use ktune_model::DenseGp;
 use ktune_model::acquisition::{self, Acquisition, contextual_variance};
 use ktune_model::{CandidateGp, ModelError, Point, Surrogate};
+
+use crate::model_based::prior_mean::PriorMean;
 use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 use rustc_hash::FxHashSet;
 
@@ -167,7 +169,7 @@ impl BayesianOptimization {
                         Point::keyed(&points[i * d..(i + 1) * d], r)
                     })
                     .collect();
-                let mut predicted = predictions(st.model.as_ref(), &keyed);
+                let mut predicted = predictions(&st.model, &keyed);
                 feasible_weights(st, keyed.iter().map(|p| p.x), &mut predicted.2);
                 (ranks, predicted)
             }
@@ -190,7 +192,7 @@ impl BayesianOptimization {
                     .collect();
                 ranks.extend(near);
                 points.extend(xs.iter().map(|x| Point::new(x)));
-                let mut predicted = predictions(st.model.as_ref(), &points);
+                let mut predicted = predictions(&st.model, &points);
                 feasible_weights(st, points.iter().map(|p| p.x), &mut predicted.2);
                 self.climb(st, space, rng, climb_for, &mut ranks, &mut predicted);
                 (ranks, predicted)
@@ -207,7 +209,7 @@ impl BayesianOptimization {
                     .map(|&r| st.encode(&space.configuration(r)))
                     .collect();
                 let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
-                let mut predicted = predictions(st.model.as_ref(), &points);
+                let mut predicted = predictions(&st.model, &points);
                 feasible_weights(st, xs.iter().map(Vec::as_slice), &mut predicted.2);
                 self.climb(st, space, rng, climb_for, &mut ranks, &mut predicted);
                 (ranks, predicted)
@@ -286,7 +288,7 @@ impl BayesianOptimization {
         }
         let xs: Vec<Vec<f64>> = ends.iter().map(|c| st.encode(c)).collect();
         let points = self.points_of(st, space, &ends, &xs);
-        let (m, v, mut w) = predictions(st.model.as_ref(), &points);
+        let (m, v, mut w) = predictions(&st.model, &points);
         feasible_weights(st, xs.iter().map(Vec::as_slice), &mut w);
         ranks.extend(ends.iter().filter_map(|c| space.rank(c)));
         predicted.0.extend(m);
@@ -366,7 +368,7 @@ impl BayesianOptimization {
                 self.opts.sample_rounds
             );
             st.notice_given = true;
-            st.model = Box::new(gp);
+            st.model = PriorMean::plain(Box::new(gp));
             st.candidates = Candidates::Pool(Pool::empty());
         }
     }
@@ -429,7 +431,7 @@ impl BayesianOptimization {
         // On failure (a factorisation the old model managed incrementally), the old sample
         // and model are kept for another `sample_rounds` rounds.
         if let Ok(gp) = rebuilt {
-            st.model = Box::new(gp);
+            st.model = PriorMean::plain(Box::new(gp));
             *pool = Pool {
                 index: ranks
                     .iter()
@@ -554,7 +556,7 @@ impl BayesianOptimization {
     ) -> Vec<f64> {
         let xs: Vec<Vec<f64>> = configs.iter().map(|c| st.encode(c)).collect();
         let points = self.points_of(st, space, configs, &xs);
-        let (means, vars, mut weights) = predictions(st.model.as_ref(), &points);
+        let (means, vars, mut weights) = predictions(&st.model, &points);
         feasible_weights(st, xs.iter().map(Vec::as_slice), &mut weights);
         means
             .iter()

@@ -13,6 +13,7 @@ use rand::RngExt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::options::Batch;
+use crate::model_based::prior_mean::PriorMean;
 use crate::transform::{Added, Targets};
 
 /// Spearman's rank correlation of `a` and `b` (ties in arbitrary order; NaN for fewer than
@@ -71,11 +72,15 @@ pub(super) struct State {
     pub(super) validation_split: usize,
     /// How many choices were made.
     pub(super) validations: usize,
+    /// The number of valid results at which the held-out validation decides again whether
+    /// the priors' mean is kept.
+    pub(super) next_prior_validation: usize,
     /// The encoded points the model was told, in order: the alignment validation's data, and
     /// where the neighbourhoods of the best come from in sampled spaces.
     pub(super) told: Vec<Vec<f64>>,
-    /// The surrogate, told every valid observation (transformed as `log` says).
-    pub(super) model: Box<dyn Surrogate>,
+    /// The surrogate, told every valid observation (transformed as `log` says), with the
+    /// priors' results as its mean where there are priors.
+    pub(super) model: PriorMean,
     /// Where proposals come from.
     pub(super) candidates: Candidates,
     /// Configurations evaluated (or proposed and pending), by rank.

@@ -14,7 +14,9 @@ use super::NAME;
 use super::options::{Alignment, BoOptions, Exploration, InitialSampling, Method, Transform};
 use super::propose::*;
 use super::state::*;
+use crate::model_based::prior_mean::{self, PriorMean};
 use crate::surrogate::Cgp;
+use crate::transfer::{PriorRanking, PriorTrust};
 use crate::transform::Targets;
 use crate::{StrategyError, encoding};
 
@@ -32,6 +34,8 @@ pub struct BayesianOptimization {
     pub(super) state: Option<State>,
     /// The priors' outcomes the feasibility forest learns from too (`prior_failures`).
     pub(super) prior_outcomes: Vec<(Configuration, bool)>,
+    /// The priors' ranking, whose values become the surrogate's mean (`prior_mean`).
+    pub(super) prior_ranking: Option<PriorRanking>,
 }
 
 /// `bayes_opt`'s options after [`BoOptions::check`], with what they resolve to: the kernel,
@@ -113,6 +117,7 @@ impl BayesianOptimization {
             opts: c.opts,
             state: None,
             prior_outcomes: Vec::new(),
+            prior_ranking: None,
         }
     }
 
@@ -190,6 +195,52 @@ impl BayesianOptimization {
                 .is_ok()
         {
             st.alignment_weight = w;
+        }
+    }
+
+    /// At each checkpoint (as the alignment's), whether the priors' mean is kept: the model
+    /// fitted to the results before the checkpoint (the first half at the first) with the
+    /// mean and the slope those results give, against the same model without it, on how
+    /// like their measured order each ranks the results since. Ties keep the mean as it is.
+    /// (Where the priors' ranking holds over the whole space but not among the fastest
+    /// configurations, as on dedispersion_W6600 with the other GPUs, the mean draws the
+    /// search to where the priors were fast; the results since show it.)
+    pub(super) fn choose_prior_mean(&self, st: &mut State) {
+        if st.told.len() < st.next_prior_validation {
+            return;
+        }
+        let Some(f) = st.model.told_values() else {
+            return;
+        };
+        let n = st.told.len();
+        st.next_prior_validation = n * 2;
+        let split = n / 2;
+        if f.len() != n || split < 3 || n - split < 3 {
+            return;
+        }
+        let ys = st.targets.fitted();
+        let from = split.saturating_sub(VALIDATION_LIMIT);
+        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let score = |keep: bool| -> Option<f64> {
+            let s = if keep {
+                prior_mean::slope(&f[from..split], &ys[from..split])
+            } else {
+                0.0
+            };
+            let train: Vec<f64> = (from..split).map(|i| ys[i] - s * f[i]).collect();
+            let gp = DenseGp::fit(&kernel, &st.told[from..split], &train).ok()?;
+            let means: Vec<f64> = gp
+                .predict(&st.told[split..])
+                .into_iter()
+                .zip(&f[split..])
+                .map(|(p, fi)| p.0 + s * fi)
+                .collect();
+            Some(rank_correlation(&means, &ys[split..])).filter(|r| r.is_finite())
+        };
+        if let (Some(with), Some(without)) = (score(true), score(false))
+            && (with - without).abs() > 1e-9
+        {
+            st.model.keep(with > without);
         }
     }
 
@@ -272,12 +323,18 @@ impl BayesianOptimization {
                     Err(_) => sampled(),
                 }
             };
+        // The priors' results as the mean, over every configuration (keyed by rank).
+        let model = match (&self.prior_ranking, &candidates) {
+            (Some(ranking), Candidates::All(_)) => PriorMean::guided(model, ranking.clone(), space),
+            _ => PriorMean::plain(model),
+        };
         let mut state = State {
             encoder,
             dims,
             aligned,
             alignment_weight,
             next_validation: self.opts.initial_samples.max(2),
+            next_prior_validation: self.opts.initial_samples.max(2),
             validation_split: 0,
             validations: 0,
             told: Vec::new(),
@@ -331,6 +388,7 @@ impl BayesianOptimization {
                 }
             }
         }
+        state.model.hear(history.observations());
         let n = self.opts.initial_samples.saturating_sub(state.valid.len());
         let sample = match self.opts.initial_sampling {
             InitialSampling::Maximin => space.maximin_latin_hypercube(n, 10, rng),
@@ -404,7 +462,7 @@ impl Strategy for BayesianOptimization {
                             Point::keyed(&points[i * d..(i + 1) * d], r)
                         })
                         .collect();
-                    let (_, vars, _) = predictions(st.model.as_ref(), &unvisited);
+                    let (_, vars, _) = predictions(&st.model, &unvisited);
                     if vars.is_empty() {
                         1.0
                     } else {
@@ -416,6 +474,7 @@ impl Strategy for BayesianOptimization {
         }
         // Before any fantasy is told: the validation fits real results only.
         self.choose_alignment(&mut st);
+        self.choose_prior_mean(&mut st);
         self.refresh_pool(&mut st, space, rng);
         if waiting {
             out = self.propose_believed(&mut st, space, rng, n.max(1));
@@ -491,6 +550,7 @@ impl Strategy for BayesianOptimization {
                 st.portfolio.record(a, o.value);
             }
         }
+        st.model.hear(observations);
         if st.pending.is_empty() {
             let valid = &st.valid;
             st.portfolio.round_done(|| median(valid));
@@ -500,9 +560,17 @@ impl Strategy for BayesianOptimization {
 
     /// With `feasibility` and `prior_failures`, the forest learns from the priors' outcomes
     /// too ([`prior_outcomes`]).
+    /// With `prior_mean` and two or more priors, the surrogate's mean is the priors' results
+    /// ([`crate::model_based::prior_mean`]). Not from a single prior: one other device can
+    /// mislead, and has no second to be judged by (measured: with one prior the mean put
+    /// two more (target, source) pairs more than 2 SE below cold `auto`; BENCHMARKS.md,
+    /// transfer).
     fn set_priors(&mut self, priors: &[ktune_core::MatchedPrior]) {
         if self.opts.feasibility && self.opts.prior_failures {
             self.prior_outcomes = prior_outcomes(priors);
+        }
+        if self.opts.prior_mean && priors.len() >= 2 {
+            self.prior_ranking = Some(PriorRanking::new(priors, PriorTrust::Tau));
         }
     }
 

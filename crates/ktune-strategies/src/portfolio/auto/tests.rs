@@ -210,18 +210,21 @@ fn priors_that_agree_are_followed_and_priors_that_mislead_are_dropped() {
 }
 
 /// `prior_sample`: the priors' first proposals come before the model's initial sample (which
-/// then waits for them), or count within it (the model starts as early as without priors).
+/// then waits for them), or count within it (the model starts as early as without priors);
+/// by default within it with several priors and before it with one.
 #[test]
 fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
     let space = sparse_space();
-    let good = prior_from(|x| Some((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2)));
-    let first_ask = |sample: PriorSample| {
+    let good = |scale: f64| {
+        prior_from(move |x| Some(scale * ((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2))))
+    };
+    let first_ask = |sample: PriorSample, priors: &[ktune_core::MatchedPrior]| {
         let mut auto = Auto::new(&AutoOptions {
             prior_sample: sample,
             ..AutoOptions::default()
         })
         .unwrap();
-        ktune_core::Strategy::set_priors(&mut auto, std::slice::from_ref(&good));
+        ktune_core::Strategy::set_priors(&mut auto, priors);
         let asked = ktune_core::Strategy::ask(
             &mut auto,
             &space,
@@ -234,8 +237,13 @@ fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
         auto.warm_up
     };
     let initial = AutoOptions::default().initial_samples;
-    assert_eq!(first_ask(PriorSample::Before), initial + 4);
-    assert_eq!(first_ask(PriorSample::Within), initial);
+    let (one, two) = ([good(1.0)], [good(1.0), good(2.0)]);
+    assert_eq!(first_ask(PriorSample::Before, &one), initial + 4);
+    assert_eq!(first_ask(PriorSample::Within, &one), initial);
+    assert_eq!(first_ask(PriorSample::Several, &one), initial + 4);
+    assert_eq!(first_ask(PriorSample::Before, &two), initial + 4);
+    assert_eq!(first_ask(PriorSample::Several, &two), initial);
+    assert_eq!(AutoOptions::default().prior_sample, PriorSample::Several);
 }
 
 /// Priors that agree with no other prior (values shuffled across configurations) are not
