@@ -175,25 +175,23 @@ impl PriorRanking {
     /// results (in standard deviations of each prior's results from its mean; a failure as
     /// its worst), or `None` where no prior that counts measured it.
     pub(crate) fn value(&self, i: usize) -> Option<f64> {
-        let k = self.weights.len();
-        let (mut sum, mut weight) = (0.0, 0.0);
-        for (&z, &w) in self.values[i * k..(i + 1) * k].iter().zip(&self.weights) {
-            if w >= OFF && !z.is_nan() {
-                sum += w * z;
-                weight += w;
-            }
-        }
-        (weight > 0.0).then(|| sum / weight)
+        self.weighted_mean(&self.values, i)
     }
 
     /// The score of candidate `i`: the weighted mean of the ranks the priors that measured it
     /// give it, or `None` where no prior that counts measured it.
     fn score(&self, i: usize) -> Option<f64> {
+        self.weighted_mean(&self.ranks, i)
+    }
+
+    /// Row `i` of `table` (a column per prior, NaN where unmeasured) averaged with the
+    /// priors' weights, over the priors that count and measured it.
+    fn weighted_mean(&self, table: &[f64], i: usize) -> Option<f64> {
         let k = self.weights.len();
         let (mut sum, mut weight) = (0.0, 0.0);
-        for (&r, &w) in self.ranks[i * k..(i + 1) * k].iter().zip(&self.weights) {
-            if w >= OFF && !r.is_nan() {
-                sum += w * r;
+        for (&x, &w) in table[i * k..(i + 1) * k].iter().zip(&self.weights) {
+            if w >= OFF && !x.is_nan() {
+                sum += w * x;
                 weight += w;
             }
         }
