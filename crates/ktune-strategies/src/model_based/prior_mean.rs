@@ -66,7 +66,7 @@ impl Guide {
             }
         }
         let mut guide = Guide {
-            value: vec![0.0; candidate.len()],
+            value: Vec::new(),
             weights: Vec::new(),
             candidate,
             ranking,
@@ -77,18 +77,25 @@ impl Guide {
         guide
     }
 
-    /// Recomputes the values where the guard's weights changed; whether they did.
-    fn follow_weights(&mut self) -> bool {
+    /// Recomputes the values where the guard's weights changed, and returns the values and
+    /// weights they replace (none where the weights did not change).
+    fn follow_weights(&mut self) -> Option<(Vec<f64>, Vec<f64>)> {
         if self.weights == self.ranking.weights() {
-            return false;
+            return None;
         }
-        self.weights = self.ranking.weights().to_vec();
-        for (v, c) in self.value.iter_mut().zip(&self.candidate) {
-            *v = c
-                .and_then(|i| self.ranking.value(i as usize))
-                .unwrap_or(0.0);
-        }
-        true
+        let value = self
+            .candidate
+            .iter()
+            .map(|c| {
+                c.and_then(|i| self.ranking.value(i as usize))
+                    .unwrap_or(0.0)
+            })
+            .collect();
+        let weights = self.ranking.weights().to_vec();
+        Some((
+            std::mem::replace(&mut self.value, value),
+            std::mem::replace(&mut self.weights, weights),
+        ))
     }
 
     /// The priors' value at `key`, 0 where there is none.
@@ -212,20 +219,20 @@ impl PriorMean {
             return;
         };
         guide.ranking.tell(observations);
-        let (old_value, old_weights, old_slope) =
-            (guide.value.clone(), guide.weights.clone(), guide.slope);
-        let moved = guide.follow_weights();
-        let slope = guide.fit_slope(&self.keys, &self.ys);
-        if !guide.kept || (!moved && slope == old_slope) {
-            guide.slope = slope;
+        let old_slope = guide.slope;
+        let replaced = guide.follow_weights();
+        guide.slope = guide.fit_slope(&self.keys, &self.ys);
+        if !guide.kept || (replaced.is_none() && guide.slope == old_slope) {
             return;
         }
-        guide.slope = slope;
         let residuals: Vec<f64> = self.residuals(&self.ys);
         if self.inner.replace_values(&residuals).is_err()
             && let Some(g) = self.guide.as_mut()
         {
-            (g.value, g.weights, g.slope) = (old_value, old_weights, old_slope);
+            g.slope = old_slope;
+            if let Some((value, weights)) = replaced {
+                (g.value, g.weights) = (value, weights);
+            }
         }
     }
 

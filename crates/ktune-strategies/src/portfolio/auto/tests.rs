@@ -209,6 +209,24 @@ fn priors_that_agree_are_followed_and_priors_that_mislead_are_dropped() {
     assert_eq!((auto.members.len(), auto.prior_arm), (2, None));
 }
 
+/// `auto` with `options` and `priors`, and the four configurations it asks for first.
+fn first_four(
+    options: &AutoOptions,
+    space: &ktune_space::SearchSpace,
+    priors: &[ktune_core::MatchedPrior],
+) -> (Auto, Vec<ktune_space::Configuration>) {
+    let mut auto = Auto::new(options).unwrap();
+    ktune_core::Strategy::set_priors(&mut auto, priors);
+    let asked = ktune_core::Strategy::ask(
+        &mut auto,
+        space,
+        &ktune_core::History::default(),
+        4,
+        &mut Rng::seed_from_u64(1),
+    );
+    (auto, asked)
+}
+
 /// `prior_sample`: the priors' first proposals come before the model's initial sample (which
 /// then waits for them), or count within it (the model starts as early as without priors);
 /// by default within it with several priors and before it with one.
@@ -219,19 +237,11 @@ fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
         prior_from(move |x| Some(scale * ((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2))))
     };
     let first_ask = |sample: PriorSample, priors: &[ktune_core::MatchedPrior]| {
-        let mut auto = Auto::new(&AutoOptions {
+        let options = AutoOptions {
             prior_sample: sample,
             ..AutoOptions::default()
-        })
-        .unwrap();
-        ktune_core::Strategy::set_priors(&mut auto, priors);
-        let asked = ktune_core::Strategy::ask(
-            &mut auto,
-            &space,
-            &ktune_core::History::default(),
-            4,
-            &mut Rng::seed_from_u64(1),
-        );
+        };
+        let (auto, asked) = first_four(&options, &space, priors);
         assert_eq!(asked.len(), 4);
         assert!(asked.iter().all(|c| auto.from_priors.contains(c)));
         auto.warm_up
@@ -254,15 +264,7 @@ fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
 fn priors_that_agree_with_no_other_are_not_followed_blindly() {
     let space = sparse_space();
     let first_asked = |priors: &[ktune_core::MatchedPrior]| {
-        let mut auto = Auto::new(&AutoOptions::default()).unwrap();
-        ktune_core::Strategy::set_priors(&mut auto, priors);
-        let asked = ktune_core::Strategy::ask(
-            &mut auto,
-            &space,
-            &ktune_core::History::default(),
-            4,
-            &mut Rng::seed_from_u64(1),
-        );
+        let (auto, asked) = first_four(&AutoOptions::default(), &space, priors);
         asked
             .iter()
             .filter(|c| auto.from_priors.contains(*c))
