@@ -7,7 +7,12 @@
 //!
 //! - parameters are matched by name; a prior's value that is not in the target's domain is
 //!   moved to the nearest value of a numeric parameter (integer, real, or ordinal numbers)
-//!   and dropped for any other (a label, a boolean, a permutation);
+//!   and dropped for any other (a label, a boolean);
+//! - a permutation is matched by its items' names where the prior names them (a ktune study
+//!   records them; [`Prior::items`]), so a prior whose items were declared in another order
+//!   still means the same loop order here; one that orders an item the target lacks, or
+//!   lacks one the target orders, is dropped. Where the prior does not name them (a T4 file
+//!   or a cache stores positions only) positions are taken as they are;
 //! - a parameter only the prior has is left out, so its measurements that differ only there
 //!   fall onto one configuration, which keeps the best of them (the prior says that much is
 //!   possible there);
@@ -36,6 +41,10 @@ pub struct Prior {
     pub direction: Direction,
     /// What was measured.
     pub measurements: Vec<PriorMeasurement>,
+    /// Each permutation parameter's item names, where the source records them: its values
+    /// are orderings of positions in this list. A permutation the list does not name is
+    /// matched by position.
+    pub items: Vec<(String, Vec<String>)>,
 }
 
 /// One earlier measurement: a configuration's values and its objective (`None`: it failed).
@@ -162,9 +171,13 @@ pub enum PriorError {
 }
 
 /// Where a target parameter's value comes from.
-enum Source {
+enum Source<'a> {
     /// The prior's value at this position.
     Prior(usize),
+    /// The prior's permutation at this position, its items named (the prior's names, then
+    /// each prior position's position among the target's items: `None` where the target
+    /// lacks the item).
+    Items(usize, Vec<Option<u32>>, &'a [String]),
     /// Always this value index (a parameter the prior does not have).
     Fixed(u32),
 }
@@ -177,7 +190,14 @@ impl Prior {
             parameters,
             direction,
             measurements: Vec::new(),
+            items: Vec::new(),
         }
+    }
+
+    /// The prior with its permutation parameters' item names (name, items).
+    pub fn with_items(mut self, items: Vec<(String, Vec<String>)>) -> Prior {
+        self.items = items;
+        self
     }
 
     /// Adds a measurement: `None` for a configuration that failed.
@@ -202,14 +222,25 @@ impl Prior {
         let sources: Vec<Source> = space
             .params()
             .iter()
-            .map(
-                |p| match self.parameters.iter().position(|n| n == p.name()) {
-                    Some(i) => Source::Prior(i),
-                    None => Source::Fixed(p.default_index().unwrap_or(0) as u32),
-                },
-            )
+            .map(|p| {
+                let Some(i) = self.parameters.iter().position(|n| n == p.name()) else {
+                    return Source::Fixed(p.default_index().unwrap_or(0) as u32);
+                };
+                let named = self.items.iter().find(|(n, _)| n == p.name());
+                match (p.kind(), named) {
+                    (ParamKind::Permutation { items }, Some((_, theirs))) => Source::Items(
+                        i,
+                        theirs
+                            .iter()
+                            .map(|t| items.iter().position(|o| o == t).map(|k| k as u32))
+                            .collect(),
+                        items,
+                    ),
+                    _ => Source::Prior(i),
+                }
+            })
             .collect();
-        if !sources.iter().any(|s| matches!(s, Source::Prior(_))) {
+        if sources.iter().all(|s| matches!(s, Source::Fixed(_))) {
             let names = |v: Vec<&str>| v.join(", ");
             return Err(PriorError::NoSharedParameter {
                 source_name: self.source.clone(),
@@ -250,12 +281,16 @@ impl Prior {
                 .params()
                 .iter()
                 .zip(&sources)
-                .map(|(p, s)| match *s {
-                    Source::Fixed(v) => Some(v),
+                .map(|(p, s)| match s {
+                    Source::Fixed(v) => Some(*v),
                     Source::Prior(k) => {
-                        let (v, exact) = nearest(p, &m.values[k])?;
+                        let (v, exact) = nearest(p, &m.values[*k])?;
                         moved |= !exact;
                         Some(v)
+                    }
+                    Source::Items(k, positions, items) => {
+                        let order = renamed(&m.values[*k], positions, items.len())?;
+                        p.index_of(&order).map(|v| v as u32)
                     }
                 })
                 .collect();
@@ -294,6 +329,23 @@ impl Prior {
             report,
         })
     }
+}
+
+/// A permutation of the prior's item positions as one of the target's (`positions`: each
+/// prior position's place among the target's `items` items); `None` where it is not a
+/// permutation, or where either side orders an item the other lacks.
+fn renamed(value: &Value, positions: &[Option<u32>], items: usize) -> Option<Value> {
+    let Value::Perm(order) = value else {
+        return None;
+    };
+    if order.len() != items {
+        return None;
+    }
+    order
+        .iter()
+        .map(|&i| positions.get(i as usize).copied().flatten())
+        .collect::<Option<Vec<u32>>>()
+        .map(Value::Perm)
 }
 
 /// The index of `value` in `p`'s domain, and whether it is exactly there: a numeric value
@@ -436,5 +488,54 @@ mod tests {
             e.to_string().contains("measurement 0 has 1 values for 2"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_permutation_is_matched_by_its_items_names_where_the_prior_names_them() {
+        let order = |items: &[&str]| {
+            SearchSpace::new(
+                vec![Parameter::permutation("order", items.iter().copied()).unwrap()],
+                &[] as &[&str],
+            )
+            .unwrap()
+        };
+        // The prior declared its loops k, i, j; it measured [j, k, i] (positions 2, 0, 1)
+        // as the best and [k, i, j] (0, 1, 2) as a failure.
+        let mut p = prior(&["order"]).with_items(vec![(
+            "order".into(),
+            vec!["k".into(), "i".into(), "j".into()],
+        )]);
+        p.push(vec![Value::Perm(vec![2, 0, 1])], Some(1.0));
+        p.push(vec![Value::Perm(vec![0, 1, 2])], None);
+        let s = order(&["i", "j", "k"]);
+        let m = p.match_onto(&s, Direction::Minimize).unwrap();
+        let shown: Vec<(String, Option<f64>)> = m
+            .observations
+            .iter()
+            .map(|(c, v)| (s.describe(c), *v))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("order=[j, k, i]".to_string(), Some(1.0)),
+                ("order=[k, i, j]".to_string(), None)
+            ]
+        );
+
+        // A target that orders another item: nothing of the prior means anything there.
+        let m = p
+            .match_onto(&order(&["i", "j", "l"]), Direction::Minimize)
+            .unwrap();
+        assert_eq!((m.report.matched, m.report.outside), (0, 2));
+        // Nor where the target orders one more.
+        let m = p
+            .match_onto(&order(&["i", "j", "k", "l"]), Direction::Minimize)
+            .unwrap();
+        assert_eq!((m.report.matched, m.report.outside), (0, 2));
+
+        // Without the names (a T4 file), positions are taken as they are.
+        p.items.clear();
+        let m = p.match_onto(&s, Direction::Minimize).unwrap();
+        assert_eq!(s.describe(&m.observations[0].0), "order=[k, i, j]");
     }
 }

@@ -249,6 +249,13 @@ fn fingerprint(prior: &Prior) -> String {
         h.update(p.as_bytes());
         h.update([0]);
     }
+    // Only where named, so that the fingerprints of priors without permutations stay as
+    // they were.
+    for (p, items) in &prior.items {
+        h.update(p.as_bytes());
+        h.update(items.join("\0").as_bytes());
+        h.update([1]);
+    }
     for m in &prior.measurements {
         for v in &m.values {
             h.update(v.to_json().to_string().as_bytes());
@@ -354,10 +361,18 @@ fn from_study(name: &str, dump: &StudyDump) -> Result<Prior, PriorLoadError> {
             p.push(values, e.objective.filter(|_| ok));
         }
     }
-    prior.ok_or_else(|| PriorLoadError::Empty {
-        source_name: name.to_string(),
-        why: format!(" (study `{}` has no evaluations)", dump.name),
-    })
+    // A permutation is stored as positions in the study's item list, which its fingerprint
+    // names: without the names a target that declares the items in another order would
+    // read another loop order.
+    let items = serde_json::from_str::<ktune_store::Fingerprint>(&dump.fingerprint)
+        .map(|f| f.items)
+        .unwrap_or_default();
+    prior
+        .map(|p| p.with_items(items))
+        .ok_or_else(|| PriorLoadError::Empty {
+            source_name: name.to_string(),
+            why: format!(" (study `{}` has no evaluations)", dump.name),
+        })
 }
 
 /// A T4 results file: each result's configuration, and its first objective's measurement

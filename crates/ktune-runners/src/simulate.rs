@@ -190,11 +190,23 @@ impl Simulation {
     /// same code on another device or problem size), named by this simulation.
     pub fn prior(&self) -> ktune_core::Prior {
         let params = self.space.params().iter().map(|p| p.name().to_string());
+        let items = self
+            .space
+            .params()
+            .iter()
+            .filter_map(|p| match p.kind() {
+                ktune_space::ParamKind::Permutation { items } => {
+                    Some((p.name().to_string(), items.clone()))
+                }
+                _ => None,
+            })
+            .collect();
         let mut prior = ktune_core::Prior::new(
             self.name.clone(),
             params.collect(),
             self.objective().direction,
-        );
+        )
+        .with_items(items);
         for (r, outcome) in self.outcomes.iter().enumerate() {
             let config = self.space.configuration(r as u64);
             let values = self.space.values(&config).into_iter().cloned().collect();

@@ -66,10 +66,22 @@ fn study_run(
     priors: &[LoadedPrior],
     n: usize,
 ) -> Result<StudyRun, ktune_core::CoreError> {
-    let space = space();
+    let mut runner = FnRunner::values(|v| (v != [1.0, 16.0]).then(|| v[0] * v[1]));
+    study_run_of(&space(), &mut runner, db, strategy, priors, n)
+}
+
+/// [`study_run`] of any space and runner.
+fn study_run_of(
+    space: &SearchSpace,
+    runner: &mut FnRunner<'_>,
+    db: &Path,
+    strategy: &str,
+    priors: &[LoadedPrior],
+    n: usize,
+) -> Result<StudyRun, ktune_core::CoreError> {
     let mut study: OpenStudy<'_> = StudyPlace::Single(db.to_path_buf()).join(Opening {
-        space: (&space).into(),
-        fingerprint: Fingerprint::new(&space, "{}", "time"),
+        space: space.into(),
+        fingerprint: Fingerprint::new(space, "{}", "time"),
         facts: StudyFacts {
             objective: "time".into(),
             direction: Direction::Minimize,
@@ -93,8 +105,7 @@ fn study_run(
         },
         priors: priors.iter().map(|p| p.prior.clone()).collect(),
     })?;
-    let mut runner = FnRunner::values(|v| (v != [1.0, 16.0]).then(|| v[0] * v[1]));
-    study.run(&mut runner, &mut ())?;
+    study.run(runner, &mut ())?;
     let facts = study.priors.iter().map(|(f, _)| f.clone()).collect();
     Ok((
         runner.evaluated().to_vec(),
@@ -365,4 +376,54 @@ fn the_transfer_section_names_priors_beside_the_spec_and_flags_replace_them() {
         .unwrap_err()
         .to_string();
     ktune_core::testing::assert_mentions(&e, &["[transfer]", "prior"]);
+}
+
+#[test]
+fn a_studys_permutations_are_read_by_their_items_names() {
+    let order = |items: &str| {
+        SpaceSpec::from_toml_str(
+            &format!("[[parameter]]\nname = \"order\"\ntype = \"permutation\"\nitems = {items}\n"),
+            "t.toml",
+        )
+        .unwrap()
+        .build()
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("loops.db");
+    // The earlier study declared the loops k, i, j; the order that runs i first is fastest.
+    let earlier = order(r#"["k", "i", "j"]"#);
+    let mut runner = FnRunner::new(|s, c| {
+        let shown = s.describe(c);
+        Some(if shown.starts_with("order=[i") {
+            1.0
+        } else {
+            2.0
+        })
+    });
+    study_run_of(&earlier, &mut runner, &db, "brute_force", &[], 6).unwrap();
+
+    let loaded = load("loops.db", dir.path()).unwrap();
+    assert_eq!(
+        loaded.prior.items,
+        [(
+            "order".to_string(),
+            vec!["k".to_string(), "i".to_string(), "j".to_string()]
+        )]
+    );
+    // The target declares them i, j, k: what ran i first there is what runs i first here.
+    let target = order(r#"["i", "j", "k"]"#);
+    let m = loaded
+        .prior
+        .match_onto(&target, Direction::Minimize)
+        .unwrap();
+    assert_eq!(m.report.matched, 6);
+    for (c, v) in &m.observations {
+        let shown = target.describe(c);
+        assert_eq!(
+            *v == Some(1.0),
+            shown.starts_with("order=[i"),
+            "{shown}: {v:?}"
+        );
+    }
 }
