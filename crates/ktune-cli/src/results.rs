@@ -176,6 +176,24 @@ fn source(args: &ResultsArgs) -> Result<Source> {
     }
 }
 
+/// A study opened for reading, with a warning where only an older state of it can be read.
+fn read_study(path: &std::path::Path, study: Option<&str>) -> Result<Store> {
+    let store = Store::open_existing_study(path, study)?;
+    if store.older_state() {
+        eprintln!("{}", older_state_warning(&path.display().to_string()));
+    }
+    Ok(store)
+}
+
+fn older_state_warning(place: &str) -> String {
+    format!(
+        "warning: {place}: its latest results are still in its write-ahead log ({place}-wal), \
+         which SQLite reads only for a user who can write into its folder; shown is the state \
+         before them (they move into the file when a process that can write there opens it: \
+         a tuning run ending, or `ktune results` run by the file's owner)"
+    )
+}
+
 /// `ktune results … --export sqlite:///file.db`.
 fn export_study(from: &Source, to: &str) -> Result<()> {
     let ktune_store::Location::Sqlite(target) = ktune_store::Location::parse(to)? else {
@@ -183,7 +201,7 @@ fn export_study(from: &Source, to: &str) -> Result<()> {
     };
     let dump = match &from.copied {
         Some((dump, _)) => dump.clone(),
-        None => Store::open_existing_study(&from.path, from.study.as_deref())?.dump()?,
+        None => read_study(&from.path, from.study.as_deref())?.dump()?,
     };
     Store::import(&target, &dump)?;
     eprintln!(
@@ -213,7 +231,7 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
         }
         return rerank_stored(args, &from, k);
     }
-    let store = Store::open_existing_study(&from.path, from.study.as_deref())?;
+    let store = read_study(&from.path, from.study.as_deref())?;
     let fingerprint = store.fingerprint()?;
     let objective = fingerprint.objective.clone();
     // As tuned (a spec may maximise a metric whose name suggests minimising); older
@@ -284,6 +302,11 @@ fn list_studies(args: &ResultsArgs) -> Result<()> {
         (None, Some(url)) => ktune_store::Location::parse(url)?,
     };
     let studies = location.studies()?;
+    if let ktune_store::Location::Sqlite(path) = &location
+        && location.older_state()?
+    {
+        eprintln!("{}", older_state_warning(&path.display().to_string()));
+    }
     let text = match args.format.as_str() {
         "json" => serde_json::to_string_pretty(&studies)?,
         "table" => studies_table(&studies),

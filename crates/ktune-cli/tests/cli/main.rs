@@ -5,6 +5,7 @@
 mod bench;
 mod common;
 mod cuda;
+mod results;
 mod space;
 mod tune;
 mod workers;

@@ -89,6 +89,8 @@ pub struct Store {
     pub(crate) study_name: String,
     /// An upgraded temporary copy of an old file opened read-only, deleted on drop.
     pub(crate) copy: Option<PathBuf>,
+    /// Opened read-only without the write-ahead log that holds its latest results.
+    pub(crate) older_state: bool,
 }
 
 impl Drop for Store {
@@ -187,14 +189,19 @@ impl Store {
         }
         let mut store = match Store::read_only(path, false) {
             // A database in a directory where SQLite cannot create its shared-memory file
-            // (`-shm`): read it as immutable, which is exact while there is no write-ahead log
-            // holding results not yet copied into the file (a writer would need that
-            // directory too).
-            Err(StoreError::Open { source, .. })
-                if source.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
-                    && wal_is_empty(path) =>
+            // (`-shm`; SQLite says it cannot open the file, or, for a file in write-ahead-log
+            // mode, that it would have to write): read it as immutable. That is exact while
+            // no write-ahead log holds results not yet copied into the file; where one does,
+            // the file's own state is older, and the store says so (`older_state`).
+            Err(StoreError::Open { source, .. } | StoreError::Sqlite { source, .. })
+                if matches!(
+                    source.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+                ) =>
             {
-                Store::read_only(path, true)?
+                let mut store = Store::read_only(path, true)?;
+                store.older_state = !wal_is_empty(path);
+                store
             }
             other => other?,
         };
@@ -209,6 +216,14 @@ impl Store {
             store = store.upgraded_copy(version)?;
         }
         Ok(store)
+    }
+
+    /// Whether what this store reads is an older state of the database: it was opened for
+    /// reading where SQLite could not create its shared-memory file (a directory the user
+    /// cannot write) while a write-ahead log (`<file>-wal`) held results not yet copied into
+    /// the file, which only a process that can write there can read.
+    pub fn older_state(&self) -> bool {
+        self.older_state
     }
 
     /// The database's path.

@@ -99,6 +99,7 @@ impl Store {
                 study: 1,
                 study_name: DEFAULT_STUDY.to_string(),
                 copy: None,
+                older_state: false,
             }
         } else {
             Store::connect(path, flags)?
@@ -116,6 +117,7 @@ impl Store {
             study: 1,
             study_name: DEFAULT_STUDY.to_string(),
             copy: None,
+            older_state: false,
         };
         store
             .conn
@@ -343,6 +345,7 @@ impl Store {
         let mut reader = Store::connect(&copy, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         reader.copy = Some(copy);
         reader.path = self.path.clone();
+        reader.older_state = self.older_state;
         Ok(reader)
     }
 }
