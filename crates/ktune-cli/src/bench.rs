@@ -70,7 +70,8 @@ struct RunArgs {
     no_plots: bool,
     /// Keep the runs already in `<out>/traces.jsonl` (from an earlier, stopped or shorter
     /// `ktune bench` with the same tool version) and run only the strategy, space and seed
-    /// combinations not there yet. Without it an existing traces.jsonl is replaced. Every run
+    /// combinations not there yet; runs made with another budget are refused, not mixed in.
+    /// Without it an existing traces.jsonl is replaced. Every run
     /// is appended to the file as soon as it ends, so a stopped benchmark loses only the runs
     /// in flight.
     #[arg(long)]
@@ -253,6 +254,7 @@ fn bench(args: &RunArgs) -> Result<()> {
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
     let traces_path = args.out.join("traces.jsonl");
     let finished = earlier_runs(args, &traces_path, &tool)?;
+    same_budgets(args, &spaces, &finished, &traces_path)?;
     let done: HashSet<(&str, &str, i64)> = finished
         .iter()
         .map(|t| (t.strategy.as_str(), t.space.as_str(), t.seed))
@@ -449,6 +451,48 @@ fn earlier_runs(args: &RunArgs, traces_path: &Path, tool: &str) -> Result<Vec<Tr
     Ok(earlier.into_iter().filter(|t| t.tool == tool).collect())
 }
 
+/// A resumed benchmark must answer one budget: an earlier run of a given space made with
+/// another (it records it; one from before budgets were recorded has as many evaluations as
+/// it was given, unless the strategy ran out first) would be scored beside the new ones as
+/// if it answered this one.
+fn same_budgets(
+    args: &RunArgs,
+    spaces: &[(Simulation, SpaceStats)],
+    earlier: &[Trace],
+    traces_path: &Path,
+) -> Result<()> {
+    for t in earlier {
+        let Some((_, stats)) = spaces.iter().find(|(sim, _)| sim.name() == t.space) else {
+            continue;
+        };
+        let wanted = evaluations(args.budget, stats);
+        let recorded = t
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("budget"))
+            .and_then(serde_json::Value::as_u64);
+        let (had, matches) = match recorded {
+            Some(b) => (format!("{b} evaluations"), b == wanted as u64),
+            None => (
+                format!("no recorded budget and {} evaluations", t.values.len()),
+                t.values.len() == wanted,
+            ),
+        };
+        if !matches {
+            bail!(
+                "--resume: `{}` holds runs made with another budget ({} seed {} of {}: {had}; \
+                 this benchmark gives it {wanted}): resume with the budget those runs had, or \
+                 write to another --out",
+                traces_path.display(),
+                t.strategy,
+                t.seed,
+                t.space
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Each space's priors (none without `--transfer`), matched onto it once for all its runs.
 fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec<MatchedPrior>>> {
     let out = match &args.transfer {
@@ -542,7 +586,8 @@ fn run_one(
     tool: &str,
 ) -> Result<Trace> {
     let (sim, stats) = &spaces[*s];
-    let budget = Budget::evaluations(evaluations(args.budget, stats));
+    let given = evaluations(args.budget, stats);
+    let budget = Budget::evaluations(given);
     let mut strategy = strategy.build();
     let mut runner = sim.runner();
     let t = Instant::now();
@@ -552,6 +597,7 @@ fn run_one(
                 .priors(priors)
                 .run(strategy.as_mut(), &mut Rng::seed_from_u64(*seed))?;
             let meta = serde_json::json!({
+                "budget": given,
                 "simulated_seconds": run.clock,
                 "strategy_seconds": run.strategy_seconds,
                 "stop": run.stop,
@@ -570,6 +616,7 @@ fn run_one(
             session.set_priors(priors);
             let run = simulate_workers(session, &mut runner, *n)?;
             let meta = serde_json::json!({
+                "budget": given,
                 "workers": n,
                 "simulated_seconds": run.finished.last().copied().unwrap_or(0.0),
                 "strategy_seconds": run.strategy_seconds,

@@ -209,6 +209,16 @@ fn resume_runs_only_what_is_missing_and_scores_everything() {
         .find(|l| l.contains("ktune-0.1.0/mls") && l.contains("| 3 |"))
         .unwrap_or_else(|| panic!("{table}"));
     assert!(row.contains("1/1"), "{row}");
+    // Another budget: the runs in the file answer 20 evaluations, not 30, so resuming is
+    // refused (naming both) before anything runs.
+    let before = traces();
+    ktune()
+        .args(["bench", "--strategies", "random,mls", "--seeds", "4"])
+        .args(["--budget", "30", "--no-plots", "--resume", "--out"])
+        .arg(out.path())
+        .arg(space("convolution_W6600"))
+        .fails_saying(&["another budget", "20 evaluations", "gives it 30"]);
+    assert_eq!(traces(), before, "nothing ran");
     // Without --resume the file starts afresh.
     run("1", false);
     assert_eq!(traces().lines().count(), 2);
