@@ -50,15 +50,15 @@ struct RunArgs {
     #[arg(long, short, value_delimiter = ',', default_value = "random")]
     strategies: Vec<String>,
     /// Number of seeds (runs) per strategy and space; seeds are FIRST..FIRST+N.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = crate::numbers::seeds)]
     seeds: u64,
     /// The first seed: `--first-seed 50 --seeds 50` runs seeds 50..99, e.g. to confirm on
     /// unseen seeds options that were chosen on seeds 0..49.
-    #[arg(long, default_value_t = 0, value_name = "FIRST")]
+    #[arg(long, default_value_t = 0, value_name = "FIRST", allow_negative_numbers = true, value_parser = crate::numbers::seed)]
     first_seed: u64,
     /// Evaluations per run; default: each space's n_max from the score definition, and at
     /// least 220 (capped at the space size).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     budget: Option<usize>,
     #[command(flatten)]
     objective: Objective,
@@ -80,10 +80,10 @@ struct RunArgs {
     /// (e.g. 1,2,4,8,16), with each evaluation taking its recorded compile and benchmark
     /// time on a simulated clock; traces are labelled `strategy/wN`, and `workers.md`
     /// reports time to target and score against simulated wall time.
-    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    #[arg(long, value_delimiter = ',', value_name = "N,...", allow_negative_numbers = true, value_parser = crate::numbers::count)]
     workers: Vec<usize>,
     /// With --workers: how close to the optimum the time to target is taken (a fraction).
-    #[arg(long, default_value_t = 0.05, value_name = "FRACTION")]
+    #[arg(long, default_value_t = 0.05, value_name = "FRACTION", allow_negative_numbers = true, value_parser = crate::numbers::fraction)]
     target: f64,
     /// `time`: also score the runs against simulated time (recorded compile, benchmark and
     /// verification time of each evaluated configuration plus the strategy's own measured

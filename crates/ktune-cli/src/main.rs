@@ -5,6 +5,7 @@
 mod output;
 mod bench;
 mod brute_forced;
+mod numbers;
 mod results;
 mod space;
 mod spec;

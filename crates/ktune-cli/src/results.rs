@@ -108,7 +108,7 @@ pub struct ResultsArgs {
     #[arg(long, value_parser = ["all", "ok", "failed"], default_value = "all")]
     status: String,
     /// Only the best N (successful) evaluations.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     top: Option<usize>,
     /// Output format.
     #[arg(long, value_parser = ["table", "csv", "json", "t4", "cache"], default_value = "table")]
@@ -118,10 +118,10 @@ pub struct ResultsArgs {
     out: Option<PathBuf>,
     /// Measure the best K stored configurations again, interleaved (A B C A B C ...), with
     /// the runner of the spec, and report (and store) their final order.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = crate::numbers::count)]
     rerank: Option<usize>,
     /// Interleaved rounds of the re-ranking.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", allow_negative_numbers = true, value_parser = crate::numbers::count)]
     rerank_rounds: usize,
     /// The spec to re-measure with (default: the one `ktune tune` stored in the database).
     #[arg(long)]

@@ -19,7 +19,7 @@ pub struct SpaceArgs {
     json: bool,
     /// Refuse a group of linked parameters whose enumeration needs more constraint checks
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
-    #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
+    #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS", allow_negative_numbers = true, value_parser = crate::numbers::limit)]
     max_enumeration: f64,
     /// Earlier measurements to use as a prior: a ktune study (its SQLite file, or a storage
     /// URL; `#study` picks one of several), a Kernel Tuner cache file (`.json` / `.json.gz`)

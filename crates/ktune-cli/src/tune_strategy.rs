@@ -34,13 +34,13 @@ pub struct TuneStrategyArgs {
     spaces: Vec<PathBuf>,
     /// Evaluations per simulated run; default: each space's n_max from the score definition,
     /// and at least 220 (capped at the space size).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     budget: Option<usize>,
     /// Seeds (runs) per setting and space.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = crate::numbers::seeds)]
     seeds: u64,
     /// Settings the tuner tries per fold (the defaults are scored besides).
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = 24, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     evaluations: usize,
     /// The ktune strategy that searches the options.
     #[arg(long, default_value = "auto")]
@@ -54,10 +54,10 @@ pub struct TuneStrategyArgs {
     only_given: bool,
     /// Folds of the cross-validation (spaces sorted by name, dealt out in turn); 1: tune on
     /// every space, no held-out score.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     folds: usize,
     /// The seed of the tuner's own search.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::numbers::seed)]
     tuner_seed: u64,
     #[command(flatten)]
     objective: Objective,

@@ -13,21 +13,21 @@ pub struct TuneArgs {
     pub(crate) spec: PathBuf,
     /// Refuse a group of linked parameters whose enumeration needs more constraint checks
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
-    #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS")]
+    #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS", allow_negative_numbers = true, value_parser = crate::numbers::limit)]
     pub(crate) max_enumeration: f64,
     /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else auto).
     #[arg(long)]
     pub(crate) strategy: Option<CheckedStrategy>,
     /// Stop after this many evaluations in total, resumed ones included.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     pub(crate) max_evals: Option<usize>,
     /// Stop after this many seconds of tuning (evaluation and strategy time).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::seconds)]
     pub(crate) time_limit: Option<f64>,
     /// Seed of the strategy's random numbers. In a shared study the first worker to join
     /// uses it as given and each later worker a stream of its own derived from it and the
     /// order it joined in.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::numbers::seed)]
     pub(crate) seed: u64,
     /// The results database (default: `<spec>.db` next to the spec).
     #[arg(long)]
@@ -43,10 +43,10 @@ pub struct TuneArgs {
     pub(crate) json: bool,
     /// At the end, measure the best K configurations again, interleaved (A B C A B C ...),
     /// and report their final order with confidence intervals.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = crate::numbers::count)]
     pub(crate) rerank: Option<usize>,
     /// Interleaved rounds of the re-ranking.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", allow_negative_numbers = true, value_parser = crate::numbers::count)]
     pub(crate) rerank_rounds: usize,
     /// Work on a shared study in this storage (`sqlite:///path/to/file.db`, or
     /// `postgresql://user@host/db` across machines, with libpq's TLS parameters such as

@@ -818,3 +818,39 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
         .fails_saying(&["notes.txt", "not a ktune study"]);
     assert!(!dir.path().join("d.db").exists());
 }
+
+/// A negative count, seed or time limit is named as such by every command (not taken for an
+/// unknown flag with a tip that does not work).
+#[test]
+fn negative_numbers_are_refused_naming_the_argument() {
+    for (args, words) in [
+        (
+            vec!["tune", "x.toml", "--seed", "-1"],
+            &["'--seed <SEED>'", "a seed cannot be negative"][..],
+        ),
+        (
+            vec!["tune", "x.toml", "--max-evals", "-3"],
+            &["--max-evals", "a count cannot be negative"],
+        ),
+        (
+            vec!["tune", "x.toml", "--time-limit", "-0.5"],
+            &["--time-limit", "must be more than 0"],
+        ),
+        (
+            vec!["bench", "x.json", "--seeds", "-2"],
+            &["--seeds", "a number of seeds cannot be negative"],
+        ),
+        (
+            vec!["bench", "x.json", "--target", "1.5"],
+            &["--target", "not a fraction from 0 to 1"],
+        ),
+        (
+            vec!["results", "x.db", "--top", "-1"],
+            &["--top", "a count cannot be negative"],
+        ),
+    ] {
+        let err = ktune().args(&args).fails();
+        assert_mentions(&err, words);
+        assert!(!err.contains("-- -"), "{args:?}: {err}");
+    }
+}
