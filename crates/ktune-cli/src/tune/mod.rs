@@ -326,10 +326,10 @@ fn finish(
         && args.chatty()
     {
         eprintln!(
-            "worker {}: {} evaluations recorded ({}){}; study `{name}` holds {}{}",
+            "worker {}: {} evaluations recorded (stopped: {}){}; study `{name}` holds {}{}",
             study.worker.id,
             report.mine,
-            ended.stop.name(),
+            summary::stop_text(ended.stop),
             match ended.released {
                 0 => String::new(),
                 n => format!(", {n} claims released"),

@@ -94,14 +94,7 @@ impl Report<'_> {
     }
 
     fn stop_text(&self) -> &'static str {
-        match self.stop {
-            StopReason::Evaluations => "the evaluation budget is spent",
-            StopReason::Time => "the time limit was reached",
-            StopReason::Target => "the target value was reached",
-            StopReason::SpaceExhausted => "every configuration has been evaluated",
-            StopReason::StrategyExhausted => "the strategy has nothing more to propose",
-            StopReason::Interrupted => "interrupted",
-        }
+        stop_text(self.stop)
     }
 
     /// The error of a run in which no configuration ran successfully (`None`: a worker of a
@@ -276,5 +269,17 @@ fn spread(best: &Record) -> String {
             )
         }
         _ => String::new(),
+    }
+}
+
+/// Why a run ended, as a person reads it.
+pub(crate) fn stop_text(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::Evaluations => "the evaluation budget is spent",
+        StopReason::Time => "the time limit was reached",
+        StopReason::Target => "the target value was reached",
+        StopReason::SpaceExhausted => "every configuration has been evaluated",
+        StopReason::StrategyExhausted => "the strategy has nothing more to propose",
+        StopReason::Interrupted => "interrupted",
     }
 }

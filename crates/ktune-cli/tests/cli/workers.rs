@@ -534,3 +534,24 @@ fn a_worker_names_a_source_that_changed_under_the_studys_results() {
     );
     assert_eq!(stored(dir.path(), &study).len(), 3);
 }
+
+/// A worker of a shared study ends by saying its part, and why it stopped in words.
+#[test]
+fn a_worker_says_why_it_stopped_in_words() {
+    let (dir, _) = crate::common::in_tempdir(
+        "s.toml",
+        "[[parameter]]\nname = \"x\"\nvalues = [1, 2, 4, 8]\n\n[runner]\n\
+         run = \"echo t: {x}\"\nobjective = { name = \"time\", regex = 't: (?P<value>[0-9.]+)' }\n\n\
+         [budget]\nmax_evaluations = 3\n",
+    );
+    let out = ktune(dir.path())
+        .args(["tune", "s.toml", "--storage", "sqlite://shared.db"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("3 evaluations recorded (stopped: the evaluation budget is spent)"),
+        "{said}"
+    );
+}
