@@ -24,7 +24,7 @@ const STALE_ROUNDS: usize = 1000;
 
 /// Called with every record as it is made, before the strategy is told; an error ends the
 /// run.
-pub type RecordHook<'a> = Box<dyn FnMut(&Record) -> Result<(), CoreError> + 'a>;
+pub type RecordHook<'a> = Box<dyn FnMut(&Record) -> Result<(), CoreError> + Send + 'a>;
 
 /// The search space of a session: borrowed (the tuner) or shared (owners that outlive any one
 /// borrow, such as the Python bindings).
@@ -171,7 +171,7 @@ impl<'a> Session<'a> {
     /// Called with every record this session makes (its own evaluations and invalid
     /// proposals, not observed ones), before the strategy is told: storage, progress display.
     /// An error ends the run with that error and the strategy is not told.
-    pub fn on_record(&mut self, f: impl FnMut(&Record) -> Result<(), CoreError> + 'a) {
+    pub fn on_record(&mut self, f: impl FnMut(&Record) -> Result<(), CoreError> + Send + 'a) {
         self.on_record = Some(Box::new(f));
     }
 

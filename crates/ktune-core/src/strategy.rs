@@ -97,7 +97,7 @@ impl History {
 ///   again.
 /// - `ask(n)` with `n > 1` proposes distinct configurations, for workers evaluating at once.
 /// - All randomness comes from the `rng` passed in, so a run is reproducible from its seed.
-pub trait Strategy {
+pub trait Strategy: Send {
     /// The name used in reports and on the command line.
     fn name(&self) -> &str;
 

@@ -176,7 +176,10 @@ impl<'a> Tuner<'a> {
 
     /// Called with every evaluation as it is recorded, before the strategy is told (storage,
     /// progress display). An error ends the run with that error.
-    pub fn on_record(mut self, f: impl FnMut(&Record) -> Result<(), CoreError> + 'a) -> Tuner<'a> {
+    pub fn on_record(
+        mut self,
+        f: impl FnMut(&Record) -> Result<(), CoreError> + Send + 'a,
+    ) -> Tuner<'a> {
         self.on_record = Some(Box::new(f));
         self
     }

@@ -4,8 +4,8 @@
 //! claimed before it is handed out.
 
 use std::collections::HashSet;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use ktune_core::{
     Asked, Budget, FailureKind, Outcome, Rng, Session, SpaceRef, StopReason, StudyFacts, Timings,
@@ -15,7 +15,9 @@ use ktune_problem::{OpenStudy, Opening, Participation, Plan, RunArgs, StudyPlace
 use ktune_space::{Configuration, SearchSpace};
 use ktune_store::{Fingerprint, Location};
 use ktune_strategies::CheckedStrategy;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeWarning, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyKeyboardInterrupt, PyRuntimeError, PyRuntimeWarning, PySystemExit, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rand::SeedableRng;
@@ -34,18 +36,32 @@ use crate::space::{SearchSpacePy, build_space};
 /// claimed before it is handed out, so none is measured twice and the budget holds for all.
 /// A study's objective and direction are its first writer's: another is refused; another
 /// budget or strategy is a warning.
-#[pyclass(module = "ktune", unsendable, subclass)]
+///
+/// A study may be used from several threads (a thread pool measuring what one thread asks
+/// for, or each thread asking and telling): its calls take turns. `optimize` does not hold
+/// the study while the objective runs, so the objective may read `results` or `best`, and
+/// other threads may ask and tell meanwhile.
+#[pyclass(module = "ktune", subclass)]
 pub(crate) struct Study {
     space: Arc<SearchSpace>,
+    objective: String,
+    /// The priors its strategy was told, and how much of each maps onto the space.
+    priors: Vec<(ktune_core::PriorFact, ktune_core::MatchReport)>,
+    /// What calls change, one call at a time.
+    state: Mutex<State>,
+}
+
+/// The part of a study that its calls change.
+struct State {
     backing: Backing,
     /// Asked and not yet handed out.
     queue: Vec<Configuration>,
-    objective: String,
+    /// Why the study is over (`None` while it goes on).
     stopped: Option<StopReason>,
+    /// Why the last `optimize` returned on its own limits while the study goes on.
+    paused: Option<StopReason>,
     /// Configurations this object recorded (told or measured by `optimize`).
     told: HashSet<Configuration>,
-    /// The priors its strategy was told, and how much of each maps onto the space.
-    priors: Vec<(ktune_core::PriorFact, ktune_core::MatchReport)>,
 }
 
 /// Where a study keeps its results.
@@ -68,7 +84,7 @@ struct Setup {
     stored: Option<(StudyPlace, Fingerprint, Participation)>,
 }
 
-impl Drop for Study {
+impl Drop for State {
     fn drop(&mut self) {
         // Claims on configurations handed out and never told go back at once rather than
         // when their lease expires.
@@ -244,7 +260,7 @@ impl Study {
     /// `enqueue_trial`): a default, or a configuration you expect to be good. Returns False
     /// when it is already recorded or queued; a configuration outside the search space is a
     /// `ValueError`.
-    fn enqueue(&mut self, config: &Bound<'_, PyDict>) -> PyResult<bool> {
+    fn enqueue(&self, config: &Bound<'_, PyDict>) -> PyResult<bool> {
         let c = config_of(&self.space, config)?;
         if !self.space.contains(&c) {
             return Err(PyValueError::new_err(format!(
@@ -252,13 +268,14 @@ impl Study {
                 short_repr(config.as_any())
             )));
         }
-        Ok(self.session_mut().enqueue(c))
+        Ok(self.state(config.py())?.session_mut().enqueue(c))
     }
 
     /// The next configuration to measure, as a dict, or `None` when the study is over (its
     /// budget spent, the space exhausted, or the strategy done).
-    fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        match self.next(py)? {
+    fn ask<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let next = self.state(py)?.next(py)?;
+        match next {
             Some(c) => Ok(Some(config_dict(py, &self.space, &c)?)),
             None => Ok(None),
         }
@@ -266,16 +283,21 @@ impl Study {
 
     /// Up to `n` configurations to measure at once (fewer near the end of the budget, an
     /// empty list when the study is over); tell each before the study's budget counts it.
-    fn ask_batch<'py>(&mut self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
+    fn ask_batch<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
         let n = count("n", n)?;
         let list = PyList::empty(py);
         if n == 0 {
             return Ok(list);
         }
-        self.refill(py, n)?;
-        while list.len() < n {
-            let Some(c) = self.queue.pop() else { break };
-            list.append(config_dict(py, &self.space, &c)?)?;
+        let batch: Vec<Configuration> = {
+            let mut state = self.state(py)?;
+            state.refill(py, n)?;
+            let take = state.queue.len().min(n);
+            let at = state.queue.len() - take;
+            state.queue.split_off(at).into_iter().rev().collect()
+        };
+        for c in &batch {
+            list.append(config_dict(py, &self.space, c)?)?;
         }
         Ok(list)
     }
@@ -288,7 +310,7 @@ impl Study {
     /// `RuntimeWarning` says so).
     #[pyo3(signature = (config, value=None, *, failure=None, reason="", seconds=0.0))]
     fn tell(
-        &mut self,
+        &self,
         config: &Bound<'_, PyDict>,
         value: Option<f64>,
         failure: Option<&str>,
@@ -335,9 +357,11 @@ impl Study {
                 }
             )));
         }
-        let recorded = self.session().history().contains(&c);
+        let py = config.py();
+        let mut state = self.state(py)?;
+        let recorded = state.session().history().contains(&c);
         if let Some(r) = recorded
-            .then(|| self.session().records().iter().find(|r| r.config == c))
+            .then(|| state.session().records().iter().find(|r| r.config == c))
             .flatten()
         {
             let was = r
@@ -347,13 +371,13 @@ impl Study {
             // The core drops a repeated record without a word. Told twice here, it is a
             // mistake to show; recorded elsewhere (another worker took over a claim that ran
             // out, an earlier run of a stored study), the first record stands, with a warning.
-            if self.told.contains(&c) {
+            if state.told.contains(&c) {
                 return Err(PyValueError::new_err(format!(
                     "{} is already recorded ({was}): a study records each configuration once",
                     short_repr(config.as_any()),
                 )));
             }
-            let py = config.py();
+            drop(state);
             let message = format!(
                 "{} was already recorded ({was}) by another process or an earlier run of this \
                  study; this measurement is not kept",
@@ -364,16 +388,17 @@ impl Study {
             PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)?;
             return Ok(());
         }
-        self.record(c, outcome)
+        state.record(c, outcome)
     }
 
     /// Tunes `fn(config: dict) -> float` until the study's budget, `max_evals` more
-    /// evaluations or `time_limit` more seconds are spent, whichever comes first. An
-    /// exception raised by `fn` records the configuration as failed with its message and
-    /// goes on; Ctrl-C stops after recording everything finished. Returns the best result.
+    /// evaluations or `time_limit` more seconds are spent, whichever comes first (`stopped`
+    /// then says which). An exception raised by `fn` records the configuration as failed
+    /// with its message and goes on; Ctrl-C (`KeyboardInterrupt`) and `SystemExit` stop after
+    /// recording everything finished, and are raised again. Returns the best result.
     #[pyo3(signature = (func, max_evals=None, time_limit=None))]
     fn optimize<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         func: &Bound<'py, PyAny>,
         max_evals: Option<i64>,
@@ -383,17 +408,27 @@ impl Study {
         let time_limit = time_limit_of(time_limit)?;
         let started = Instant::now();
         let mut done = 0usize;
+        self.state(py)?.paused = None;
         loop {
-            if max_evals.is_some_and(|m| done >= m)
-                || time_limit.is_some_and(|t| started.elapsed().as_secs_f64() >= t)
-            {
+            let limit = if max_evals.is_some_and(|m| done >= m) {
+                Some(StopReason::Evaluations)
+            } else if time_limit.is_some_and(|t| started.elapsed().as_secs_f64() >= t) {
+                Some(StopReason::Time)
+            } else {
+                None
+            };
+            if let Some(reason) = limit {
+                self.state(py)?.paused = Some(reason);
                 break;
             }
             if let Err(e) = py.check_signals() {
-                self.abandon_queue();
+                self.state(py)?.abandon_queue();
                 return Err(e);
             }
-            let Some(c) = self.next(py)? else { break };
+            // The study is held only to ask and to record: the objective may read it, and
+            // other threads use it, while it runs.
+            let next = self.state(py)?.next(py)?;
+            let Some(c) = next else { break };
             let arg = config_dict(py, &self.space, &c)?;
             let t = Instant::now();
             let result = func.call1((arg,));
@@ -420,11 +455,15 @@ impl Study {
                         timings,
                     ),
                 },
-                Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
-                    // Ctrl-C: the interrupted measurement is not recorded (a later run
-                    // measures it), everything before it is.
-                    self.session_mut().abandon(std::slice::from_ref(&c), false);
-                    self.abandon_queue();
+                Err(e)
+                    if e.is_instance_of::<PyKeyboardInterrupt>(py)
+                        || e.is_instance_of::<PySystemExit>(py) =>
+                {
+                    // Ctrl-C, or the program exiting: the interrupted measurement is not
+                    // recorded (a later run measures it), everything before it is.
+                    let mut state = self.state(py)?;
+                    state.session_mut().abandon(std::slice::from_ref(&c), false);
+                    state.abandon_queue();
                     return Err(e);
                 }
                 Err(e) => {
@@ -439,7 +478,7 @@ impl Study {
                     )
                 }
             };
-            self.record(c, outcome)?;
+            self.state(py)?.record(c, outcome)?;
             done += 1;
         }
         self.best(py)
@@ -448,12 +487,17 @@ impl Study {
     /// The best result so far: `{"config": {...}, "value": float}`, or `None`.
     #[getter]
     fn best<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(r) = self.session().best() else {
+        let best = self
+            .state(py)?
+            .session()
+            .best()
+            .map(|r| (r.config.clone(), r.outcome.objective()));
+        let Some((config, value)) = best else {
             return Ok(None);
         };
         let d = PyDict::new(py);
-        d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
-        d.set_item("value", r.outcome.objective())?;
+        d.set_item("config", config_dict(py, &self.space, &config)?)?;
+        d.set_item("value", value)?;
         Ok(Some(d))
     }
 
@@ -462,7 +506,8 @@ impl Study {
     #[getter]
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let list = PyList::empty(py);
-        for r in self.session().records() {
+        let records = self.state(py)?.session().records().to_vec();
+        for r in &records {
             let d = PyDict::new(py);
             d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
             d.set_item("value", r.outcome.objective())?;
@@ -488,11 +533,13 @@ impl Study {
         &self.objective
     }
 
-    /// Why the study stopped (`"evaluations"`, `"time"`, `"space_exhausted"`, ...), or
-    /// `None` while it goes on.
+    /// Why the study stopped (`"evaluations"`, `"time"`, `"space_exhausted"`, ...), or why
+    /// the last `optimize` returned on its own `max_evals` or `time_limit` (`"evaluations"`,
+    /// `"time"`; the study goes on), or `None`.
     #[getter]
-    fn stopped(&self) -> Option<String> {
-        self.stopped.map(|s| s.name().to_string())
+    fn stopped(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let state = self.state(py)?;
+        Ok(state.stopped.or(state.paused).map(|s| s.name().to_string()))
     }
 
     /// The search space.
@@ -521,8 +568,8 @@ impl Study {
         Ok(out)
     }
 
-    fn __len__(&self) -> usize {
-        self.session().records().len()
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.state(py)?.session().records().len())
     }
 }
 
@@ -584,15 +631,40 @@ impl Study {
         };
         Ok(Study {
             space: setup.space,
-            backing,
-            queue: Vec::new(),
             objective,
-            stopped: None,
-            told: HashSet::new(),
             priors,
+            state: Mutex::new(State {
+                backing,
+                queue: Vec::new(),
+                stopped: None,
+                paused: None,
+                told: HashSet::new(),
+            }),
         })
     }
 
+    /// The study's state, once no other call holds it. Waiting lets go of the GIL, so the
+    /// call that holds it (in another thread) can finish.
+    fn state(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, State>> {
+        loop {
+            match self.state.try_lock() {
+                Ok(state) => return Ok(state),
+                Err(TryLockError::Poisoned(_)) => {
+                    return Err(PyRuntimeError::new_err(
+                        "this study can no longer be used: a call failed inside ktune while \
+                         changing it (a bug: please report it); its stored results are intact",
+                    ));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    py.check_signals()?;
+                    py.detach(|| std::thread::sleep(Duration::from_micros(200)));
+                }
+            }
+        }
+    }
+}
+
+impl State {
     fn session(&self) -> &Session<'static> {
         match &self.backing {
             Backing::Memory(s) => s,

@@ -199,7 +199,72 @@ def test_optimize_stops_at_its_own_limits():
     assert len(study) == 5
     study.optimize(objective, max_evals=3)
     assert len(study) == 8
-    assert study.stopped is None
+    # Why this call returned; the study goes on.
+    assert study.stopped == "evaluations"
+    assert study.ask() is not None
+    slow = lambda c: __import__("time").sleep(0.01) or objective(c)
+    study.optimize(slow, time_limit=0.05)
+    assert study.stopped == "time"
+    assert 9 < len(study) < 200
+
+
+def test_a_study_is_used_from_several_threads():
+    import concurrent.futures
+
+    study = ktune.Study(GRID, strategy="auto", max_evals=24, seed=5)
+    # One thread asks, a pool measures and tells.
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        futures = []
+        while (c := study.ask()) is not None:
+            futures.append(pool.submit(lambda c: study.tell(c, objective(c)), c))
+            if len(futures) % 4 == 0:
+                for f in futures[-4:]:
+                    f.result()
+        for f in futures:
+            f.result()
+    assert len(study) == 24
+
+    # Every thread asks and tells; each configuration once, the budget held.
+    shared = ktune.Study(GRID, strategy="random", max_evals=30, seed=6)
+
+    def work():
+        told = []
+        while (c := shared.ask()) is not None:
+            shared.tell(c, objective(c))
+            told.append(c)
+        return told
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        told = [c for f in [pool.submit(work) for _ in range(4)] for c in f.result()]
+    assert len(shared) == 30 == len(told)
+    assert len({tuple(sorted(c.items())) for c in told}) == 30
+
+    # optimize in one thread while another reads the study.
+    third = ktune.Study(GRID, strategy="random", max_evals=40, seed=7)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        run = pool.submit(third.optimize, objective)
+        while not run.done():
+            assert len(third.results) <= 40
+        assert run.result() is not None
+    assert len(third) == 40
+
+
+def test_the_objective_may_read_the_study_and_system_exit_stops_it():
+    study = ktune.Study(GRID, strategy="random", seed=8)
+    seen = []
+
+    def reads(c):
+        seen.append(len(study.results))
+        assert (study.best is None) == (len(seen) == 1)
+        if len(seen) == 6:
+            raise SystemExit(3)
+        return objective(c)
+
+    with pytest.raises(SystemExit):
+        study.optimize(reads)
+    assert seen == [0, 1, 2, 3, 4, 5]
+    # What ran before the exit is recorded, the interrupted one is not.
+    assert len(study) == 5
 
 
 def test_a_study_resumes_from_its_storage(tmp_path):

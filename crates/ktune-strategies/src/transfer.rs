@@ -13,7 +13,10 @@
 //! -0.5). So each prior is weighted by how well it ranks this study's own results so far:
 //! over the pairs of this study's results that the prior both measured, Kendall's τ between
 //! the prior's ranks and the results (a failure here is worse than any value), and the
-//! weight is `max(τ, 0)²`. A prior is trusted (weight 1) until three such pairs are in; an
+//! weight is `max(τ, 0)²`, or, as `auto` weighs its priors' order, `max(τ − 1/√pairs, 0)²`
+//! (`PriorTrust::Evidence`: τ counts only beyond what chance gives on so few pairs; with one
+//! prior it left no (target, source) pair of the shared spaces more than 2 standard errors
+//! below cold `auto`, where `max(τ, 0)²` left three). A prior is trusted (weight 1) until three such pairs are in; an
 //! unrelated one (τ near 0) or a misleading one (τ < 0) then fades within a few
 //! evaluations. The weights are recomputed from all pairs at every result (a few thousand
 //! pairs at 100 results: microseconds).

@@ -48,7 +48,8 @@ class Study:
     ``allow_mixed_hardware``. ``seed`` seeds the strategy; in a shared study the first
     process to join uses it as given and each later one a stream of its own derived from it
     and the order it joined in, so processes started with the same seed do not propose
-    alike."""
+    alike. One study may be used from several threads (its calls take turns); ``optimize``
+    lets go of it while ``func`` runs, so ``func`` may read ``results`` and ``best``."""
 
     def __init__(
         self,
@@ -92,7 +93,9 @@ class Study:
         max_evals: Optional[int] = None,
         time_limit: Optional[float] = None,
     ) -> Optional[Dict[str, Any]]:
-        """Tunes ``func``; an exception it raises marks the configuration failed."""
+        """Tunes ``func``; an exception it raises marks the configuration failed, except
+        ``KeyboardInterrupt`` and ``SystemExit``, which stop it (everything finished recorded)
+        and are raised again."""
     @property
     def best(self) -> Optional[Dict[str, Any]]:
         """``{"config": ..., "value": ...}`` of the best result so far."""
@@ -127,7 +130,9 @@ class Study:
     def objective(self) -> str: ...
     @property
     def stopped(self) -> Optional[str]:
-        """Why the study stopped, or ``None`` while it goes on."""
+        """Why the study stopped, or why the last ``optimize`` returned on its own
+        ``max_evals`` or ``time_limit`` (``"evaluations"``, ``"time"``: the study goes on), or
+        ``None``."""
     @property
     def space(self) -> SearchSpace: ...
     def __len__(self) -> int: ...

@@ -297,7 +297,7 @@ impl Default for AutoOptions {
             smooth_schedule: Schedule::Stagnation,
             alignment: Alignment::Validated,
             prior_first: 10,
-            prior_trust: PriorTrust::Tau,
+            prior_trust: PriorTrust::Evidence,
             prior_sample: PriorSample::Several,
         }
     }
