@@ -3,7 +3,7 @@
 //! errors as Python exceptions.
 
 use ktune_core::{Direction, FailureKind};
-use ktune_space::{Configuration, SearchSpace, Value};
+use ktune_space::{Configuration, ParamKind, Parameter, SearchSpace, Value};
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -52,9 +52,74 @@ pub(crate) fn config_dict<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (p, v) in space.params().iter().zip(space.values(config)) {
-        d.set_item(p.name(), value_to_py(py, v)?)?;
+        match (p.kind(), v) {
+            // A permutation as its items in order, as the README, the JSON export and the
+            // constraints show it (`["i", "k", "j"]`).
+            (ParamKind::Permutation { items }, Value::Perm(order)) => {
+                let names: Vec<&str> = order
+                    .iter()
+                    .map(|&i| items.get(i as usize).map_or("?", String::as_str))
+                    .collect();
+                d.set_item(p.name(), names)?
+            }
+            _ => d.set_item(p.name(), value_to_py(py, v)?)?,
+        }
     }
     Ok(d)
+}
+
+/// A permutation parameter's value from Python: its items in order (a list or tuple of the
+/// item names, as `ask` hands it out, or the text `"i,k,j"` the command runner gives a
+/// program), or their positions in the parameter's `items` (`[0, 2, 1]`).
+fn ordering_of(p: &Parameter, items: &[String], v: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let bad = |why: String| {
+        PyValueError::new_err(format!(
+            "`{}`: {} is not an ordering of its items {} ({why})",
+            p.name(),
+            short_repr(v),
+            items.join(", ")
+        ))
+    };
+    let parts: Vec<Bound<'_, PyAny>> = if let Ok(text) = v.extract::<String>() {
+        let py = v.py();
+        text.split(',')
+            .map(|t| t.trim().into_pyobject(py).map(|s| s.into_any()))
+            .collect::<Result<_, _>>()?
+    } else if v.is_instance_of::<pyo3::types::PyList>()
+        || v.is_instance_of::<pyo3::types::PyTuple>()
+    {
+        v.try_iter()?.collect::<PyResult<_>>()?
+    } else {
+        return Err(bad("give a list of the item names in order".into()));
+    };
+    let mut order = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let position = if let Ok(name) = part.extract::<String>() {
+            items
+                .iter()
+                .position(|i| *i == name)
+                .ok_or_else(|| bad(format!("no item `{name}`")))?
+        } else if let Ok(i) = part.extract::<usize>()
+            && !part.is_instance_of::<pyo3::types::PyBool>()
+        {
+            i
+        } else {
+            return Err(bad("each entry is an item's name".into()));
+        };
+        order.push(u32::try_from(position).map_err(|_| bad("a position out of range".into()))?);
+    }
+    let mut seen = vec![false; items.len()];
+    for &i in &order {
+        match seen.get_mut(i as usize) {
+            Some(s) if !*s => *s = true,
+            Some(_) => return Err(bad("an item twice".into())),
+            None => return Err(bad(format!("position {i} out of range"))),
+        }
+    }
+    if order.len() != items.len() {
+        return Err(bad(format!("{} of {} items", order.len(), items.len())));
+    }
+    Ok(Value::Perm(order))
 }
 
 /// A count from Python (`n`, `max_evals`, `seeds`): a whole number, at least 0, named when
@@ -97,7 +162,10 @@ pub(crate) fn config_of(
         let v = config.get_item(p.name())?.ok_or_else(|| {
             PyValueError::new_err(format!("the configuration has no `{}`", p.name()))
         })?;
-        values.push(value_of(&v, p.name())?);
+        values.push(match p.kind() {
+            ParamKind::Permutation { items } => ordering_of(p, items, &v)?,
+            _ => value_of(&v, p.name())?,
+        });
     }
     if config.len() != space.dims() {
         let known: Vec<&str> = space.params().iter().map(|p| p.name()).collect();

@@ -428,6 +428,58 @@ study = "from-python"
 """
 
 
+PERMUTATION_SPEC = """
+constraints = ["order.index('i') < order.index('k')"]
+
+[[parameter]]
+name = "order"
+type = "permutation"
+items = ["i", "j", "k"]
+
+[[parameter]]
+name = "tile"
+values = [1, 2]
+
+[runner]
+run = "./prog {order} {tile}"
+objective = { name = "time", regex = 't: (?P<value>[0-9.]+)' }
+"""
+
+
+def test_permutations_are_their_items_in_ask_tell_optimize_and_results(tmp_path):
+    spec = tmp_path / "ktune.toml"
+    spec.write_text(PERMUTATION_SPEC)
+    study = ktune.Study.from_spec(str(spec), strategy="random", max_evals=6, seed=3)
+    c = study.ask()
+    # The items in order, as the README shows them, and the constraint holds on them.
+    assert sorted(c["order"]) == ["i", "j", "k"]
+    assert c["order"].index("i") < c["order"].index("k")
+    # The value handed out is accepted back, as are a tuple and the command runner's text.
+    study.tell(c, 1.0)
+    for form in (tuple, ",".join):
+        d = study.ask()
+        study.tell({"order": form(d["order"]), "tile": d["tile"]}, 2.0)
+    seen = []
+    study.optimize(lambda c: seen.append(c["order"]) or float(len(seen)))
+    assert all(sorted(o) == ["i", "j", "k"] for o in seen) and len(study) == 6
+    assert [r["config"]["order"] for r in study.results][0] == c["order"]
+    assert study.best["config"] == c
+    # Misspelt, repeated or missing items are named.
+    fresh = ktune.Study.from_spec(str(spec), strategy="random", seed=3)
+    for bad, words in [
+        (["i", "q", "k"], "no item `q`"),
+        (["i", "i", "k"], "an item twice"),
+        (["i", "k"], "2 of 3 items"),
+        (7, "a list of the item names"),
+    ]:
+        with pytest.raises(ValueError, match="order"):
+            try:
+                fresh.tell({"order": bad, "tile": 1}, 1.0)
+            except ValueError as e:
+                assert words in str(e), str(e)
+                raise
+
+
 def test_a_study_from_a_problem_file_takes_its_sections(tmp_path):
     spec = tmp_path / "ktune.toml"
     spec.write_text(SPEC.replace("/STUDY_DB", str(tmp_path / "study.db")))
