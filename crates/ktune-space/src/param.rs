@@ -406,6 +406,21 @@ impl Parameter {
                 ),
             });
         }
+        // A program receives the ordering as its items joined by commas (`i,k,j`): an empty
+        // item, one with a comma or with surrounding blanks would make two orderings one text.
+        if let Some(bad) = items
+            .iter()
+            .find(|i| i.trim().is_empty() || i.contains(',') || i.trim() != i.as_str())
+        {
+            return Err(SpaceError::InvalidParameter {
+                name,
+                message: format!(
+                    "item {bad:?} cannot be told apart in the text a program receives (the items \
+                     joined by commas): an item is a non-empty name without commas or \
+                     surrounding blanks"
+                ),
+            });
+        }
         for (i, a) in items.iter().enumerate() {
             if items[..i].contains(a) {
                 return Err(SpaceError::DuplicateValue {

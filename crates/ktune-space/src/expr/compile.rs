@@ -543,6 +543,37 @@ impl<'a> Compiler<'a> {
         Ok((i, self.symbols[i].items.clone()))
     }
 
+    /// The items of the permutation `e` takes an item of (`order[k]`), if it does.
+    fn items_at(&self, e: &Expr) -> Option<&[String]> {
+        let ExprKind::Subscript(target, _) = &e.kind else {
+            return None;
+        };
+        let ExprKind::Name(name) = &target.kind else {
+            return None;
+        };
+        self.symbols
+            .iter()
+            .find(|s| &s.name == name && s.ty == ExprType::Permutation)
+            .map(|s| s.items.as_slice())
+    }
+
+    /// A string literal compared with an item of a permutation (`order[0] == 'q'`, `order[0]
+    /// in ['i', 'q']`) must name one of its items: otherwise the comparison is decided before
+    /// any configuration is seen, which is a misspelling, as `order.index('q')` reports it.
+    fn check_item_literals(&self, item: &Expr, literals: &[&Expr]) -> Result<(), ExprError> {
+        let Some(items) = self.items_at(item) else {
+            return Ok(());
+        };
+        for lit in literals {
+            if let ExprKind::Str(text) = &lit.kind
+                && !items.contains(text)
+            {
+                return Err(unknown_item(text, items, &lit.span));
+            }
+        }
+        Ok(())
+    }
+
     /// `order[k]`: the item at position `k` (a literal; negative counts from the end).
     #[inline(never)]
     fn subscript(&mut self, target: &Expr, index: &Expr) -> Result<Compiled, ExprError> {
@@ -613,17 +644,7 @@ impl<'a> Compiler<'a> {
             ));
         };
         let Some(wanted) = items.iter().position(|it| it == item) else {
-            let mut e = type_err(
-                arg.span.clone(),
-                format!(
-                    "`{item}` is not an item of this permutation; its items are {}",
-                    items.join(", ")
-                ),
-            );
-            if let Some(s) = suggest(item, items.iter().map(String::as_str)) {
-                e = e.with_help(format!("did you mean `{s}`?"));
-            }
-            return Err(e);
+            return Err(unknown_item(item, &items, &arg.span));
         };
         let n = items.len();
         Ok(Compiled::Int(Src::Dyn(Arc::new(move |v| {
@@ -804,6 +825,13 @@ impl<'a> Compiler<'a> {
             )
             .with_help("add parentheses"));
         }
+        let operands: Vec<&Expr> = std::iter::once(first)
+            .chain(rest.iter().map(|(_, e)| e))
+            .collect();
+        for pair in operands.windows(2) {
+            self.check_item_literals(pair[0], &[pair[1]])?;
+            self.check_item_literals(pair[1], &[pair[0]])?;
+        }
         let mut items = Vec::with_capacity(rest.len() + 1);
         let mut spans = Vec::with_capacity(rest.len() + 1);
         items.push(self.expr(first)?);
@@ -895,6 +923,7 @@ impl<'a> Compiler<'a> {
             )
             .with_help("write the allowed values out, e.g. `x in [1, 2, 4]`"));
         };
+        self.check_item_literals(x, &elems.iter().collect::<Vec<_>>())?;
         let mut cs = Vec::with_capacity(elems.len());
         for e in elems {
             let c = self.expr(e)?;
@@ -1108,4 +1137,19 @@ where
     C: Fn(A, B) -> Option<Ordering> + Copy + Send + Sync + 'static,
 {
     map2(a, b, move |x, y| Ok(op.test(cmp(x, y))))
+}
+
+/// `item` named where a permutation of `items` has none of that name.
+fn unknown_item(item: &str, items: &[String], span: &Span) -> ExprError {
+    let mut e = type_err(
+        span.clone(),
+        format!(
+            "`{item}` is not an item of this permutation; its items are {}",
+            items.join(", ")
+        ),
+    );
+    if let Some(s) = suggest(item, items.iter().map(String::as_str)) {
+        e = e.with_help(format!("did you mean `{s}`?"));
+    }
+    e
 }

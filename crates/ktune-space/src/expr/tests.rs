@@ -1158,6 +1158,23 @@ fn permutation_misuse_is_a_clear_error() {
     assert!(e.message.contains("exactly one argument"), "{e}");
     let e = err("ordr[0] == 'i'");
     assert_eq!(e.kind, ExprErrorKind::UnknownName);
+    // An item compared with a string that names none, in any form, is the same error as in
+    // `.index(...)` (before, `==` decided every configuration and `in` passed silently).
+    for (src, at) in [
+        ("order[0] == 'q'", 12..15),
+        ("'q' != order[1]", 0..3),
+        ("order[0] in ['i', 'q']", 18..21),
+        ("order[-1] not in ('kk',)", 18..22),
+    ] {
+        let e = err(src);
+        assert_eq!(e.kind, ExprErrorKind::Type, "{src}");
+        assert!(e.message.contains("is not an item"), "{src}: {e}");
+        assert_eq!(e.span, at, "{src}");
+    }
+    assert_eq!(
+        err("order[0] in ('kk',)").help.as_deref(),
+        Some("did you mean `k`?")
+    );
     // An item compares as a string only.
     assert_eq!(err("order[0] + 1 > 2").kind, ExprErrorKind::Type);
     // Attribute access without a call is not Python this language supports.

@@ -71,6 +71,11 @@ fn domains_are_checked() {
         Parameter::permutation("p", ["i", "j", "i"]),
         Err(SpaceError::DuplicateValue { .. })
     ));
+    // Items a program could not tell apart in `i,k,j`.
+    for items in [["i", "j,k"], ["i", ""], ["i", " j"]] {
+        let e = Parameter::permutation("p", items).unwrap_err().to_string();
+        assert!(e.contains("cannot be told apart"), "{items:?}: {e}");
+    }
 }
 
 #[test]
