@@ -122,14 +122,54 @@ fn ordering_of(p: &Parameter, items: &[String], v: &Bound<'_, PyAny>) -> PyResul
     Ok(Value::Perm(order))
 }
 
-/// A count from Python (`n`, `max_evals`, `seeds`): a whole number, at least 0, named when
-/// it is not (pyo3's own message for a negative `usize` names neither the argument nor why).
-pub(crate) fn count(name: &str, v: i64) -> PyResult<usize> {
-    usize::try_from(v).map_err(|_| {
-        PyValueError::new_err(format!(
-            "{name} must be a whole number, at least 0, not {v}"
-        ))
-    })
+/// A whole-number argument as Python gave it: its value, or the text of an int out of range
+/// (negative, or beyond 2⁶⁴ − 1), which [`Whole::get`] names with the argument (pyo3's own
+/// conversion raises an `OverflowError` that names neither the argument nor why). Anything
+/// but an int is a `TypeError`, which pyo3 prefixes with the argument's name.
+#[derive(Clone, Debug)]
+pub(crate) struct Whole(Result<u64, String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Whole {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<pyo3::types::PyBool>()
+            || !obj.is_instance_of::<pyo3::types::PyInt>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "expected a whole number (an int), not {}",
+                short_repr(&obj)
+            )));
+        }
+        Ok(Whole(obj.extract::<u64>().map_err(|_| short_repr(&obj))))
+    }
+}
+
+impl Whole {
+    /// 0, as a default.
+    pub(crate) const ZERO: Whole = Whole::of(0);
+
+    /// `v`, as a default.
+    pub(crate) const fn of(v: u64) -> Whole {
+        Whole(Ok(v))
+    }
+
+    /// The value of the argument `name`.
+    pub(crate) fn get(&self, name: &str) -> PyResult<u64> {
+        self.0.clone().map_err(|text| {
+            PyValueError::new_err(if text.starts_with('-') {
+                format!("{name} must be a whole number, at least 0, not {text}")
+            } else {
+                format!("{name} is too large: {text} (at most {})", u64::MAX)
+            })
+        })
+    }
+
+    /// The value of the argument `name` as a count.
+    pub(crate) fn count(&self, name: &str) -> PyResult<usize> {
+        let v = self.get(name)?;
+        usize::try_from(v).map_err(|_| PyValueError::new_err(format!("{name} is too large: {v}")))
+    }
 }
 
 /// A time limit from Python: positive (a NaN one would never be reached); infinity is none.

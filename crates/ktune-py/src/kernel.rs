@@ -14,6 +14,8 @@ use ktune_runners::cuda::{CudaObjective, Problem, SizeSpec};
 use ktune_runners::{CudaError, CudaRunner, CudaSpec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+
+use crate::convert::Whole;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::{KtuneError, SearchSpacePy, config_of};
@@ -61,7 +63,7 @@ impl CudaKernel {
     #[pyo3(signature = (
         space, kernel_name, source, source_name, problem_size, arguments, *, answers=None,
         atol=1e-6, constants=None, block_size_names=None, grid_div_x=None, grid_div_y=None,
-        grid_div_z=None, shared_memory=None, compiler_options=None, device=0, iterations=7,
+        grid_div_z=None, shared_memory=None, compiler_options=None, device=Whole::ZERO, iterations=Whole::of(7),
         template_args=None
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -81,10 +83,12 @@ impl CudaKernel {
         grid_div_z: Option<Vec<String>>,
         shared_memory: Option<String>,
         compiler_options: Option<Vec<String>>,
-        device: usize,
-        iterations: usize,
+        device: Whole,
+        iterations: Whole,
         template_args: Option<Vec<String>>,
     ) -> PyResult<Self> {
+        let device = device.count("device")?;
+        let iterations = iterations.count("iterations")?;
         if problem_size.is_empty() || problem_size.len() > 3 {
             return Err(PyValueError::new_err(format!(
                 "problem_size has {} entries; give one to three (x, y, z)",

@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyList};
 use rand::SeedableRng;
 
 use crate::KtuneError;
-use crate::convert::{core_error, count, load_priors, parse_direction, prior_names, strategy_of};
+use crate::convert::{Whole, core_error, load_priors, parse_direction, prior_names, strategy_of};
 
 /// Replays a brute-forced space (a Kernel Tuner cache file, `.json` or `.json.gz`): runs
 /// `strategy` (with `strategy_options`) once per seed `0..seeds` with `budget` evaluations
@@ -19,22 +19,32 @@ use crate::convert::{core_error, count, load_priors, parse_direction, prior_name
 /// `priors` (paths of ktune studies, Kernel Tuner caches or T4 files, or storage URLs) are
 /// told to the strategy of every run, as `ktune bench --transfer` does.
 #[pyfunction]
-#[pyo3(signature = (cache_file, strategy="auto", strategy_options=None, *, seeds=10, budget=None, objective="time", direction=None, priors=None))]
+#[pyo3(signature = (cache_file, strategy="auto", strategy_options=None, *, seeds=Whole::of(10), budget=None, objective="time", direction=None, priors=None))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate<'py>(
     py: Python<'py>,
     cache_file: std::path::PathBuf,
     strategy: &str,
     strategy_options: Option<&Bound<'py, PyDict>>,
-    seeds: i64,
-    budget: Option<i64>,
+    seeds: Whole,
+    budget: Option<Whole>,
     objective: &str,
     direction: Option<&str>,
     priors: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let priors = load_priors(&prior_names(priors)?, objective)?;
-    let seeds = count("seeds", seeds)? as u64;
-    let budget = budget.map(|b| count("budget", b)).transpose()?;
+    let seeds = seeds.get("seeds")?;
+    if seeds > 100_000 {
+        return Err(PyValueError::new_err(format!(
+            "seeds={seeds} runs are too many for one call (at most 100000)"
+        )));
+    }
+    let budget = budget.map(|b| b.count("budget")).transpose()?;
+    if budget == Some(0) {
+        return Err(PyValueError::new_err(
+            "budget=0 evaluates nothing: give at least 1 (or None: the space's own budget)",
+        ));
+    }
     let direction = direction.map(parse_direction).transpose()?;
     let sim =
         ktune_runners::Simulation::open(&cache_file, Some(objective), direction).map_err(|e| {

@@ -10,7 +10,7 @@ use pyo3::types::{PyDict, PyList};
 use rand::{RngExt as _, SeedableRng};
 
 use crate::KtuneError;
-use crate::convert::{config_dict, config_of, count, short_repr, value_of};
+use crate::convert::{Whole, config_dict, config_of, short_repr, value_of};
 
 /// The parameters of a `tune_params` dict, in its order: integers, reals, strings, or a
 /// mixture (kept as ordered values).
@@ -174,8 +174,28 @@ impl SearchSpacePy {
     }
 
     /// The `rank`-th valid configuration (0-based, in a fixed order).
-    fn __getitem__<'py>(&self, py: Python<'py>, rank: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        rank: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let size = self.space.size();
+        // An int beyond 64 bits is out of range too (pyo3 alone says only "overflow").
+        let rank: i64 = match rank.extract::<i64>() {
+            Ok(r) => r,
+            Err(_) if rank.is_instance_of::<pyo3::types::PyInt>() => {
+                return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    "index {} is out of range for a space of {size} configurations",
+                    short_repr(rank)
+                )));
+            }
+            Err(_) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "a space is indexed by an int (a configuration's rank), not {}",
+                    short_repr(rank)
+                )));
+            }
+        };
         let r = if rank < 0 {
             i64::try_from(size).unwrap_or(i64::MAX) + rank
         } else {
@@ -191,14 +211,15 @@ impl SearchSpacePy {
 
     /// `n` distinct valid configurations drawn uniformly (all of them when the space is
     /// smaller), reproducible with `seed`.
-    #[pyo3(signature = (n=1, seed=None))]
+    #[pyo3(signature = (n=Whole::of(1), seed=None))]
     fn sample<'py>(
         &self,
         py: Python<'py>,
-        n: i64,
-        seed: Option<u64>,
+        n: Whole,
+        seed: Option<Whole>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let n = count("n", n)?;
+        let n = n.count("n")?;
+        let seed = seed.map(|s| s.get("seed")).transpose()?;
         let mut rng = match seed {
             Some(s) => Rng::seed_from_u64(s),
             None => Rng::seed_from_u64(rand::rng().random()),

@@ -23,7 +23,7 @@ use pyo3::types::{PyDict, PyList};
 use rand::SeedableRng;
 
 use crate::convert::{
-    config_dict, config_of, core_error, count, failure_kind, load_priors, parse_direction,
+    Whole, config_dict, config_of, core_error, failure_kind, load_priors, parse_direction,
     prior_names, short_repr, strategy_of, time_limit_of,
 };
 use crate::space::{SearchSpacePy, build_space};
@@ -100,7 +100,7 @@ impl Study {
     #[pyo3(signature = (
         tune_params, restrictions=None, *, strategy="auto", strategy_options=None,
         objective="time", direction="minimize", storage=None, study_name="default",
-        max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
+        max_evals=None, time_limit=None, seed=Whole::ZERO, device=None, allow_mixed_hardware=false,
         lease=600.0, priors=None
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -114,20 +114,26 @@ impl Study {
         direction: &str,
         storage: Option<&str>,
         study_name: &str,
-        max_evals: Option<i64>,
+        max_evals: Option<Whole>,
         time_limit: Option<f64>,
-        seed: u64,
+        seed: Whole,
         device: Option<String>,
         allow_mixed_hardware: bool,
         lease: f64,
         priors: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let seed = seed.get("seed")?;
+        if objective.trim().is_empty() {
+            return Err(PyValueError::new_err(
+                "objective names what is measured (e.g. \"time\"); it cannot be empty",
+            ));
+        }
         let space = space_of(tune_params, restrictions)?;
         let loaded = load_priors(&prior_names(priors)?, objective)?;
         let direction = parse_direction(direction)?;
         let strategy = strategy_of(strategy, strategy_options)?;
         let budget = Budget {
-            max_evaluations: max_evals.map(|m| count("max_evals", m)).transpose()?,
+            max_evaluations: max_evals.map(|m| m.count("max_evals")).transpose()?,
             max_seconds: time_limit_of(time_limit)?,
             ..Budget::default()
         };
@@ -182,7 +188,7 @@ impl Study {
     #[staticmethod]
     #[pyo3(signature = (
         path, *, strategy=None, strategy_options=None, storage=None, study_name=None,
-        max_evals=None, time_limit=None, seed=0, device=None, allow_mixed_hardware=false,
+        max_evals=None, time_limit=None, seed=Whole::ZERO, device=None, allow_mixed_hardware=false,
         lease=600.0, direction=None, priors=None
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -193,15 +199,16 @@ impl Study {
         strategy_options: Option<&Bound<'_, PyDict>>,
         storage: Option<&str>,
         study_name: Option<String>,
-        max_evals: Option<i64>,
+        max_evals: Option<Whole>,
         time_limit: Option<f64>,
-        seed: u64,
+        seed: Whole,
         device: Option<String>,
         allow_mixed_hardware: bool,
         lease: f64,
         direction: Option<&str>,
         priors: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<Study>> {
+        let seed = seed.get("seed")?;
         let problem = ktune_problem::ProblemSpec::from_path(&path)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let args = RunArgs {
@@ -210,7 +217,7 @@ impl Study {
                 (None, Some(options)) => Some(strategy_of("auto", Some(options))?),
                 (None, None) => None,
             },
-            max_evaluations: max_evals.map(|m| count("max_evals", m)).transpose()?,
+            max_evaluations: max_evals.map(|m| m.count("max_evals")).transpose()?,
             max_seconds: time_limit_of(time_limit)?,
             seed,
             storage: storage.map(str::to_string),
@@ -283,8 +290,8 @@ impl Study {
 
     /// Up to `n` configurations to measure at once (fewer near the end of the budget, an
     /// empty list when the study is over); tell each before the study's budget counts it.
-    fn ask_batch<'py>(&self, py: Python<'py>, n: i64) -> PyResult<Bound<'py, PyList>> {
-        let n = count("n", n)?;
+    fn ask_batch<'py>(&self, py: Python<'py>, n: Whole) -> PyResult<Bound<'py, PyList>> {
+        let n = n.count("n")?;
         let list = PyList::empty(py);
         if n == 0 {
             return Ok(list);
@@ -318,8 +325,13 @@ impl Study {
         seconds: f64,
     ) -> PyResult<()> {
         let c = config_of(&self.space, config)?;
+        if !(seconds >= 0.0 && seconds.is_finite()) {
+            return Err(PyValueError::new_err(format!(
+                "seconds is how long the measurement took: a number, at least 0, not {seconds}"
+            )));
+        }
         let t = Timings {
-            benchmark: seconds.max(0.0),
+            benchmark: seconds,
             ..Timings::default()
         };
         let outcome = match (value, failure) {
@@ -401,10 +413,10 @@ impl Study {
         &self,
         py: Python<'py>,
         func: &Bound<'py, PyAny>,
-        max_evals: Option<i64>,
+        max_evals: Option<Whole>,
         time_limit: Option<f64>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let max_evals = max_evals.map(|m| count("max_evals", m)).transpose()?;
+        let max_evals = max_evals.map(|m| m.count("max_evals")).transpose()?;
         let time_limit = time_limit_of(time_limit)?;
         let started = Instant::now();
         let mut done = 0usize;

@@ -101,6 +101,22 @@ def test_bad_input_is_a_clear_python_error():
         ktune.SearchSpace({"x": [1, 2]}, ["x > 1", 3])
     with pytest.raises(ValueError, match="storage URL `mysql://x`: not a storage URL"):
         ktune.Study({"x": [1, 2]}, storage="mysql://x")
+    # Integers out of range name their argument (pyo3 alone raises a bare OverflowError).
+    with pytest.raises(ValueError, match="seed must be a whole number, at least 0, not -1"):
+        ktune.Study({"x": [1, 2]}, seed=-1)
+    with pytest.raises(ValueError, match="max_evals is too large"):
+        ktune.Study({"x": [1, 2]}, max_evals=10**30)
+    with pytest.raises(TypeError, match="seed"):
+        ktune.Study({"x": [1, 2]}, seed="3")
+    with pytest.raises(IndexError, match="out of range"):
+        ktune.SearchSpace({"x": [1, 2]})[10**30]
+    with pytest.raises(ValueError, match="seed must be"):
+        ktune.SearchSpace({"x": [1, 2]}).sample(1, seed=-5)
+    with pytest.raises(ValueError, match="objective .* cannot be empty"):
+        ktune.Study({"x": [1, 2]}, objective="")
+    with pytest.raises(ValueError, match="seconds .* not -1"):
+        study.tell({"x": 1}, 1.0, seconds=-1)
+    assert len(study) == 0
 
 
 def objective(c):
@@ -370,6 +386,10 @@ def test_simulate_errors_name_the_problem(tmp_path):
             ktune.simulate(str(cache), "random", seeds=-1)
         with pytest.raises(ValueError, match="budget must be a whole number, at least 0, not -5"):
             ktune.simulate(str(cache), "random", seeds=1, budget=-5)
+        with pytest.raises(ValueError, match="budget=0 evaluates nothing"):
+            ktune.simulate(str(cache), "random", seeds=1, budget=0)
+        with pytest.raises(ValueError, match="too many"):
+            ktune.simulate(str(cache), "random", seeds=10**12)
 
 
 def test_results_convert_to_pandas_where_it_is_installed():
