@@ -272,6 +272,12 @@ fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_s
         ..RunArgs::default()
     });
     assert!(e.contains("not a storage URL"), "{e}");
+    // A query would have become part of the file's name.
+    let e = refused(RunArgs {
+        storage: Some("sqlite:///tmp/s.db?mode=ro".into()),
+        ..RunArgs::default()
+    });
+    assert!(e.contains("takes no parameters (`?mode=ro`)"), "{e}");
 }
 
 #[test]

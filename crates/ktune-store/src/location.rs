@@ -31,6 +31,14 @@ impl Location {
                     "no path after sqlite:// (e.g. sqlite:///scratch/study.db)",
                 ));
             }
+            // SQLite's own URIs take parameters (`?mode=ro`); here they would silently become
+            // part of the file's name.
+            if let Some((_, query)) = path.split_once('?') {
+                return Err(bad(&format!(
+                    "a sqlite:// URL takes no parameters (`?{query}`); give the file's path alone \
+                     (a file whose name has a `?` can be given with --db)"
+                )));
+            }
             return Ok(Location::Sqlite(PathBuf::from(path)));
         }
         if url.starts_with("postgresql://") || url.starts_with("postgres://") {
