@@ -17,9 +17,13 @@ pub(crate) fn seeds(text: &str) -> Result<u64, String> {
     whole(text, "a number of seeds")
 }
 
-/// A number of seconds, more than 0.
+/// A number of seconds, more than 0 (and not absurdly many: [`ktune_core::checked_seconds`]).
 pub(crate) fn seconds(text: &str) -> Result<f64, String> {
-    positive(text, "a time limit in seconds")
+    let x = positive(text, "a time limit in seconds")
+        .or_else(|e| text.trim().parse::<f64>().map_err(|_| e))?;
+    ktune_core::checked_seconds(x)
+        .map(|_| x)
+        .map_err(|m| format!("a time limit {m}"))
 }
 
 /// A limit on work, more than 0.
@@ -76,9 +80,14 @@ mod tests {
         );
         assert!(count("ten").unwrap_err().contains("`ten` is not one"));
         assert_eq!(seconds("2.5"), Ok(2.5));
-        for bad in ["-1", "0", "inf", "NaN"] {
-            assert!(seconds(bad).is_err(), "{bad}");
+        for bad in ["-1", "0", "inf", "NaN", "1e300"] {
+            let e = seconds(bad).unwrap_err();
+            assert!(
+                e.contains("must be a positive number of seconds"),
+                "{bad}: {e}"
+            );
         }
+        assert!(seconds("soon").unwrap_err().contains("`soon` is not one"));
         assert!(fraction("1.5").is_err() && fraction("-0.1").is_err());
         assert_eq!(fraction("0.05"), Ok(0.05));
     }

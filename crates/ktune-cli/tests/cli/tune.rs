@@ -276,7 +276,11 @@ fn bad_input_is_a_clear_error() {
     }
     for limit in ["nan", "1e300", "-5", "0"] {
         let flag = format!("--time-limit={limit}");
-        fails(text.clone(), &[&flag], "--time-limit must be a positive");
+        fails(
+            text.clone(),
+            &[&flag],
+            "'--time-limit <TIME_LIMIT>': a time limit must be a positive number of seconds",
+        );
     }
     fails(
         text.replace(
@@ -834,7 +838,7 @@ fn negative_numbers_are_refused_naming_the_argument() {
         ),
         (
             vec!["tune", "x.toml", "--time-limit", "-0.5"],
-            &["--time-limit", "must be more than 0"],
+            &["--time-limit", "must be a positive number of seconds"],
         ),
         (
             vec!["bench", "x.json", "--seeds", "-2"],
