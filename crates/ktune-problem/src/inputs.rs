@@ -42,18 +42,33 @@ pub fn check_inputs(
     let Some(stored) = stored.filter(|_| results > 0) else {
         return (fresh(), None);
     };
-    let changed: Vec<&str> = stored
-        .iter()
-        .filter(|(f, d)| current.get(*f) != Some(*d))
-        .map(|(f, _)| f.as_str())
-        .collect();
-    if changed.is_empty() {
+    let (mut changed, mut gone) = (Vec::new(), Vec::new());
+    for (f, d) in &stored {
+        match current.get(f) {
+            Some(now) if now == d => {}
+            Some(_) => changed.push(f.as_str()),
+            // Not readable now: deleted, moved, or its permissions changed.
+            None => gone.push(f.as_str()),
+        }
+    }
+    if changed.is_empty() && gone.is_empty() {
         return (None, None);
     }
+    let mut what = Vec::new();
+    if !changed.is_empty() {
+        what.push(format!("{} changed", changed.join(", ")));
+    }
+    if !gone.is_empty() {
+        what.push(format!(
+            "{} {} no longer there (or no longer readable)",
+            gone.join(", "),
+            if gone.len() == 1 { "is" } else { "are" }
+        ));
+    }
     let warning = format!(
-        "{} changed since the {results} stored {} measured; they are resumed as they are (to \
+        "{} since the {results} stored {} measured; they are resumed as they are (to \
          measure afresh, give another --db or study name)",
-        changed.join(", "),
+        what.join(" and "),
         if results == 1 {
             "result was"
         } else {
@@ -92,17 +107,25 @@ mod input_tests {
             "{warning}"
         );
         assert!(!warning.contains("A.npy"), "{warning}");
-        // A file gone counts as changed; a new one does not (the results did not read it).
+        // A file gone is named as gone, not as changed; a new one is not named (the results
+        // did not read it).
         let (_, warning) = check_inputs(
             Some(&stored),
             &digests(&[("kernel.cu", "aa"), ("B.npy", "dd")]),
             1,
         );
+        assert_eq!(
+            warning.unwrap(),
+            "A.npy is no longer there (or no longer readable) since the 1 stored result was \
+             measured; they are resumed as they are (to measure afresh, give another --db or \
+             study name)"
+        );
+        let (_, warning) = check_inputs(Some(&stored), &digests(&[("kernel.cu", "cc")]), 2);
         assert!(
-            warning
-                .unwrap()
-                .starts_with("A.npy changed since the 1 stored result was"),
-            "singular"
+            warning.as_deref().unwrap().starts_with(
+                "kernel.cu changed and A.npy is no longer there (or no longer readable) since the 2"
+            ),
+            "{warning:?}"
         );
     }
 
