@@ -27,7 +27,7 @@ mod spec;
 mod template;
 
 pub use process::kill_running_steps;
-use process::{BUDGET_SLACK, Step, run_step, tail};
+use process::{BUDGET_SLACK, Step, run_step, said, tail};
 pub use spec::{CommandSpec, CommandTemplate, ObjectiveSpec, default_measure};
 use template::{Parser, parse_template, program_exists};
 pub(crate) use template::{Piece, Word, parse_word};
@@ -350,9 +350,13 @@ impl CommandRunner {
         let t = started.elapsed().as_secs_f64();
         match step {
             Step::Finished { status: 0, .. } => Ok(t),
-            Step::Finished { status, stderr, .. } => Err(fail(
+            Step::Finished {
+                status,
+                stdout,
+                stderr,
+            } => Err(fail(
                 FailureKind::Compile,
-                format!("compile exited with {status}: {}", tail(&stderr)),
+                format!("compile exited with {status}: {}", said(&stderr, &stdout)),
                 t,
             )),
             Step::TimedOut { stderr } => Err(fail(
@@ -364,9 +368,16 @@ impl CommandRunner {
                 ),
                 t,
             )),
-            Step::Signalled { signal, stderr } => Err(fail(
+            Step::Signalled {
+                signal,
+                stdout,
+                stderr,
+            } => Err(fail(
                 FailureKind::Compile,
-                format!("compiler killed by signal {signal}: {}", tail(&stderr)),
+                format!(
+                    "compiler killed by signal {signal}: {}",
+                    said(&stderr, &stdout)
+                ),
                 t,
             )),
             Step::SpawnFailed(e) => Err(fail(
@@ -405,17 +416,25 @@ impl CommandRunner {
             Step::Finished {
                 status: 0, stdout, ..
             } => stdout,
-            Step::Finished { status, stderr, .. } => {
+            Step::Finished {
+                status,
+                stdout,
+                stderr,
+            } => {
                 return Err(Outcome::failed(
                     FailureKind::Runtime,
-                    format!("run exited with {status}: {}", tail(&stderr)),
+                    format!("run exited with {status}: {}", said(&stderr, &stdout)),
                     timings,
                 ));
             }
-            Step::Signalled { signal, stderr } => {
+            Step::Signalled {
+                signal,
+                stdout,
+                stderr,
+            } => {
                 return Err(Outcome::failed(
                     FailureKind::Runtime,
-                    format!("run crashed (signal {signal}): {}", tail(&stderr)),
+                    format!("run crashed (signal {signal}): {}", said(&stderr, &stdout)),
                     timings,
                 ));
             }

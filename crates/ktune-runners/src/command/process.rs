@@ -15,6 +15,7 @@ pub(super) enum Step {
     },
     Signalled {
         signal: i32,
+        stdout: String,
         stderr: String,
     },
     TimedOut {
@@ -107,6 +108,7 @@ pub(crate) fn run_step(
             },
             None => Step::Signalled {
                 signal: status.signal().unwrap_or(0),
+                stdout: read(&out_path),
                 stderr: read(&err_path),
             },
         },
@@ -161,6 +163,16 @@ fn read_tail(path: &Path, limit: u64) -> String {
         .and_then(|()| file.write_all(note.as_bytes()))
         .and_then(|()| file.write_all(&kept));
     note + &text
+}
+
+/// The last few lines of what a failed step said: its error output, or, where it wrote none,
+/// its standard output (many programs report their errors there).
+pub(super) fn said(stderr: &str, stdout: &str) -> String {
+    if stderr.trim().is_empty() && !stdout.trim().is_empty() {
+        format!("(on stdout) {}", tail(stdout))
+    } else {
+        tail(stderr)
+    }
 }
 
 /// The last few lines of an output, for failure reasons.

@@ -9,7 +9,8 @@ use ktune_space::{Parameter, SearchSpace, Value};
 use super::*;
 
 /// MODE 0: prints a time; 1: does not compile; 2: crashes; 3: hangs (with a child that hangs
-/// too); 4: prints no time; 5: exits with 3. SIZE scales the printed time.
+/// too); 4: prints no time; 5: exits with 3; 6: says why it fails on stdout and exits with 2.
+/// SIZE scales the printed time.
 const PROGRAM: &str = r#"
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
     if (MODE == 3) { fork(); for (;;) sleep(1); }
     if (MODE == 4) { printf("no measurement today\n"); return 0; }
     if (MODE == 5) { fprintf(stderr, "bad input\n"); return 3; }
+    if (MODE == 6) { printf("matrix too small for this tile\n"); return 2; }
     printf("warming up\ntime: %d.5 ms\n", n * 10);
     printf("{\"time\": %d.25, \"env\": \"%s\"}\n", n, env ? env : "");
     return 0;
@@ -34,7 +36,7 @@ int main(int argc, char **argv) {
 fn space() -> SearchSpace {
     SearchSpace::new(
         vec![
-            Parameter::integer_range("MODE", 0, 5, 1).unwrap(),
+            Parameter::integer_range("MODE", 0, 6, 1).unwrap(),
             Parameter::integer("size", [1, 2, 3]).unwrap(),
         ],
         &[] as &[&str],
@@ -66,7 +68,7 @@ fn every_kind_of_failure_is_recorded_and_tuning_goes_on() {
     let dir = dir_with_program();
     let space = space();
     let mut runner = CommandRunner::new(&spec("jobs = 2"), &space, dir.path()).unwrap();
-    let configs: Vec<Configuration> = (0..6).map(|m| config(&space, m, 2)).collect();
+    let configs: Vec<Configuration> = (0..7).map(|m| config(&space, m, 2)).collect();
     let started = Instant::now();
     let out = runner.evaluate(&space, &configs).unwrap();
     // The hang is killed at its 1 s timeout, child process included.
@@ -99,6 +101,12 @@ fn every_kind_of_failure_is_recorded_and_tuning_goes_on() {
         reason(&out[5]).contains("exited with 3") && reason(&out[5]).contains("bad input"),
         "{}",
         reason(&out[5])
+    );
+    // A program that says why on stdout, with nothing on stderr: what it said, not "(no
+    // output)".
+    assert_eq!(
+        reason(&out[6]),
+        "run exited with 2: (on stdout) matrix too small for this tile"
     );
     // Each configuration built in its own directory.
     assert!(
