@@ -97,6 +97,27 @@ pub fn checked_seconds(value: f64) -> Result<std::time::Duration, String> {
     std::time::Duration::try_from_secs_f64(value).map_err(|e| format!("{value} s: {e}"))
 }
 
+/// Checks a name people give and read back (a study's, a device's): not empty, no control
+/// characters (a newline or a terminal escape code would garble every listing that prints
+/// it), at most 200 characters. The error says which, quoting the name escaped.
+pub fn checked_label(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err("cannot be empty".into());
+    }
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{text:?} contains the control character U+{:04X}, which would garble every listing \
+             that prints it",
+            c as u32
+        ));
+    }
+    let n = text.chars().count();
+    if n > 200 {
+        return Err(format!("is {n} characters long; at most 200"));
+    }
+    Ok(())
+}
+
 /// What differs, for [`CoreError::Conflict`]: "minimizes its objective and this process
 /// would maximize it", "measures `time` and this process would measure `GFLOP/s`".
 fn conflict(fact: &str, stored: &str, given: &str) -> String {

@@ -28,6 +28,8 @@ pub struct Spelling {
     pub study: &'static str,
     /// A worker's claim lease.
     pub lease: &'static str,
+    /// The device a process measures on.
+    pub device: &'static str,
 }
 
 /// The command line's spelling.
@@ -38,6 +40,7 @@ pub const COMMAND_LINE: Spelling = Spelling {
     storage: "--storage",
     study: "--study",
     lease: "--lease",
+    device: "--device",
 };
 
 /// The Python package's spelling.
@@ -48,6 +51,7 @@ pub const PYTHON: Spelling = Spelling {
     storage: "storage",
     study: "study_name",
     lease: "lease",
+    device: "device",
 };
 
 /// A front end's arguments, before the problem file and the defaults fill the gaps.
@@ -153,6 +157,14 @@ impl Plan {
         spelling: &Spelling,
     ) -> Result<Plan, PlanError> {
         let place = Plan::place(problem, &args, spelling)?;
+        if let Some(StudyPlace::Shared { study, .. }) = &place {
+            ktune_core::checked_label(study)
+                .map_err(|m| PlanError::Arguments(format!("{} {m}", spelling.study)))?;
+        }
+        if let Some(device) = &args.device {
+            ktune_core::checked_label(device)
+                .map_err(|m| PlanError::Arguments(format!("{} {m}", spelling.device)))?;
+        }
         let strategy = args
             .strategy
             .or_else(|| problem.strategy.clone())

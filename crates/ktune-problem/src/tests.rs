@@ -278,6 +278,25 @@ fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_s
         ..RunArgs::default()
     });
     assert!(e.contains("takes no parameters (`?mode=ro`)"), "{e}");
+    // Names printed back in every listing: not empty, no control characters.
+    for (study, device, said) in [
+        (Some(""), None, "--study cannot be empty"),
+        (
+            Some("a\nb"),
+            None,
+            "--study \"a\\nb\" contains the control character U+000A",
+        ),
+        (Some("x\u{1b}[2J"), None, "U+001B"),
+        (None, Some(" "), "--device cannot be empty"),
+    ] {
+        let e = refused(RunArgs {
+            storage: Some("sqlite:///tmp/s.db".into()),
+            study: study.map(str::to_string),
+            device: device.map(str::to_string),
+            ..RunArgs::default()
+        });
+        assert!(e.contains(said), "{e}");
+    }
 }
 
 #[test]

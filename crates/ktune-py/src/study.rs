@@ -147,6 +147,8 @@ impl Study {
                     r#"{{"runner":"python","direction":"{}"}}"#,
                     direction.name()
                 );
+                ktune_core::checked_label(study_name)
+                    .map_err(|m| PyValueError::new_err(format!("study_name {m}")))?;
                 let place = StudyPlace::Shared {
                     location,
                     study: study_name.to_string(),
@@ -788,6 +790,9 @@ fn participation(
 ) -> PyResult<Participation> {
     let lease = ktune_core::checked_seconds(lease)
         .map_err(|m| PyValueError::new_err(format!("lease {m}")))?;
+    if let Some(d) = &device {
+        ktune_core::checked_label(d).map_err(|m| PyValueError::new_err(format!("device {m}")))?;
+    }
     Ok(Participation {
         device,
         allow_mixed_hardware,

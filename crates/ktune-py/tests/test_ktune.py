@@ -116,6 +116,10 @@ def test_bad_input_is_a_clear_python_error():
         ktune.Study({"x": [1, 2]}, objective="")
     with pytest.raises(ValueError, match="seconds .* not -1"):
         study.tell({"x": 1}, 1.0, seconds=-1)
+    with pytest.raises(ValueError, match="study_name cannot be empty"):
+        ktune.Study({"x": [1, 2]}, storage="sqlite:///tmp/never.db", study_name="")
+    with pytest.raises(ValueError, match="device .*control character"):
+        ktune.Study({"x": [1, 2]}, storage="sqlite:///tmp/never.db", device="gpu\x1b[2J")
     assert len(study) == 0
 
 
