@@ -43,6 +43,7 @@ impl Location {
         }
         if url.starts_with("postgresql://") || url.starts_with("postgres://") {
             if cfg!(feature = "postgres") {
+                crate::conninfo::check_postgres_url(url).map_err(|m| bad(&m))?;
                 return Ok(Location::Postgres(url.to_string()));
             }
             return Err(bad(
