@@ -68,7 +68,7 @@ pub use score::{RunScore, score_run};
 pub use space::{Direction, MAE_CHECKPOINTS, MIN_HORIZON, N_MAX_CAP, N_MAX_FRACTION, SpaceStats};
 pub use table::{ScoreRow, ScoreTable, SpaceSummary, SummaryRow, score_traces};
 pub use time::{TimeModel, TimeScore, time_report, time_score_run};
-pub use trace::{Trace, TraceAppender, read_finished_traces, read_traces, write_traces};
+pub use trace::{Trace, TraceAppender, doubts, read_finished_traces, read_traces, write_traces};
 pub use workers::{label as workers_label, parse_label as parse_workers_label, workers_report};
 
 /// Fails naming the first of `parts` that `text` lacks, and showing the text.

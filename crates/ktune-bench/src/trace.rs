@@ -151,6 +151,74 @@ pub fn read_traces(path: &Path) -> Result<Vec<Trace>, BenchError> {
     Ok(traces)
 }
 
+/// What looks wrong in traces about to be scored against `spaces`, one sentence each: the
+/// same run more than once (the last counts), a run with no values (scored as if it had
+/// found nothing, which is a failed run, not a slow one), and values better than a space's
+/// brute-forced optimum (measured on another space, or another objective). Traces of
+/// spaces not given are not judged.
+pub fn doubts(traces: &[Trace], spaces: &[crate::SpaceStats]) -> Vec<String> {
+    use std::collections::HashMap;
+    let mut out = Vec::new();
+    let mut seen: HashMap<(&str, &str, &str, i64), usize> = HashMap::new();
+    for t in traces {
+        *seen
+            .entry((&t.tool, &t.strategy, &t.space, t.seed))
+            .or_default() += 1;
+    }
+    let mut repeated: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    repeated.sort();
+    if let Some(((tool, strategy, space, seed), n)) = repeated.first() {
+        out.push(format!(
+            "{} runs appear more than once (e.g. {tool}/{strategy} on {space}, seed {seed}, {n} \
+             times); the last of each counts",
+            repeated.len()
+        ));
+    }
+    let empty: Vec<&Trace> = traces.iter().filter(|t| t.values.is_empty()).collect();
+    if let Some(t) = empty.first() {
+        out.push(format!(
+            "{} runs have no values (e.g. {}/{} on {}, seed {}): each scores as a run that found \
+             nothing",
+            empty.len(),
+            t.tool,
+            t.strategy,
+            t.space,
+            t.seed
+        ));
+    }
+    for stats in spaces {
+        let opt = stats.optimum();
+        let better = |v: f64| match stats.direction() {
+            crate::Direction::Minimize => v < opt - 1e-9 * opt.abs(),
+            crate::Direction::Maximize => v > opt + 1e-9 * opt.abs(),
+        };
+        let beyond: Vec<(&Trace, f64)> = traces
+            .iter()
+            .filter(|t| t.space == stats.name())
+            .filter_map(|t| {
+                t.values
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .find(|&v| better(v))
+                    .map(|v| (t, v))
+            })
+            .collect();
+        if let Some((t, v)) = beyond.first() {
+            out.push(format!(
+                "{} runs on {} have values better than its brute-forced optimum {opt} (e.g. \
+                 {}/{} seed {}: {v}): were they measured on another space or objective?",
+                beyond.len(),
+                stats.name(),
+                t.tool,
+                t.strategy,
+                t.seed
+            ));
+        }
+    }
+    out
+}
+
 /// Writes traces as JSON Lines, one per line, replacing the file and creating its parent
 /// folders. Non-finite numbers are written as `null`.
 ///

@@ -735,11 +735,18 @@ fn score(args: &ScoreArgs) -> Result<()> {
     }
     let mut traces = Vec::new();
     for f in trace_files {
-        traces.extend(read_traces(f)?);
+        let read = read_traces(f)?;
+        if read.is_empty() {
+            bail!("`{}` holds no runs", f.display());
+        }
+        traces.extend(read);
     }
     let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
     let (sims, mut stats): (Vec<Simulation>, Vec<SpaceStats>) =
         args.objective.open(&spaces)?.into_iter().unzip();
+    for doubt in ktune_bench::doubts(&traces, &stats) {
+        eprintln!("warning: {doubt}");
+    }
     if args.budget_kind == BudgetKind::Time {
         if args.horizon.is_some() {
             bail!("--horizon counts evaluations; it does not apply to --budget-kind time");

@@ -658,3 +658,45 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
         "{err}"
     );
 }
+
+/// `ktune bench score` says what looks wrong in the traces instead of scoring it in silence:
+/// an empty file is an error; a run given twice, a run with no values and values better than
+/// the brute-forced optimum (convolution_W6600's is 1.7276) are warnings.
+#[test]
+fn scoring_names_what_looks_wrong_in_the_traces() {
+    let (dir, empty) = in_tempdir("empty.jsonl", "\n");
+    ktune()
+        .args(["bench", "score"])
+        .arg(&empty)
+        .arg(space("convolution_W6600"))
+        .fails_saying(&["empty.jsonl` holds no runs"]);
+    let run = |seed: i64, values: &str| {
+        format!(
+            r#"{{"tool": "t", "strategy": "s", "space": "convolution_W6600", "seed": {seed}, "values": {values}}}"#
+        )
+    };
+    let lines = [
+        run(0, "[2.0, 1.9]"),
+        run(0, "[2.0, 1.9]"),
+        run(0, "[2.0, 1.9]"),
+        run(1, "[]"),
+        run(2, "[3.0, 0.5]"),
+    ]
+    .join("\n");
+    let odd = crate::common::written(dir.path(), "odd.jsonl", &lines);
+    let out = ktune()
+        .args(["bench", "score"])
+        .arg(&odd)
+        .arg(space("convolution_W6600"))
+        .succeeds();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_mentions(
+        &said,
+        &[
+            "1 runs appear more than once (e.g. t/s on convolution_W6600, seed 0, 3 times)",
+            "1 runs have no values (e.g. t/s on convolution_W6600, seed 1)",
+            "1 runs on convolution_W6600 have values better than its brute-forced optimum",
+            "seed 2: 0.5",
+        ],
+    );
+}
