@@ -167,12 +167,15 @@ impl Runner for Scorer<'_> {
                         Outcome::failed(ktune_core::FailureKind::Runtime, why, Timings::default())
                     }
                 };
-                eprintln!(
-                    "  {} -> {} ({:.1} s)",
-                    describe(&options),
-                    outcome
+                let said = match &outcome {
+                    Outcome::Failed { reason, .. } => format!("refused: {reason}"),
+                    Outcome::Ok { .. } => outcome
                         .objective()
-                        .map_or_else(|| "refused".to_string(), |s| format!("{s:.3}")),
+                        .map_or_else(String::new, |s| format!("{s:.3}")),
+                };
+                eprintln!(
+                    "  {} -> {said} ({:.1} s)",
+                    describe(&options),
                     t.elapsed().as_secs_f64()
                 );
                 outcome
@@ -196,11 +199,21 @@ struct Fold {
     tuned: Options,
     train: (f64, f64),
     held: Option<(f64, f64)>,
-    tried: Vec<(String, Option<f64>)>,
+    /// Each setting and its score, or why it was refused.
+    tried: Vec<(String, Result<f64, String>)>,
 }
 
 pub fn run(args: &TuneStrategyArgs) -> Result<()> {
     check(args)?;
+    // Where the report goes is checked before hours of tuning, not after.
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
+    let path = args.out.join("tune-strategy.md");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot write `{}`", path.display()))?;
     let (name, fixed) = ktune_strategies::parse_spec(&args.strategy);
     let entry = ktune_strategies::entry(&name)?;
     CheckedStrategy::new(entry.name, &fixed)
@@ -242,9 +255,6 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
     }
     let markdown = report(args, entry.name, &searched, &folds);
     outln!("{markdown}")?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create `{}`", args.out.display()))?;
-    let path = args.out.join("tune-strategy.md");
     std::fs::write(&path, &markdown)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     eprintln!("report: {}", path.display());
@@ -345,12 +355,16 @@ fn fold<'a>(
         &mut Rng::seed_from_u64(args.tuner_seed),
     )?;
     let searched = scorer.searched;
-    let tried: Vec<(String, Option<f64>)> = run
+    let tried: Vec<(String, Result<f64, String>)> = run
         .records
         .iter()
         .map(|r| {
             let options = setting_options(&Options::new(), searched, &r.config);
-            (describe(&options), r.outcome.objective())
+            let score = match &r.outcome {
+                Outcome::Failed { reason, .. } => Err(reason.clone()),
+                o => o.objective().ok_or_else(|| "no score".to_string()),
+            };
+            (describe(&options), score)
         })
         .collect();
     let (tuned, tuned_train) = match run.best().and_then(|b| Some((b, b.outcome.objective()?))) {
@@ -442,7 +456,10 @@ fn report(args: &TuneStrategyArgs, name: &str, searched: &[Searched], folds: &[F
                 md,
                 "| {} | `{setting}` | {} |",
                 k + 1,
-                score.map_or_else(|| "refused".to_string(), |s| format!("{s:.3}"))
+                match score {
+                    Ok(s) => format!("{s:.3}"),
+                    Err(why) => format!("refused: {}", why.replace('|', "\\|")),
+                }
             );
         }
     }

@@ -700,3 +700,50 @@ fn scoring_names_what_looks_wrong_in_the_traces() {
         ],
     );
 }
+
+/// `tune-strategy` says why a setting was refused, and checks where its report goes before it
+/// tunes.
+#[test]
+fn tune_strategy_names_refusals_and_checks_its_output_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = crate::common::written(dir.path(), "file", "not a folder");
+    let args = |out: &std::path::Path| {
+        let mut c = ktune();
+        c.args([
+            "bench",
+            "tune-strategy",
+            "simulated_annealing",
+            "--option",
+            "T=0,0.5",
+        ])
+        .args([
+            "--seeds",
+            "1",
+            "--evaluations",
+            "2",
+            "--budget",
+            "10",
+            "--folds",
+            "1",
+        ])
+        .arg("--out")
+        .arg(out)
+        .arg("--spaces")
+        .arg(space("convolution_W6600"));
+        c
+    };
+    let err = args(&blocker.join("out")).fails_saying(&["cannot create"]);
+    // Before any setting was scored.
+    assert!(!err.contains("fold 1/1") && !err.contains("->"), "{err}");
+    let out = dir.path().join("out");
+    let said = args(&out).succeeds();
+    let report = std::fs::read_to_string(out.join("tune-strategy.md")).unwrap();
+    assert_mentions(
+        &report,
+        &["refused: strategy `simulated_annealing`: option `T` must be greater than 0"],
+    );
+    assert_mentions(
+        &String::from_utf8_lossy(&said.stderr),
+        &["-> refused: strategy `simulated_annealing`"],
+    );
+}
