@@ -20,6 +20,17 @@ fn parameters(tune_params: &Bound<'_, PyDict>) -> PyResult<Vec<Parameter>> {
         let name: String = key
             .extract()
             .map_err(|_| PyTypeError::new_err("tune_params: every key must be a str"))?;
+        // A str or a dict iterates too (its characters, its keys), which is never what a
+        // parameter's values mean.
+        if values.is_instance_of::<pyo3::types::PyString>()
+            || values.is_instance_of::<pyo3::types::PyDict>()
+        {
+            return Err(PyTypeError::new_err(format!(
+                "tune_params[{name:?}] must be a list of values, not {} (write [{}] for one value)",
+                short_repr(&values),
+                short_repr(&values)
+            )));
+        }
         let values: Vec<Value> = values
             .try_iter()
             .map_err(|_| {

@@ -101,6 +101,21 @@ def test_arguments_must_be_numpy_values_of_kernel_types():
     refused(r"arguments\[0\].*dtype `<c8`", arguments=[args[0].astype(np.complex64)] + args[1:], answer=None)
 
 
+def test_mistaken_arguments_are_named_before_the_gpu_is_opened(tmp_path):
+    # On a laptop without a GPU each of these used to pass until the GPU was opened.
+    refused(r"compiler_options must be a list of strings \(e.g. \['-O3'\]\), not '-O3'", compiler_options="-O3")
+    refused(r"block_size_names must be a list of strings", block_size_names="block_size_x")
+    refused(r"block_size_names \['bx'\] names no parameter of tune_params", block_size_names=["bx"])
+    refused(r"metrics\['gflops'\] is 3", metrics={"gflops": 3})
+    refused(r"tune_params\[\"block_size_x\"\] must be a list of values, not '32'", exc=TypeError,
+            tune_params={"block_size_x": "32"})
+    refused(r"tune_params\[\"block_size_x\"\] must be a list of values", exc=TypeError,
+            tune_params={"block_size_x": {"a": 1}})
+    (tmp_path / "dir.json").mkdir()
+    refused(r"is a directory", cache=str(tmp_path / "dir.json"))
+    refused(r"does not exist", cache=str(tmp_path / "missing" / "c.json"))
+
+
 def test_answers_must_match_their_arguments():
     args, answer = vector_add_args()
     refused(r"answer has 2 entries but there are 4 arguments", answer=answer[:2])

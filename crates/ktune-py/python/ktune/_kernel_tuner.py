@@ -268,6 +268,37 @@ def _expressions(what, divisors):
     return [str(d) for d in divisors]
 
 
+def _string_list(what, value, example):
+    """A list of strings; a lone string is refused (iterated, it would be its characters)."""
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        _fail(f"{what} must be a list of strings (e.g. {example}), not {value!r}")
+    bad = [v for v in value if not isinstance(v, str)]
+    if bad:
+        _fail(f"{what} must be a list of strings; {bad[0]!r} is not one")
+    return list(value)
+
+
+def _check_cache_path(cache):
+    """The cache is written as results come in: a path that cannot be written is refused
+    before the GPU is opened, not after the first measurement."""
+    if not cache:
+        return
+    path = str(cache)
+    if not path.endswith(".json"):
+        path += ".json"
+    if os.path.isdir(path):
+        _fail(f"cache={cache!r} is a directory; give a file name (e.g. {os.path.join(path, 'cache.json')!r})")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        _fail(f"cache={cache!r}: the folder {folder!r} does not exist")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        _fail(f"cache={cache!r} cannot be written (check its permissions)")
+    if not os.path.exists(path) and not os.access(folder, os.W_OK):
+        _fail(f"cache={cache!r}: the folder {folder!r} cannot be written")
+
+
 def _restrictions(restrictions):
     if restrictions is None:
         return None
@@ -716,6 +747,17 @@ def tune_kernel(
         objective_higher_is_better = False
     if metrics is not None and not isinstance(metrics, dict):
         _fail("metrics must be a dict of names and expressions (or functions)")
+    for name, m in (metrics or {}).items():
+        if not isinstance(m, str) and not callable(m):
+            _fail(f"metrics[{name!r}] is {m!r}: give an expression (a string) or a function of the result")
+    compiler_options = _string_list("compiler_options", compiler_options, "['-O3']")
+    block_size_names = _string_list("block_size_names", block_size_names, "['bx', 'by']")
+    if block_size_names is not None and not any(n in tune_params for n in block_size_names):
+        _fail(
+            f"block_size_names {block_size_names} names no parameter of tune_params "
+            f"({', '.join(tune_params)})"
+        )
+    _check_cache_path(cache)
     if objective != "time" and objective not in (metrics or {}):
         _fail(f"objective {objective!r} is neither \"time\" nor one of the metrics {list(metrics or {})}")
     space = _ktune.SearchSpace(tune_params, _restrictions(restrictions))
@@ -733,12 +775,12 @@ def tune_kernel(
         answers=answers,
         atol=float(atol),
         constants=_constants(np, cmem_args),
-        block_size_names=list(block_size_names) if block_size_names is not None else None,
+        block_size_names=block_size_names,
         grid_div_x=_expressions("grid_div_x", grid_div_x),
         grid_div_y=_expressions("grid_div_y", grid_div_y),
         grid_div_z=_expressions("grid_div_z", grid_div_z),
         shared_memory=_shared_memory(smem_args),
-        compiler_options=list(compiler_options) if compiler_options else None,
+        compiler_options=compiler_options or None,
         device=int(device),
         iterations=iterations,
         template_args=template_args,
