@@ -205,7 +205,15 @@ struct Fold {
 
 pub fn run(args: &TuneStrategyArgs) -> Result<()> {
     check(args)?;
-    // Where the report goes is checked before hours of tuning, not after.
+    let (name, fixed) = ktune_strategies::parse_spec(&args.strategy);
+    let entry = ktune_strategies::entry(&name)?;
+    CheckedStrategy::new(entry.name, &fixed)
+        .with_context(|| format!("the fixed options of `{}`", args.strategy))?;
+    let tuner = CheckedStrategy::parse(&args.tuner).context("--tuner")?;
+    let searched = searched(args, entry, &fixed)?;
+    let meta_space = settings_space(&searched)?;
+    // Where the report goes is checked before hours of tuning, not after (and after the
+    // arguments, so that a refused command leaves no folder behind).
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create `{}`", args.out.display()))?;
     let path = args.out.join("tune-strategy.md");
@@ -214,13 +222,6 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
         .append(true)
         .open(&path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
-    let (name, fixed) = ktune_strategies::parse_spec(&args.strategy);
-    let entry = ktune_strategies::entry(&name)?;
-    CheckedStrategy::new(entry.name, &fixed)
-        .with_context(|| format!("the fixed options of `{}`", args.strategy))?;
-    let tuner = CheckedStrategy::parse(&args.tuner).context("--tuner")?;
-    let searched = searched(args, entry, &fixed)?;
-    let meta_space = settings_space(&searched)?;
     let mut spaces = args.objective.open(&args.spaces)?;
     spaces.sort_by(|a, b| a.0.name().cmp(b.0.name()));
     eprintln!(
