@@ -114,6 +114,8 @@ def test_mistaken_arguments_are_named_before_the_gpu_is_opened(tmp_path):
     (tmp_path / "dir.json").mkdir()
     refused(r"is a directory", cache=str(tmp_path / "dir.json"))
     refused(r"does not exist", cache=str(tmp_path / "missing" / "c.json"))
+    refused(r"grid_div_x holds '0'", grid_div_x=[0])
+    refused(r"grid_div_y holds ''", grid_div_y=[""])
 
 
 def test_answers_must_match_their_arguments():

@@ -265,7 +265,16 @@ def _expressions(what, divisors):
         _fail(f"a function as {what} is not supported; give a list of parameter expressions (strings)")
     if isinstance(divisors, str):
         divisors = [divisors]
-    return [str(d) for d in divisors]
+    out = [str(d).strip() for d in divisors]
+    # A divisor that is 0 whatever the parameters would divide the problem size by zero.
+    for d in out:
+        try:
+            zero = float(d) == 0
+        except ValueError:
+            zero = False
+        if zero or not d:
+            _fail(f"{what} holds {d!r}: a grid divisor must be a parameter expression that is never 0")
+    return out
 
 
 def _string_list(what, value, example):
