@@ -1,0 +1,85 @@
+"""The Python argument converters, fuzzed: arbitrary values (huge and negative ints, NaN,
+strings with control characters, nested containers, bytes, None) in every argument of
+``SearchSpace``, ``Study``, ``ask_batch``, ``tell``, ``enqueue``, ``sample`` and indexing.
+Each call either works or raises an ordinary Python error that names something; never a
+``PanicException`` (which ``except Exception`` does not catch) and never a crash.
+
+Seeded, so a failure replays; ``KTUNE_FUZZ_CASES`` raises the number of cases."""
+
+import math
+import os
+import random
+
+import pytest
+
+import ktune
+
+CASES = int(os.environ.get("KTUNE_FUZZ_CASES", "2000"))
+EXPECTED = (ValueError, TypeError, IndexError, KeyError, OverflowError, ktune.KtuneError)
+
+
+def arbitrary(rng, depth=0):
+    kinds = [
+        lambda: rng.choice([0, 1, -1, 2**63, -(2**63) - 1, 10**30, -(10**30), True, False]),
+        lambda: rng.choice([0.5, -0.0, math.nan, math.inf, -math.inf, 1e308]),
+        lambda: rng.choice(["", "x", "a\nb", "\x1b[2J", "é", "x" * 300, "1,2", "sqlite://"]),
+        lambda: None,
+        lambda: b"bytes",
+        lambda: object(),
+    ]
+    if depth < 2:
+        kinds.append(lambda: [arbitrary(rng, depth + 1) for _ in range(rng.randint(0, 3))])
+        kinds.append(lambda: {arbitrary_key(rng): arbitrary(rng, depth + 1) for _ in range(rng.randint(0, 2))})
+        kinds.append(lambda: tuple(arbitrary(rng, depth + 1) for _ in range(rng.randint(0, 2))))
+    return rng.choice(kinds)()
+
+
+def arbitrary_key(rng):
+    return rng.choice(["x", "y", "", "\n", 3, None])
+
+
+def survives(call):
+    try:
+        call()
+    except EXPECTED as e:
+        assert str(e), f"{type(e).__name__} with no message"
+    except BaseException as e:  # noqa: BLE001 - the point: nothing else may escape
+        if type(e).__name__ == "PanicException":
+            raise AssertionError(f"ktune panicked: {e}") from None
+        raise
+
+
+def test_arbitrary_arguments_raise_ordinary_errors_or_work(tmp_path):
+    rng = random.Random(49)
+    base = {"x": [1, 2, 4, 8], "y": ["a", "b"]}
+    for case in range(CASES):
+        a = arbitrary(rng)
+        which = case % 9
+        if which == 0:
+            survives(lambda: ktune.SearchSpace({"x": a}))
+        elif which == 1:
+            survives(lambda: ktune.SearchSpace(base, a))
+        elif which == 2:
+            key = rng.choice(["seed", "max_evals", "time_limit", "objective", "direction", "strategy",
+                              "lease", "study_name", "device", "priors"])
+            kw = {key: a}
+            if key in ("study_name", "device", "lease"):
+                kw["storage"] = f"sqlite:///{tmp_path}/fuzz.db"
+            survives(lambda: ktune.Study(base, **kw))
+        elif which == 3:
+            survives(lambda: ktune.Study(base, strategy="random", seed=1).ask_batch(a))
+        elif which == 4:
+            study = ktune.Study(base, strategy="random", seed=1)
+            survives(lambda: study.tell(a, 1.0))
+            survives(lambda: study.tell({"x": 1, "y": "a"}, a))
+        elif which == 5:
+            study = ktune.Study(base, strategy="random", seed=1)
+            survives(lambda: study.tell({"x": 2, "y": "b"}, 1.0, seconds=a))
+            survives(lambda: study.enqueue(a))
+        elif which == 6:
+            survives(lambda: ktune.SearchSpace(base).sample(a))
+            survives(lambda: ktune.SearchSpace(base).sample(2, seed=a))
+        elif which == 7:
+            survives(lambda: ktune.SearchSpace(base)[a])
+        else:
+            survives(lambda: ktune.Study(base, strategy="random", seed=1).optimize(lambda c: a, max_evals=2))
