@@ -637,11 +637,21 @@ impl<'a> Compiler<'a> {
                 format!("`index` takes exactly one argument ({} given)", args.len()),
             ));
         };
-        let ExprKind::Str(item) = &arg.kind else {
-            return Err(unsupported(
-                arg.span.clone(),
-                "`index` needs a string literal naming an item",
-            ));
+        // Numbered items (`items = [0, 1, 2]`) are named by their decimal text, so
+        // `order.index(2)` is `order.index('2')`.
+        let numbered;
+        let item = match &arg.kind {
+            ExprKind::Str(item) => item,
+            ExprKind::Int(k) => {
+                numbered = k.to_string();
+                &numbered
+            }
+            _ => {
+                return Err(unsupported(
+                    arg.span.clone(),
+                    "`index` needs a literal naming an item (a string, or the number of a numbered item)",
+                ));
+            }
         };
         let Some(wanted) = items.iter().position(|it| it == item) else {
             return Err(unknown_item(item, &items, &arg.span));

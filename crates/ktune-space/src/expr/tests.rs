@@ -1139,7 +1139,7 @@ fn permutation_misuse_is_a_clear_error() {
     assert_eq!(e.kind, ExprErrorKind::Unsupported);
     assert!(e.message.contains("integer literal"), "{e}");
     let e = err("order.index(x) < 2");
-    assert!(e.message.contains("string literal"), "{e}");
+    assert!(e.message.contains("a literal naming an item"), "{e}");
     let e = err("x[0] == 1");
     assert!(
         e.message

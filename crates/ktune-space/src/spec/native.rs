@@ -81,6 +81,24 @@ struct TomlSpec {
     parameter: Vec<TomlParam>,
 }
 
+/// A permutation's item as written: a name, or a number (`items = [0, 1, 2, 3]`, as compiler
+/// benchmarks number their loops), which names the item by its decimal text.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ItemName {
+    Name(String),
+    Number(i64),
+}
+
+impl ItemName {
+    fn text(self) -> String {
+        match self {
+            ItemName::Name(s) => s,
+            ItemName::Number(n) => n.to_string(),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlParam {
@@ -89,7 +107,7 @@ struct TomlParam {
     kind: Option<String>,
     values: Option<Spanned<toml::Value>>,
     range: Option<Spanned<TomlRange>>,
-    items: Option<Vec<String>>,
+    items: Option<Vec<ItemName>>,
     #[serde(default)]
     log: bool,
     default: Option<toml::Value>,
@@ -226,7 +244,9 @@ pub(super) fn parse_document(
             name: name.clone(),
             kind: p.kind,
             values,
-            items: p.items,
+            items: p
+                .items
+                .map(|items| items.into_iter().map(ItemName::text).collect()),
             log: p.log,
             default: p.default.as_ref().and_then(toml_value),
         };

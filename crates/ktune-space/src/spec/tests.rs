@@ -339,3 +339,38 @@ fn sections_nothing_reads_are_refused_with_where_they_go() {
             .is_ok()
     );
 }
+
+/// Numbered loops, as compiler benchmarks write them (BaCO's `p_i0 < p_i3`): items may be
+/// numbers, named by their decimal text, and `order.index(0) < order.index(3)` says loop 0
+/// comes before loop 3 in one line.
+#[test]
+fn permutation_items_may_be_numbers_and_their_positions_compared() {
+    let text = r#"
+constraints = ["order.index(0) < order.index(3)", "order.index('1') != 0"]
+
+[[parameter]]
+name = "order"
+type = "permutation"
+items = [0, 1, 2, 3]
+"#;
+    let spec = SpaceSpec::from_toml_str(text, "ktune.toml").unwrap();
+    let space = spec.build().unwrap();
+    // Of the 24 orderings, 12 put 0 before 3; of those, 3 start with loop 1.
+    assert_eq!(space.size(), 9);
+    let p = &space.params()[0];
+    for r in 0..space.size() {
+        let c = space.configuration(r);
+        let text = p.text(&space.values(&c)[0]);
+        let order: Vec<&str> = text.split(',').collect();
+        let at = |i: &str| order.iter().position(|o| *o == i).unwrap();
+        assert!(at("0") < at("3") && at("1") != 0, "{text}");
+    }
+    // A number that is not an item is named as such.
+    let bad = text.replace("order.index(3)", "order.index(7)");
+    let e = SpaceSpec::from_toml_str(&bad, "ktune.toml")
+        .unwrap()
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`7` is not an item"), "{e}");
+}
