@@ -360,7 +360,7 @@ items = [0, 1, 2, 3]
     let p = &space.params()[0];
     for r in 0..space.size() {
         let c = space.configuration(r);
-        let text = p.text(&space.values(&c)[0]);
+        let text = p.text(space.values(&c)[0]);
         let order: Vec<&str> = text.split(',').collect();
         let at = |i: &str| order.iter().position(|o| *o == i).unwrap();
         assert!(at("0") < at("3") && at("1") != 0, "{text}");
