@@ -858,3 +858,43 @@ fn negative_numbers_are_refused_naming_the_argument() {
         assert!(!err.contains("-- -"), "{args:?}: {err}");
     }
 }
+
+/// Two `ktune tune` processes started on one results database without `--storage` (one
+/// forgotten in another terminal) share it: both end without an error, and the database
+/// holds each configuration once, within the budget.
+#[test]
+fn two_processes_on_one_database_share_it() {
+    let (dir, _) = in_tempdir(
+        "s.toml",
+        "[[parameter]]\nname = \"x\"\nvalues = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n\n\
+         [runner]\nrun = \"sh -c 'sleep 0.2; echo t: {x}'\"\n\
+         objective = { name = \"time\", regex = 't: (?P<value>[0-9.]+)' }\n\n\
+         [budget]\nmax_evaluations = 8\n",
+    );
+    let start = || {
+        crate::common::ktune_in(dir.path())
+            .args(["tune", "s.toml", "--quiet"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    for p in [a, b] {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rows = crate::common::results_json(dir.path(), &["s.db".as_ref()]);
+    let mut xs: Vec<i64> = rows
+        .iter()
+        .map(|r| r["params"]["x"].as_i64().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 8, "{rows:?}");
+    xs.sort_unstable();
+    xs.dedup();
+    assert_eq!(xs.len(), 8, "a configuration was recorded twice: {rows:?}");
+}
