@@ -19,8 +19,9 @@ pub(crate) fn seeds(text: &str) -> Result<u64, String> {
 
 /// A number of seconds, more than 0 (and not absurdly many: [`ktune_core::checked_seconds`]).
 pub(crate) fn seconds(text: &str) -> Result<f64, String> {
-    let x = positive(text, "a time limit in seconds")
-        .or_else(|e| text.trim().parse::<f64>().map_err(|_| e))?;
+    let x: f64 = text.trim().parse().map_err(|_| {
+        format!("a time limit in seconds is a number more than 0; `{text}` is not one")
+    })?;
     ktune_core::checked_seconds(x)
         .map(|_| x)
         .map_err(|m| format!("a time limit {m}"))

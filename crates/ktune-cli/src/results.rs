@@ -179,19 +179,22 @@ fn source(args: &ResultsArgs) -> Result<Source> {
 /// A study opened for reading, with a warning where only an older state of it can be read.
 fn read_study(path: &std::path::Path, study: Option<&str>) -> Result<Store> {
     let store = Store::open_existing_study(path, study)?;
-    if store.older_state() {
-        eprintln!("{}", older_state_warning(&path.display().to_string()));
-    }
+    note_older_state(&store);
     Ok(store)
 }
 
-fn older_state_warning(place: &str) -> String {
-    format!(
+/// Says so where `store` reads an older state of its database than its writers see.
+fn note_older_state(store: &Store) {
+    if !store.older_state() {
+        return;
+    }
+    let place = store.path().display();
+    eprintln!(
         "warning: {place}: its latest results are still in its write-ahead log ({place}-wal), \
          which SQLite reads only for a user who can write into its folder; shown is the state \
          before them (they move into the file when a process that can write there opens it: \
          a tuning run ending, or `ktune results` run by the file's owner)"
-    )
+    );
 }
 
 /// `ktune results … --export sqlite:///file.db`.
@@ -301,12 +304,14 @@ fn list_studies(args: &ResultsArgs) -> Result<()> {
         (Some(db), None) => ktune_store::Location::Sqlite(db.clone()),
         (None, Some(url)) => ktune_store::Location::parse(url)?,
     };
-    let studies = location.studies()?;
-    if let ktune_store::Location::Sqlite(path) = &location
-        && location.older_state()?
-    {
-        eprintln!("{}", older_state_warning(&path.display().to_string()));
-    }
+    let studies = match &location {
+        ktune_store::Location::Sqlite(path) => {
+            let store = Store::open_read(path)?;
+            note_older_state(&store);
+            store.summaries()?
+        }
+        postgres => postgres.studies()?,
+    };
     let text = match args.format.as_str() {
         "json" => serde_json::to_string_pretty(&studies)?,
         "table" => studies_table(&studies),

@@ -161,26 +161,29 @@ impl Runner for Scorer<'_> {
             .map(|c| {
                 let options = setting_options(&self.fixed, self.searched, c);
                 let t = Instant::now();
-                let outcome = match self.score(&options) {
+                let scored = self.score(&options);
+                eprintln!(
+                    "  {} -> {} ({:.1} s)",
+                    describe(&options),
+                    shown(&scored),
+                    t.elapsed().as_secs_f64()
+                );
+                match scored {
                     Ok(score) => Outcome::ok(vec![score], Timings::default()),
                     Err(why) => {
                         Outcome::failed(ktune_core::FailureKind::Runtime, why, Timings::default())
                     }
-                };
-                let said = match &outcome {
-                    Outcome::Failed { reason, .. } => format!("refused: {reason}"),
-                    Outcome::Ok { .. } => outcome
-                        .objective()
-                        .map_or_else(String::new, |s| format!("{s:.3}")),
-                };
-                eprintln!(
-                    "  {} -> {said} ({:.1} s)",
-                    describe(&options),
-                    t.elapsed().as_secs_f64()
-                );
-                outcome
+                }
             })
             .collect())
+    }
+}
+
+/// A setting's score, or why it was refused.
+fn shown(scored: &Result<f64, String>) -> String {
+    match scored {
+        Ok(s) => format!("{s:.3}"),
+        Err(why) => format!("refused: {why}"),
     }
 }
 
@@ -457,10 +460,7 @@ fn report(args: &TuneStrategyArgs, name: &str, searched: &[Searched], folds: &[F
                 md,
                 "| {} | `{setting}` | {} |",
                 k + 1,
-                match score {
-                    Ok(s) => format!("{s:.3}"),
-                    Err(why) => format!("refused: {}", why.replace('|', "\\|")),
-                }
+                shown(score).replace('|', "\\|")
             );
         }
     }

@@ -171,13 +171,12 @@ pub enum PriorError {
 }
 
 /// Where a target parameter's value comes from.
-enum Source<'a> {
+enum Source {
     /// The prior's value at this position.
     Prior(usize),
-    /// The prior's permutation at this position, its items named (the prior's names, then
-    /// each prior position's position among the target's items: `None` where the target
-    /// lacks the item).
-    Items(usize, Vec<Option<u32>>, &'a [String]),
+    /// The prior's permutation at this position, its items named: each prior item's position
+    /// among the target's items (`None` where the target lacks the item).
+    Items(usize, Vec<Option<u32>>),
     /// Always this value index (a parameter the prior does not have).
     Fixed(u32),
 }
@@ -234,7 +233,6 @@ impl Prior {
                             .iter()
                             .map(|t| items.iter().position(|o| o == t).map(|k| k as u32))
                             .collect(),
-                        items,
                     ),
                     _ => Source::Prior(i),
                 }
@@ -288,8 +286,9 @@ impl Prior {
                         moved |= !exact;
                         Some(v)
                     }
-                    Source::Items(k, positions, items) => {
-                        let order = renamed(&m.values[*k], positions, items.len())?;
+                    // An ordering of fewer or more items than the target's is in no domain.
+                    Source::Items(k, positions) => {
+                        let order = renamed(&m.values[*k], positions)?;
                         p.index_of(&order).map(|v| v as u32)
                     }
                 })
@@ -331,16 +330,13 @@ impl Prior {
     }
 }
 
-/// A permutation of the prior's item positions as one of the target's (`positions`: each
-/// prior position's place among the target's `items` items); `None` where it is not a
-/// permutation, or where either side orders an item the other lacks.
-fn renamed(value: &Value, positions: &[Option<u32>], items: usize) -> Option<Value> {
+/// A permutation of the prior's item positions in the target's positions (`positions`: each
+/// prior item's place among the target's items); `None` where it is not a permutation, or
+/// where it orders an item the target lacks.
+fn renamed(value: &Value, positions: &[Option<u32>]) -> Option<Value> {
     let Value::Perm(order) = value else {
         return None;
     };
-    if order.len() != items {
-        return None;
-    }
     order
         .iter()
         .map(|&i| positions.get(i as usize).copied().flatten())

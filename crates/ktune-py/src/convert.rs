@@ -52,17 +52,11 @@ pub(crate) fn config_dict<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (p, v) in space.params().iter().zip(space.values(config)) {
-        match (p.kind(), v) {
-            // A permutation as its items in order, as the README, the JSON export and the
-            // constraints show it (`["i", "k", "j"]`).
-            (ParamKind::Permutation { items }, Value::Perm(order)) => {
-                let names: Vec<&str> = order
-                    .iter()
-                    .map(|&i| items.get(i as usize).map_or("?", String::as_str))
-                    .collect();
-                d.set_item(p.name(), names)?
-            }
-            _ => d.set_item(p.name(), value_to_py(py, v)?)?,
+        // A permutation as its items in order, as the README, the JSON export and the
+        // constraints show it (`["i", "k", "j"]`).
+        match p.ordering(v) {
+            Some(names) => d.set_item(p.name(), names)?,
+            None => d.set_item(p.name(), value_to_py(py, v)?)?,
         }
     }
     Ok(d)

@@ -14,10 +14,9 @@ use ktune_runners::cuda::{CudaObjective, Problem, SizeSpec};
 use ktune_runners::{CudaError, CudaRunner, CudaSpec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-
-use crate::convert::Whole;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use crate::convert::Whole;
 use crate::{KtuneError, SearchSpacePy, config_of};
 
 /// A kernel argument as the Python side hands it over: name, NumPy `dtype.str`, the

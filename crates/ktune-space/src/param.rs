@@ -506,11 +506,9 @@ impl Parameter {
     /// `value` as a person reads it: a permutation as its item names in order
     /// (`[i, k, j]`), anything else as [`Value`]'s `Display` writes it.
     pub fn display(&self, value: &Value) -> String {
-        match (&self.kind, value) {
-            (ParamKind::Permutation { items }, Value::Perm(order)) => {
-                format!("[{}]", self.item_names(items, order).join(", "))
-            }
-            _ => value.to_string(),
+        match self.ordering(value) {
+            Some(names) => format!("[{}]", names.join(", ")),
+            None => value.to_string(),
         }
     }
 
@@ -518,19 +516,24 @@ impl Parameter {
     /// variables): a permutation as its item names in order joined by commas (`i,k,j`),
     /// anything else as [`Value`]'s `Display` writes it.
     pub fn text(&self, value: &Value) -> String {
-        match (&self.kind, value) {
-            (ParamKind::Permutation { items }, Value::Perm(order)) => {
-                self.item_names(items, order).join(",")
-            }
-            _ => value.to_string(),
+        match self.ordering(value) {
+            Some(names) => names.join(","),
+            None => value.to_string(),
         }
     }
 
-    fn item_names<'a>(&self, items: &'a [String], order: &[u32]) -> Vec<&'a str> {
-        order
-            .iter()
-            .map(|&i| items.get(i as usize).map_or("?", String::as_str))
-            .collect()
+    /// A permutation's value as its item names in order; `None` for any other parameter or
+    /// value.
+    pub fn ordering(&self, value: &Value) -> Option<Vec<&str>> {
+        match (&self.kind, value) {
+            (ParamKind::Permutation { items }, Value::Perm(order)) => Some(
+                order
+                    .iter()
+                    .map(|&i| items.get(i as usize).map_or("?", String::as_str))
+                    .collect(),
+            ),
+            _ => None,
+        }
     }
 
     /// The index of `value` in the domain. Integers and reals match each other when equal

@@ -100,16 +100,6 @@ impl Location {
         }
     }
 
-    /// Whether a reader here sees an older state than its writers do
-    /// ([`Store::older_state`]: an SQLite file in a directory the user cannot write, with
-    /// results still in its write-ahead log); never for PostgreSQL.
-    pub fn older_state(&self) -> Result<bool, StoreError> {
-        match self {
-            Location::Sqlite(path) => Ok(Store::open_read(path)?.older_state()),
-            Location::Postgres(_) => Ok(false),
-        }
-    }
-
     /// An existing study (`name`, or the only one), column by column, for reading and
     /// copying.
     pub fn dump_study(&self, name: Option<&str>) -> Result<StudyDump, StoreError> {

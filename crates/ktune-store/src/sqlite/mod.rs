@@ -180,8 +180,8 @@ impl Store {
     }
 
     /// An existing database opened read-only (upgraded through a temporary copy where its
-    /// schema is older), at no study yet.
-    pub(crate) fn open_read(path: &Path) -> Result<Store, StoreError> {
+    /// schema is older), at no study yet: for [`Store::summaries`].
+    pub fn open_read(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
