@@ -140,6 +140,10 @@ struct Source {
 }
 
 fn source(args: &ResultsArgs) -> Result<Source> {
+    // Names are checked as `ktune tune` checks them, so none reaches a message raw.
+    if let Some(study) = &args.study {
+        ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
+    }
     match (&args.db, &args.storage) {
         (Some(_), Some(_)) => {
             bail!("give either a results database or --storage URL, not both")

@@ -80,34 +80,71 @@ pub(crate) fn pairs(conn: &str) -> (Vec<Pair>, Option<Stop>) {
     }
 }
 
+/// A URL's text after `scheme://`, split at the `@` that ends its user name and password:
+/// the last `@` followed by text that reads as hosts and ports. Users write passwords with an
+/// `@`, `/`, `?` or `#` left unescaped; read this way, those stay inside the password (and out
+/// of every message) instead of becoming a host, a path or a query.
+fn split_userinfo(rest: &str) -> (Option<&str>, &str) {
+    let hosts_like = |after: &str| {
+        after
+            .split(['/', '?'])
+            .next()
+            .unwrap_or("")
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._~%:,[]-".contains(c))
+    };
+    // A password given in the query may hold an `@` too: only the text before it is searched.
+    let query_password = ["?password=", "&password=", "?sslpassword=", "&sslpassword="]
+        .iter()
+        .filter_map(|p| rest.find(p))
+        .min()
+        .unwrap_or(rest.len());
+    let at = rest[..query_password]
+        .rmatch_indices('@')
+        .map(|(i, _)| i)
+        .find(|&i| hosts_like(&rest[i + 1..]))
+        .or_else(|| rest[..query_password].rfind('@'));
+    match at {
+        Some(i) => (Some(&rest[..i]), &rest[i + 1..]),
+        None => (None, rest),
+    }
+}
+
+/// The pieces of a URL's query that may be shown: `key=value` of a known parameter that is
+/// not a secret, up to the first secret. A piece without `=`, of an unknown key, or after a
+/// password may be the rest of a password whose `&` was not escaped, so it is left out.
+fn shown_query(query: &str) -> String {
+    query
+        .split('&')
+        .take_while(|pair| !SECRET_KEYS.contains(&pair.split('=').next().unwrap_or("")))
+        .filter(|pair| {
+            pair.split_once('=')
+                .is_some_and(|(k, _)| URL_PARAMETERS.contains(&k) && !SECRET_KEYS.contains(&k))
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// A connection string without its passwords: the one of a URL's authority, and any
 /// `password` or `sslpassword` parameter of its query or of libpq's key-value form.
 pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return redact_key_values(url);
     };
-    let (rest, query) = match rest.split_once('?') {
-        Some((rest, query)) => {
-            let kept: Vec<&str> = query
-                .split('&')
-                .filter(|pair| !SECRET_KEYS.contains(&pair.split('=').next().unwrap_or("")))
-                .collect();
-            (rest, kept.join("&"))
-        }
-        None => (rest, String::new()),
-    };
+    let (userinfo, rest) = split_userinfo(rest);
+    let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let query = shown_query(query);
     let query = if query.is_empty() {
         query
     } else {
         format!("?{query}")
     };
-    let (authority, tail) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((user, host)) => {
-            let user = user.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}@{host}{tail}{query}")
+    match userinfo {
+        Some(user) => {
+            let user = user.split([':', '/', '?', '#', '@']).next().unwrap_or("");
+            format!("{scheme}://{user}@{rest}{query}")
         }
-        None => format!("{scheme}://{authority}{tail}{query}"),
+        None => format!("{scheme}://{rest}{query}"),
     }
 }
 
@@ -160,23 +197,26 @@ const URL_PARAMETERS: [&str; 22] = [
 
 /// What is wrong with a `postgresql://` URL, named, before it reaches the driver (whose
 /// "invalid connection string", or a DNS error for a host that is half a password, names no
-/// culprit): an `@` left unescaped in the user name or password, a port that is not one, an
-/// unknown query parameter, a `connect_timeout` that is not a whole number of seconds.
+/// culprit): an `@`, `/`, `?` or `#` left unescaped in the user name or password, a port that
+/// is not one, an unknown query parameter, a `connect_timeout` that is not a whole number of
+/// seconds. No message quotes text that may be part of a password.
 pub(crate) fn check_postgres_url(url: &str) -> Result<(), String> {
     let rest = url
         .strip_prefix("postgresql://")
         .or_else(|| url.strip_prefix("postgres://"))
         .unwrap_or(url);
-    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let authority = before_query.split('/').next().unwrap_or("");
-    let ats = authority.matches('@').count();
-    if ats > 1 {
-        return Err(format!(
-            "the part before the host has {ats} `@`: an `@` in the user name or password must be \
-             written %40"
-        ));
+    let (userinfo, rest) = split_userinfo(rest);
+    if let Some(userinfo) = userinfo {
+        for (c, escaped) in [('@', "%40"), ('/', "%2F"), ('?', "%3F"), ('#', "%23")] {
+            if userinfo.contains(c) {
+                return Err(format!(
+                    "the user name or password has an unescaped `{c}`: write it {escaped}"
+                ));
+            }
+        }
     }
-    let hosts = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let hosts = before_query.split('/').next().unwrap_or("");
     for host in hosts.split(',').filter(|h| !h.is_empty()) {
         // `[::1]:5432`: the port follows the bracket.
         let port = match host.strip_prefix('[') {
@@ -189,21 +229,34 @@ pub(crate) fn check_postgres_url(url: &str) -> Result<(), String> {
             return Err(format!("port `{p}` is not a port number (1 to 65535)"));
         }
     }
+    let mut after_secret = false;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        if !URL_PARAMETERS.contains(&key) {
-            return Err(format!(
-                "unknown parameter `{key}` (a storage URL takes {})",
-                URL_PARAMETERS.join(", ")
-            ));
-        }
+        let known = pair
+            .split_once('=')
+            .filter(|(key, _)| URL_PARAMETERS.contains(key));
+        let Some((key, value)) = known else {
+            // The text may be the rest of a password: name it only where it cannot be.
+            return Err(if after_secret {
+                "the parameter after a password is not one: an `&` in a password must be \
+                 written %26"
+                    .to_string()
+            } else {
+                let key = pair.split('=').next().unwrap_or(pair);
+                format!(
+                    "unknown parameter `{key}` (a storage URL takes {})",
+                    URL_PARAMETERS.join(", ")
+                )
+            });
+        };
         if matches!(
             key,
             "connect_timeout" | "keepalives_idle" | "tcp_user_timeout"
         ) && value.parse::<u64>().is_err()
         {
+            let value = if after_secret { "…" } else { value };
             return Err(format!("{key}=`{value}`: give a whole number of seconds"));
         }
+        after_secret |= SECRET_KEYS.contains(&key);
     }
     Ok(())
 }
@@ -225,7 +278,7 @@ mod url_tests {
         for (bad, said) in [
             (
                 "postgresql://u:p@ss@db/k",
-                "an `@` in the user name or password must be written %40",
+                "the user name or password has an unescaped `@`: write it %40",
             ),
             (
                 "postgresql://u@db:99999/k",
@@ -244,6 +297,33 @@ mod url_tests {
             let e = check_postgres_url(bad).unwrap_err();
             assert!(e.contains(said), "{bad}: {e}");
         }
+        // Characters users forget to escape stay in the password, and out of every message.
+        for (bad, said, shown) in [
+            (
+                "postgresql://u:pa/QX@db/k",
+                "unescaped `/`: write it %2F",
+                "postgresql://u@db/k",
+            ),
+            (
+                "postgresql://u:pa?QX@db/k",
+                "unescaped `?`: write it %3F",
+                "postgresql://u@db/k",
+            ),
+            (
+                "postgresql://u@db/k?password=pa&QX&sslmode=require",
+                "an `&` in a password must be written %26",
+                "postgresql://u@db/k",
+            ),
+            (
+                "postgresql://db/k?password=pa@QX:1",
+                "",
+                "postgresql://db/k",
+            ),
+        ] {
+            let e = check_postgres_url(bad).err().unwrap_or_default();
+            assert!(e.contains(said) && !e.contains("QX"), "{bad}: {e}");
+            assert_eq!(crate::redact(bad), shown);
+        }
     }
 
     #[cfg(feature = "postgres")]
@@ -253,6 +333,108 @@ mod url_tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains("s3cr"), "{e}");
-        assert!(e.contains("written %40"), "{e}");
+        assert!(e.contains("write it %40"), "{e}");
+    }
+
+    /// The parser fuzzed: URLs made of a password with every character users forget to
+    /// escape, hosts, ports and query parameters good and bad. Whatever the URL, reading it
+    /// never panics, and neither the URL as shown nor any refusal holds a piece of the
+    /// password (each piece is fenced by a marker that appears nowhere else).
+    mod fuzz {
+        use super::check_postgres_url;
+        use crate::{Location, redact};
+        use proptest::prelude::*;
+
+        const MARK: &str = "Zq9";
+
+        fn password() -> impl Strategy<Value = String> {
+            proptest::collection::vec("[a-z0-9@:/?#&=%,\\[\\] .]{0,6}", 1..4)
+                .prop_map(|pieces| format!("{MARK}{}{MARK}", pieces.join(MARK)))
+        }
+
+        fn url() -> impl Strategy<Value = (String, String)> {
+            (
+                prop_oneof![Just("postgresql"), Just("postgres")],
+                "[a-z]{0,5}",
+                password(),
+                proptest::bool::ANY,
+                "[a-z.]{0,8}|\\[::1\\]",
+                proptest::option::of("[0-9a-z]{0,6}"),
+                "[a-z]{0,5}",
+                proptest::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("sslmode"),
+                            Just("connect_timeout"),
+                            Just("password"),
+                            Just("sslpassword"),
+                            Just("application_name"),
+                            Just("bogus"),
+                        ],
+                        "[a-z0-9]{0,4}",
+                    ),
+                    0..3,
+                ),
+                proptest::bool::ANY,
+            )
+                .prop_map(
+                    |(scheme, user, pass, in_authority, host, port, db, query, pass_in_query)| {
+                        let port = port.map(|p| format!(":{p}")).unwrap_or_default();
+                        let userinfo = if in_authority {
+                            format!("{user}:{pass}@")
+                        } else if user.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{user}@")
+                        };
+                        let mut pairs: Vec<String> =
+                            query.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        if pass_in_query || !in_authority {
+                            pairs.push(format!("password={pass}"));
+                        }
+                        let query = if pairs.is_empty() {
+                            String::new()
+                        } else {
+                            format!("?{}", pairs.join("&"))
+                        };
+                        (
+                            format!("{scheme}://{userinfo}{host}{port}/{db}{query}"),
+                            pass,
+                        )
+                    },
+                )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(
+                std::env::var("KTUNE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(3000)
+            ))]
+
+            #[test]
+            fn no_url_leaks_its_password_or_panics((url, _pass) in url()) {
+                let shown = redact(&url);
+                prop_assert!(!shown.contains(MARK), "{url} shown as {shown}");
+                if let Err(why) = check_postgres_url(&url) {
+                    prop_assert!(!why.contains(MARK), "{url}: {why}");
+                }
+                match Location::parse(&url) {
+                    Ok(location) => {
+                        let shown = location.display();
+                        prop_assert!(!shown.contains(MARK), "{url} shown as {shown}");
+                    }
+                    Err(e) => {
+                        let e = e.to_string();
+                        prop_assert!(!e.contains(MARK), "{url}: {e}");
+                    }
+                }
+            }
+
+            #[test]
+            fn any_text_is_read_without_a_panic(url in "(postgres(ql)?://|sqlite://)?\\PC{0,40}") {
+                let _ = redact(&url);
+                let _ = check_postgres_url(&url);
+                let _ = Location::parse(&url).map(|l| l.display());
+            }
+        }
     }
 }

@@ -826,7 +826,7 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
 /// A negative count, seed or time limit is named as such by every command (not taken for an
 /// unknown flag with a tip that does not work).
 #[test]
-fn negative_numbers_are_refused_naming_the_argument() {
+fn negative_numbers_and_bad_names_are_refused_naming_the_argument() {
     for (args, words) in [
         (
             vec!["tune", "x.toml", "--seed", "-1"],
@@ -851,6 +851,14 @@ fn negative_numbers_are_refused_naming_the_argument() {
         (
             vec!["results", "x.db", "--top", "-1"],
             &["--top", "a count cannot be negative"],
+        ),
+        (
+            vec!["results", "x.db", "--study", ""],
+            &["--study cannot be empty"],
+        ),
+        (
+            vec!["results", "x.db", "--study", "a\u{1b}[31mb"],
+            &["--study", "control character U+001B"],
         ),
     ] {
         let err = ktune().args(&args).fails();

@@ -3,7 +3,8 @@
 //! parameters assigned so far as single points and the others as the range of their
 //! remaining values, and prunes the subtree when the answer is no.
 //!
-//! Only the numeric core of the language is bounded: numbers, numeric parameters, `+ - * /`,
+//! Only the numeric core of the language is bounded: numbers, numeric parameters, the
+//! positions of a permutation's items (`order.index('i')`), `+ - * /`,
 //! unary minus, conditional expressions, comparison chains with `< <= > >= == !=`, and
 //! `and`, `or`, `not` of conditions (truthiness: `bool(a and b) == bool(a) and bool(b)`).
 //! Anything else (`//`, `%`, `**`, calls, strings, membership) is "unknown", which never
@@ -95,6 +96,14 @@ pub(crate) enum Num {
     Bin(BinOp, Box<Num>, Box<Num>),
     /// `a if c else b`: either branch.
     Either(Box<Num>, Box<Num>),
+    /// `order.index(item)`: the position of item `item` of the permutation parameter
+    /// `param` of `n` items. Its range is the parameter's: a single packed ordering once the
+    /// permutation is assigned (the item's position), anything else `0..n`.
+    Position {
+        param: usize,
+        item: u32,
+        n: u32,
+    },
     /// A number we do not bound.
     Any,
 }
@@ -198,6 +207,23 @@ impl Num {
             Num::Int(i) => Interval::integer(*i),
             Num::Const(x, integral) => Interval::point(*x, *integral),
             Num::Param(p) => range(*p),
+            Num::Position { param, item, n } => {
+                let r = range(*param);
+                // A packed ordering (4 bits an item, at most 10 items) is exact in an f64.
+                let position = (r.lo == r.hi && r.lo.is_finite())
+                    .then_some(r.lo as i64)
+                    .and_then(|packed| {
+                        (0..*n).find(|&k| (packed >> (4 * k)) & 0xF == i64::from(*item))
+                    });
+                match position {
+                    Some(k) => Interval::integer(i64::from(k)),
+                    None => Interval {
+                        lo: 0.0,
+                        hi: f64::from(n.saturating_sub(1)),
+                        integral: true,
+                    },
+                }
+            }
             Num::Any => Interval::unbounded(),
             Num::Neg(a) => {
                 let a = a.range(range);
@@ -333,6 +359,38 @@ fn num(e: &Expr, symbols: &[Symbol]) -> Option<Num> {
         ExprKind::IfElse(a, _, b) => {
             Num::Either(Box::new(num(a, symbols)?), Box::new(num(b, symbols)?))
         }
+        ExprKind::Method(target, method, _, args) if method == "index" => {
+            let ExprKind::Name(name) = &target.kind else {
+                return None;
+            };
+            let param = symbols.iter().position(|s| &s.name == name)?;
+            let symbol = &symbols[param];
+            // Numbered items are named by their decimal text, as the compiler reads them.
+            let wanted = match args.as_slice() {
+                [
+                    Expr {
+                        kind: ExprKind::Str(item),
+                        ..
+                    },
+                ] => item.clone(),
+                [
+                    Expr {
+                        kind: ExprKind::Int(k),
+                        ..
+                    },
+                ] => k.to_string(),
+                _ => return None,
+            };
+            if symbol.ty != ExprType::Permutation {
+                return None;
+            }
+            let item = symbol.items.iter().position(|it| *it == wanted)?;
+            Num::Position {
+                param,
+                item: u32::try_from(item).ok()?,
+                n: u32::try_from(symbol.items.len()).ok()?,
+            }
+        }
         _ => return None,
     })
 }
@@ -415,6 +473,47 @@ mod tests {
                 "{src}"
             );
         }
+    }
+
+    #[test]
+    fn positions_of_a_permutations_items_are_bounded() {
+        let order = Symbol::permutation("order", ["0", "1", "2", "3"].map(String::from).to_vec());
+        let syms = vec![order, Symbol::new("x", ExprType::Int)];
+        let packed = |o: &[u32]| match Symbol::pack_permutation(o) {
+            crate::expr::Scalar::Int(v) => v as f64,
+            _ => unreachable!(),
+        };
+        let holds = |src: &str, order: Option<&[u32]>, x: (f64, f64)| {
+            let c = Cond::of(&parse(src).unwrap(), &syms).expect(src);
+            c.can_hold(&|p| match (p, order) {
+                (0, Some(o)) => Interval::point(packed(o), true),
+                (0, None) => Interval::unbounded(),
+                _ => Interval {
+                    lo: x.0,
+                    hi: x.1,
+                    integral: true,
+                },
+            })
+        };
+        // Item 3 first, item 0 last: `order.index(0) < order.index(3)` cannot hold.
+        let late = [3, 1, 2, 0];
+        assert!(!holds(
+            "order.index(0) < order.index(3)",
+            Some(&late),
+            (0.0, 0.0)
+        ));
+        assert!(holds(
+            "order.index(0) > order.index(3)",
+            Some(&late),
+            (0.0, 0.0)
+        ));
+        assert!(!holds("order.index('1') + x > 4", Some(&late), (0.0, 2.0)));
+        assert!(holds("order.index('1') + x > 2", Some(&late), (0.0, 2.0)));
+        // Not assigned yet: any position from 0 to 3.
+        assert!(!holds("order.index(2) > x", None, (3.0, 5.0)));
+        assert!(holds("order.index(2) > x", None, (2.0, 5.0)));
+        // An item the permutation lacks is not bounded (the compiler names the mistake).
+        assert!(Cond::of(&parse("order.index(7) < x").unwrap(), &syms).is_none());
     }
 
     #[test]

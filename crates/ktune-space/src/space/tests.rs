@@ -852,3 +852,57 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+
+    /// Constraints that compare the positions of a permutation's items with each other and
+    /// with numeric parameters are bounded during the enumeration (`order.index(k)`); the
+    /// space is still exactly the brute-force filter of the Cartesian product.
+    #[test]
+    fn position_constraints_equal_the_brute_force_filter(
+        templates in prop::collection::vec(
+            (0usize..5, 0u32..4, 0u32..4, 0i64..4, prop::sample::select(vec!["<", "<=", "==", "!=", ">"])),
+            1..=3,
+        )
+    ) {
+        let params = vec![
+            Parameter::integer("x", [0, 1, 2, 3]).unwrap(),
+            Parameter::permutation("order", [0, 1, 2, 3].map(|i: i32| i.to_string())).unwrap(),
+            Parameter::integer("y", [-1, 2, 5]).unwrap(),
+        ];
+        let exprs: Vec<String> = templates
+            .iter()
+            .map(|&(form, a, b, c, op)| match form {
+                0 => format!("order.index({a}) {op} order.index({b})"),
+                1 => format!("order.index({a}) {op} x"),
+                2 => format!("order.index({a}) + x {op} y + {c}"),
+                3 => format!("order.index({a}) {op} order.index({b}) or y > {c}"),
+                _ => format!("x * order.index('{a}') {op} {c} * y"),
+            })
+            .collect();
+        let mut interner = Interner::default();
+        let symbols = constraint_symbols(&params);
+        let compiled: Vec<Constraint> = exprs
+            .iter()
+            .map(|e| Constraint::compile(e, &symbols, &mut interner).unwrap())
+            .collect();
+        let scalars: Vec<Vec<Scalar>> = params.iter().map(|p| p.scalars(&mut interner)).collect();
+        let mut brute = Vec::new();
+        for i in 0..4u32 {
+            for j in 0..scalars[1].len() as u32 {
+                for k in 0..3u32 {
+                    let values = [scalars[0][i as usize], scalars[1][j as usize], scalars[2][k as usize]];
+                    if compiled.iter().all(|c| c.is_satisfied(&values)) {
+                        brute.push(vec![i, j, k]);
+                    }
+                }
+            }
+        }
+        match SearchSpace::new(params, &exprs) {
+            Err(SpaceError::EmptySpace { .. }) => prop_assert!(brute.is_empty()),
+            Err(e) => prop_assert!(false, "{e}"),
+            Ok(space) => prop_assert_eq!(set(space.iter().collect()), set(brute)),
+        }
+    }
+}
