@@ -1,11 +1,13 @@
 """The Python argument converters, fuzzed: arbitrary values (huge and negative ints, NaN,
 strings with control characters, nested containers, bytes, None) in every argument of
-``SearchSpace``, ``Study``, ``ask_batch``, ``tell``, ``enqueue``, ``sample`` and indexing.
+``SearchSpace``, ``Study``, ``ask_batch``, ``tell``, ``enqueue``, ``sample``, indexing,
+``simulate`` and ``tune_kernel``.
 Each call either works or raises an ordinary Python error that names something; never a
 ``PanicException`` (which ``except Exception`` does not catch) and never a crash.
 
 Seeded, so a failure replays; ``KTUNE_FUZZ_CASES`` raises the number of cases."""
 
+import json
 import math
 import os
 import random
@@ -83,3 +85,33 @@ def test_arbitrary_arguments_raise_ordinary_errors_or_work(tmp_path):
             survives(lambda: ktune.SearchSpace(base)[a])
         else:
             survives(lambda: ktune.Study(base, strategy="random", seed=1).optimize(lambda c: a, max_evals=2))
+
+
+def test_arbitrary_simulate_and_tune_kernel_arguments_raise_ordinary_errors_or_work(tmp_path):
+    cache = tmp_path / "k.json"
+    params = {"bx": [32, 64, 128], "t": [1, 2]}
+    cache.write_text(json.dumps({
+        "kernel_name": "k", "tune_params_keys": ["bx", "t"], "tune_params": params,
+        "cache": {f"{b},{t}": {"bx": b, "t": t, "time": 1.0 + b / 64 + t} for b in params["bx"] for t in params["t"]},
+    }))
+    rng = random.Random(4949)
+    sim_args = ["strategy", "strategy_options", "seeds", "budget", "objective", "direction", "priors"]
+    for case in range(CASES // 4):
+        a = arbitrary(rng)
+        key = sim_args[case % len(sim_args)]
+        kw = {"seeds": 1, "budget": 3, key: a}
+        survives(lambda: ktune.simulate(str(cache), **kw))
+        survives(lambda: ktune.simulate(a))
+    if ktune.cuda_available():
+        pytest.skip("a GPU is here: tune_kernel would launch kernels (fuzzed where none is)")
+    np = pytest.importorskip("numpy")
+    kernel_args = ["kernel_name", "kernel_source", "problem_size", "arguments", "tune_params",
+                   "grid_div_x", "grid_div_y", "restrictions", "answer", "atol", "lang", "device",
+                   "smem_args", "cmem_args", "compiler_options", "iterations", "block_size_names",
+                   "strategy", "strategy_options", "cache", "metrics", "objective",
+                   "objective_higher_is_better", "seed", "prior"]
+    for case in range(CASES // 4):
+        kw = {"kernel_name": "k", "kernel_source": "__global__ void k(int n) {}", "problem_size": 1024,
+              "arguments": [np.int32(1024)], "tune_params": {"block_size_x": [32, 64]}, "quiet": True,
+              kernel_args[case % len(kernel_args)]: arbitrary(rng)}
+        survives(lambda: ktune.tune_kernel(**kw))

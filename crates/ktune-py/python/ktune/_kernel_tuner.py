@@ -335,6 +335,8 @@ def _shared_memory(smem_args):
 def _constants(np, cmem_args):
     if cmem_args is None:
         return None
+    if not isinstance(cmem_args, dict):
+        _fail(f"cmem_args must be a dict of names to NumPy arrays, not {type(cmem_args).__name__}")
     out = []
     for name, value in cmem_args.items():
         if not isinstance(value, (np.ndarray, np.generic)):
