@@ -5,6 +5,7 @@
 mod output;
 mod bench;
 mod brute_forced;
+mod export;
 mod numbers;
 mod results;
 mod space;
@@ -40,6 +41,9 @@ enum Command {
     Tune(tune::TuneArgs),
     /// List, filter and export the results stored by `ktune tune`.
     Results(results::ResultsArgs),
+    /// Take tuned configurations into the application: a wisdom file, a header of
+    /// `#define`s per device, a C header that selects at run time.
+    Export(export::ExportArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::run(&args),
         Command::Tune(args) => tune::run(&args),
         Command::Results(args) => results::results(&args),
+        Command::Export(args) => export::run(&args),
         Command::Strategies => out!("{}", ktune_strategies::markdown()).map_err(Into::into),
     };
     match result {

@@ -43,6 +43,7 @@
 #![deny(missing_docs)]
 
 mod error;
+pub mod export;
 mod inputs;
 mod plan;
 pub mod prior;

@@ -319,7 +319,15 @@ fn from_file(
         "time"
     };
     let simulation = ktune_runners::Simulation::from_cache(data, name, name, Some(key), None)
-        .map_err(|e| format(e.to_string()))?;
+        .map_err(|e| match e {
+            // A cache whose every configuration failed is a cache: it holds no usable
+            // measurement, which is another message.
+            ktune_runners::SimulationError::NoValidValue { .. } => PriorLoadError::Empty {
+                source_name: name.to_string(),
+                why: format!(" that succeeded (every configuration failed; no valid `{key}`)"),
+            },
+            e => format(e.to_string()),
+        })?;
     let mut prior = simulation.prior();
     prior.source = name.to_string();
     Ok(prior)

@@ -1,6 +1,7 @@
 //! ktune from Python: `ktune.SearchSpace` (Kernel Tuner's `tune_params` and `restrictions`),
 //! `ktune.Study` (ask/tell on the same study path as the command line), `tune_kernel`'s CUDA
-//! runner, and the notebook helpers `simulate` and `study_summaries`. This module only
+//! runner, the notebook helpers `simulate` and `study_summaries`, and `select` (a tuned
+//! configuration from a wisdom file). This module only
 //! registers them; each lives in a file of its own.
 
 use pyo3::create_exception;
@@ -8,6 +9,7 @@ use pyo3::prelude::*;
 
 mod convert;
 mod kernel;
+mod select;
 mod simulate;
 mod space;
 mod study;
@@ -32,6 +34,7 @@ fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel::cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::study_summaries, m)?)?;
+    m.add_function(wrap_pyfunction!(select::select, m)?)?;
     m.add("KtuneError", m.py().get_type::<KtuneError>())?;
     // The crate's version is the wheel's (pyproject.toml takes it from Cargo.toml).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -1,7 +1,7 @@
 """The Python argument converters, fuzzed: arbitrary values (huge and negative ints, NaN,
 strings with control characters, nested containers, bytes, None) in every argument of
 ``SearchSpace``, ``Study``, ``ask_batch``, ``tell``, ``enqueue``, ``sample``, indexing,
-``simulate`` and ``tune_kernel``.
+``simulate``, ``select`` and ``tune_kernel``.
 Each call either works or raises an ordinary Python error that names something; never a
 ``PanicException`` (which ``except Exception`` does not catch) and never a crash.
 
@@ -102,6 +102,9 @@ def test_arbitrary_simulate_and_tune_kernel_arguments_raise_ordinary_errors_or_w
         kw = {"seeds": 1, "budget": 3, key: a}
         survives(lambda: ktune.simulate(str(cache), **kw))
         survives(lambda: ktune.simulate(a))
+        survives(lambda: ktune.select(str(cache), "NVIDIA A100", a))
+        survives(lambda: ktune.select(a, "NVIDIA A100", [1]))
+        survives(lambda: ktune.select(str(cache), a, [1]))
     if ktune.cuda_available():
         pytest.skip("a GPU is here: tune_kernel would launch kernels (fuzzed where none is)")
     np = pytest.importorskip("numpy")

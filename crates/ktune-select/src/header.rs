@@ -96,11 +96,13 @@ pub fn defines_header(wisdom: &Wisdom, note: &str) -> Result<String, HeaderError
         "/* Tuned configurations of kernel `{}` ({}).",
         wisdom.key, note
     );
-    out.push_str(
-        " * Compile with -DTARGET_<DEVICE> for a device's values (and -DSIZE_<X>_<Y>_<Z> where it\n\
-         * was tuned at several problem sizes; without, its largest); without any, the default.\n\
-         * Nothing is defined in a tuning run (where kernel_tuner is defined), so its values win.\n",
-    );
+    for line in [
+        "Compile with -DTARGET_<DEVICE> for a device's values (and -DSIZE_<X>_<Y>_<Z> where it",
+        "was tuned at several problem sizes; without, its largest); without any, the default.",
+        "Nothing is defined in a tuning run (where kernel_tuner is defined), so its values win.",
+    ] {
+        let _ = writeln!(out, " * {line}");
+    }
     for (m, name, sizes) in &devices {
         let listed: Vec<String> = sizes.iter().map(|r| size_macro(r.problem_size)).collect();
         let _ = writeln!(out, " *   {m}: {name} ({})", listed.join(", "));

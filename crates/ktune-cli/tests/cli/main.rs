@@ -5,6 +5,7 @@
 mod bench;
 mod common;
 mod cuda;
+mod export;
 mod results;
 mod space;
 mod tune;

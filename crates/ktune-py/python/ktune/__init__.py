@@ -5,7 +5,8 @@
 ktune's strategies (Bayesian optimisation by default), recording every measurement in an
 SQLite file when given ``storage="sqlite:///path.db"``; ``tune_kernel`` tunes a CUDA kernel
 with Kernel Tuner's arguments (``from ktune import tune_kernel`` in a Kernel Tuner script);
-``simulate`` replays a brute-forced Kernel Tuner cache file to compare strategies without a GPU.
+``simulate`` replays a brute-forced Kernel Tuner cache file to compare strategies without a GPU;
+``select`` picks the configuration a ``ktune export`` wisdom file gives a device and problem size.
 """
 
 from ktune import _ktune
@@ -16,7 +17,7 @@ from ktune._kernel_tuner import (
     RuntimeFailedConfig,
     tune_kernel,
 )
-from ktune._ktune import KtuneError, SearchSpace, __version__, cuda_available, simulate, study_summaries
+from ktune._ktune import KtuneError, SearchSpace, __version__, cuda_available, select, simulate, study_summaries
 
 __all__ = [
     "CompilationFailedConfig",
@@ -29,6 +30,7 @@ __all__ = [
     "Study",
     "__version__",
     "cuda_available",
+    "select",
     "simulate",
     "study_summaries",
     "tune_kernel",
