@@ -21,8 +21,16 @@ pub(crate) fn reranking_json(space: &SearchSpace, r: &ktune_core::Reranking) -> 
         .iter()
         .map(|f| {
             let s = f.summary();
+            // As the evaluations store them (name, value): `ktune export` takes the winner.
+            let values: Vec<serde_json::Value> = space
+                .params()
+                .iter()
+                .zip(space.values(&f.config))
+                .map(|(p, v)| json!([p.name(), v.to_json()]))
+                .collect();
             json!({
                 "configuration": space.describe(&f.config),
+                "values": values,
                 "rank_before": f.rank_before,
                 "before": f.before,
                 "after": f.after(),

@@ -515,6 +515,16 @@ fn adaptive_measurements_are_stored_shown_and_the_finalists_reranked() {
     let new = &runs[log_before..];
     assert!(new.chunks(2).all(|c| c == &new[..2]), "{new:?}");
     assert_ne!(new[0], new[1]);
+    // `ktune export` takes the re-ranking's winner.
+    let db = dir.path().join("ktune.db").display().to_string();
+    let wisdom = dir.path().join("k.wisdom");
+    ktune()
+        .args(["export", &db, "--device", &format!("{db}=Test CPU")])
+        .args(["--size", &format!("{db}=1"), "--wisdom"])
+        .arg(&wisdom)
+        .succeeds();
+    let text = std::fs::read_to_string(&wisdom).unwrap();
+    assert_mentions(&text, &["\"chosen\": \"the re-ranking's winner\""]);
 }
 
 /// Runs ktune with its standard output a pipe whose reader has already gone.
