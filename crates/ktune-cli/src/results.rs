@@ -363,26 +363,9 @@ fn studies_table(studies: &[ktune_store::StudySummary]) -> String {
     out
 }
 
-/// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM` in UTC (the civil-from-days
-/// conversion of the proleptic Gregorian calendar; a whole date library for one column
-/// would be more than it is worth).
+/// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM` in UTC.
 fn utc(seconds: f64) -> String {
-    let secs = seconds.floor() as i64;
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60
-    )
+    ktune_core::utc_text(seconds)[..16].replace('T', " ")
 }
 
 /// `ktune results --rerank K`: the stored best K measured again with the spec's runner.

@@ -97,6 +97,29 @@ pub fn checked_seconds(value: f64) -> Result<std::time::Duration, String> {
     std::time::Duration::try_from_secs_f64(value).map_err(|e| format!("{value} s: {e}"))
 }
 
+/// Seconds since the Unix epoch as UTC text, `2026-11-26T11:20:00Z` (the civil-from-days
+/// conversion of the proleptic Gregorian calendar, after Howard Hinnant; a date library for
+/// the few timestamps ktune prints would be more than it is worth).
+pub fn utc_text(seconds: f64) -> String {
+    let secs = seconds.floor() as i64;
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 /// Checks a name people give and read back (a study's, a device's): not empty, no control
 /// characters (a newline or a terminal escape code would garble every listing that prints
 /// it), at most 200 characters. The error says which, quoting the name escaped.
@@ -205,4 +228,19 @@ pub enum CoreError {
         /// Outcomes returned.
         got: usize,
     },
+}
+
+#[cfg(test)]
+mod text_tests {
+    #[test]
+    fn utc_text_follows_the_calendar() {
+        for (seconds, text) in [
+            (0.0, "1970-01-01T00:00:00Z"),
+            (951_782_400.0, "2000-02-29T00:00:00Z"),
+            (1_795_692_000.9, "2026-11-26T11:20:00Z"),
+            (-1.0, "1969-12-31T23:59:59Z"),
+        ] {
+            assert_eq!(super::utc_text(seconds), text, "{seconds}");
+        }
+    }
 }

@@ -281,7 +281,10 @@ pub fn wisdom(
                     ("median".into(), SJson::Real(median(&values))),
                 ]),
             ),
-            ("exported".into(), SJson::Str(utc_text(exported_at))),
+            (
+                "exported".into(),
+                SJson::Str(ktune_core::utc_text(exported_at)),
+            ),
         ];
         if let Some(study) = &s.tags.study {
             provenance.insert(1, ("study".into(), SJson::Str(study.clone())));
@@ -341,7 +344,383 @@ pub fn wisdom(
         .map(str::to_string)
         .or_else(|| read.iter().find_map(|s| s.tags.kernel.clone()))
         .unwrap_or_else(|| "kernel".to_string());
-    facts.push(("exported".into(), SJson::Str(utc_text(exported_at))));
+    facts.push((
+        "exported".into(),
+        SJson::Str(ktune_core::utc_text(exported_at)),
+    ));
+    Ok((
+        Wisdom {
+            key,
+            objective: objective.to_string(),
+            parameters,
+            direction: match direction {
+                Direction::Minimize => ktune_select::Direction::Minimize,
+                Direction::Maximize => ktune_select::Direction::Maximize,
+            },
+            default,
+            facts,
+            records,
+        },
+        notes,
+    ))
+}
+
+fn better(direction: Direction, a: f64, b: f64) -> bool {
+    match direction {
+        Direction::Minimize => a < b,
+        Direction::Maximize => a > b,
+    }
+}
+
+/// A source's successful measurements, each configuration in `parameters`' order.
+fn successes(s: &Source, parameters: &[String]) -> Vec<(Vec<SValue>, f64)> {
+    let order: Vec<usize> = parameters
+        .iter()
+        .map(|p| {
+            s.prior
+                .parameters
+                .iter()
+                .position(|q| q == p)
+                .expect("checked: the same names")
+        })
+        .collect();
+    s.prior
+        .measurements
+        .iter()
+        .filter_map(|m| {
+            let v = m.objective.filter(|v| v.is_finite())?;
+            let config = order
+                .iter()
+                .map(|&i| select_value(&m.values[i], &s.prior.parameters[i], &s.prior))
+                .collect();
+            Some((config, v))
+        })
+        .collect()
+}
+
+/// A value as an application receives it: a permutation as its item names (or positions)
+/// joined by commas.
+fn select_value(v: &Value, parameter: &str, prior: &Prior) -> SValue {
+    match v {
+        Value::Int(i) => SValue::Int(*i),
+        Value::Real(x) => SValue::Real(*x),
+        Value::Bool(b) => SValue::Bool(*b),
+        Value::Str(s) => SValue::Str(s.clone()),
+        Value::Perm(order) => {
+            let items = prior
+                .items
+                .iter()
+                .find(|(p, _)| p == parameter)
+                .map(|(_, items)| items);
+            let names: Vec<String> = order
+                .iter()
+                .map(|&i| {
+                    items
+                        .and_then(|items| items.get(i as usize).cloned())
+                        .unwrap_or_else(|| i.to_string())
+                })
+                .collect();
+            SValue::Str(names.join(","))
+        }
+    }
+}
+
+/// The robust configuration of `tables`: among those measured in the most tables, the least
+/// geometric mean slowdown; with how many tables it was measured in and that mean.
+fn robust(direction: Direction, tables: &[Vec<(Vec<SValue>, f64)>]) -> (Vec<SValue>, usize, f64) {
+    let key = |c: &[SValue]| {
+        c.iter()
+            .map(|v| format!("{v:?}"))
+            .collect::<Vec<_>>()
+            .join("\u{1f}")
+    };
+    let mut seen: HashMap<String, (Vec<SValue>, usize, f64)> = HashMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for table in tables {
+        let best = table.iter().map(|m| m.1).fold(None::<f64>, |b, v| match b {
+            Some(b) if !better(direction, v, b) => Some(b),
+            _ => Some(v),
+        });
+        let Some(best) = best else { continue };
+        for (config, v) in table {
+            let slowdown = match direction {
+                Direction::Minimize => v / best,
+                Direction::Maximize => best / v,
+            };
+            // Zero or negative objectives have no ratio: such a configuration counts as
+            // unmeasured there.
+            if !(slowdown.is_finite() && slowdown > 0.0) {
+                continue;
+            }
+            let k = key(config);
+            let entry = seen.entry(k.clone()).or_insert_with(|| {
+                order.push(k);
+                (config.clone(), 0, 0.0)
+            });
+            entry.1 += 1;
+            entry.2 += slowdown.ln();
+        }
+    }
+    order
+        .iter()
+        .map(|k| &seen[k])
+        .fold(None::<&(Vec<SValue>, usize, f64)>, |b, e| match b {
+            Some(b) if e.1 < b.1 || (e.1 == b.1 && e.2 / e.1 as f64 >= b.2 / b.1 as f64) => Some(b),
+            _ => Some(e),
+        })
+        .map(|(c, n, sum)| (c.clone(), *n, (sum / *n as f64).exp()))
+        .expect("every source has a success: checked before")
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn short_digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What a source recorded about itself, beside its measurements.
+#[derive(Default)]
+struct Tags {
+    kernel: Option<String>,
+    device: Option<String>,
+    problem_size: Option<Vec<u64>>,
+    /// The study's name.
+    study: Option<String>,
+    /// A text of its search space (domains and constraints), where recorded.
+    space: Option<String>,
+    /// The re-ranking's winner, by parameter name, where the study was re-ranked.
+    reranked: Option<Vec<(String, Json)>>,
+}
+
+/// One source, read.
+struct Source {
+    name: String,
+    prior: Prior,
+    fingerprint: String,
+    tags: Tags,
+    device: String,
+    size: [u64; 3],
+}
+
+/// Reads the sources and makes the wisdom of kernel `kernel` (else the name the sources
+/// record, else `kernel`); returns it with notes for the user (a source whose re-ranking
+/// cannot be used, how the default was chosen).
+pub fn wisdom(
+    sources: &[ExportSource],
+    kernel: Option<&str>,
+    objective: &str,
+    default: &DefaultChoice,
+    exported_at: f64,
+) -> Result<(Wisdom, Vec<String>), ExportError> {
+    if sources.is_empty() {
+        return Err(ExportError::NoSource);
+    }
+    let mut notes = Vec::new();
+    let mut read: Vec<Source> = Vec::new();
+    for s in sources {
+        let loaded = s.source.load(objective)?;
+        let name = loaded.fact.source.clone();
+        let tags = tags(&s.source)?;
+        let device = s
+            .device
+            .clone()
+            .or_else(|| tags.device.clone())
+            .ok_or_else(|| ExportError::Untagged {
+                source_name: name.clone(),
+                what: "device",
+                flag: "--device",
+            })?;
+        let size = s
+            .problem_size
+            .clone()
+            .or_else(|| tags.problem_size.clone())
+            .ok_or_else(|| ExportError::Untagged {
+                source_name: name.clone(),
+                what: "problem size",
+                flag: "--size",
+            })?;
+        read.push(Source {
+            name,
+            fingerprint: loaded.fact.fingerprint,
+            prior: loaded.prior,
+            tags,
+            device,
+            size: ktune_select::extents(&size),
+        });
+    }
+    let first = &read[0];
+    let parameters = first.prior.parameters.clone();
+    for s in &read[1..] {
+        let mut a = parameters.clone();
+        let mut b = s.prior.parameters.clone();
+        a.sort();
+        b.sort();
+        if a != b {
+            return Err(ExportError::Parameters {
+                first: first.name.clone(),
+                first_parameters: parameters.join(", "),
+                other: s.name.clone(),
+                other_parameters: s.prior.parameters.join(", "),
+            });
+        }
+        if s.prior.direction != first.prior.direction {
+            return Err(ExportError::Direction {
+                first: first.name.clone(),
+                a: first.prior.direction.name(),
+                other: s.name.clone(),
+                b: s.prior.direction.name(),
+            });
+        }
+    }
+    for (i, a) in read.iter().enumerate() {
+        for b in &read[..i] {
+            let same = ktune_select::family::normalise(&a.device)
+                == ktune_select::family::normalise(&b.device)
+                && a.size == b.size;
+            if same && a.tags.space != b.tags.space {
+                return Err(ExportError::Clash {
+                    first: b.name.clone(),
+                    other: a.name.clone(),
+                    device: a.device.clone(),
+                    size: a.size.map(|x| x.to_string()).join("x"),
+                });
+            }
+        }
+    }
+    let direction = first.prior.direction;
+    // Each source's successful measurements, as configurations in the first source's
+    // parameter order.
+    let tables: Vec<Vec<(Vec<SValue>, f64)>> =
+        read.iter().map(|s| successes(s, &parameters)).collect();
+    let mut records = Vec::new();
+    for (s, table) in read.iter().zip(&tables) {
+        let best = table
+            .iter()
+            .fold(None::<&(Vec<SValue>, f64)>, |b, m| match b {
+                Some(b) if !better(direction, m.1, b.1) => Some(b),
+                _ => Some(m),
+            })
+            .ok_or_else(|| ExportError::NothingSucceeded(s.name.clone()))?;
+        let mut chosen_by = "the best measured";
+        let mut chosen = best;
+        if let Some(winner) = &s.tags.reranked {
+            let values: Option<Vec<SValue>> = parameters
+                .iter()
+                .map(|p| {
+                    winner
+                        .iter()
+                        .find(|(n, _)| n == p)
+                        .and_then(|(_, v)| ktune_store::stored_value(v))
+                        .map(|v| select_value(&v, p, &s.prior))
+                })
+                .collect();
+            match values.and_then(|v| table.iter().find(|(c, _)| *c == v)) {
+                Some(m) => {
+                    chosen = m;
+                    chosen_by = "the re-ranking's winner";
+                }
+                None => notes.push(format!(
+                    "`{}`: its re-ranking names no configuration measured there; exporting its best measured",
+                    s.name
+                )),
+            }
+        }
+        let values: Vec<f64> = table.iter().map(|m| m.1).collect();
+        let mut provenance = vec![
+            ("source".to_string(), SJson::Str(s.name.clone())),
+            ("fingerprint".into(), SJson::Str(s.fingerprint.clone())),
+            ("chosen".into(), SJson::Str(chosen_by.into())),
+            (
+                "statistics".into(),
+                SJson::Object(vec![
+                    (
+                        "measured".into(),
+                        SJson::Int(s.prior.measurements.len() as i64),
+                    ),
+                    ("successful".into(), SJson::Int(table.len() as i64)),
+                    ("best".into(), SJson::Real(best.1)),
+                    ("median".into(), SJson::Real(median(&values))),
+                ]),
+            ),
+            (
+                "exported".into(),
+                SJson::Str(ktune_core::utc_text(exported_at)),
+            ),
+        ];
+        if let Some(study) = &s.tags.study {
+            provenance.insert(1, ("study".into(), SJson::Str(study.clone())));
+        }
+        if let Some(space) = &s.tags.space {
+            provenance.insert(
+                2,
+                ("space_fingerprint".into(), SJson::Str(short_digest(space))),
+            );
+        }
+        records.push(Record {
+            device: s.device.clone(),
+            problem_size: s.size,
+            config: chosen.0.clone(),
+            objective: chosen.1,
+            provenance,
+        });
+    }
+    let mut facts = Vec::new();
+    let default = match default {
+        DefaultChoice::Nothing => None,
+        DefaultChoice::Device(d) => {
+            let wanted = ktune_select::family::normalise(d);
+            let of_device: Vec<&Record> = records
+                .iter()
+                .filter(|r| ktune_select::family::normalise(&r.device) == wanted)
+                .collect();
+            let largest = of_device
+                .iter()
+                .max_by_key(|r| {
+                    r.problem_size
+                        .iter()
+                        .fold(1u64, |a, &x| a.saturating_mul(x))
+                })
+                .ok_or_else(|| {
+                    let all: Vec<&str> = records.iter().map(|r| r.device.as_str()).collect();
+                    ExportError::DefaultDevice(d.clone(), all.join(", "))
+                })?;
+            facts.push((
+                "default_from".into(),
+                SJson::Str(format!("the configuration exported for {}", largest.device)),
+            ));
+            Some(largest.config.clone())
+        }
+        DefaultChoice::Robust => {
+            let (config, covered, mean) = robust(direction, &tables);
+            let text = format!(
+                "the robust configuration: measured in {covered} of {} sources, geometric mean slowdown {mean:.4} against each one's best",
+                tables.len()
+            );
+            notes.push(format!("default: {text}"));
+            facts.push(("default_from".into(), SJson::Str(text)));
+            Some(config)
+        }
+    };
+    let key = kernel
+        .map(str::to_string)
+        .or_else(|| read.iter().find_map(|s| s.tags.kernel.clone()))
+        .unwrap_or_else(|| "kernel".to_string());
+    facts.push((
+        "exported".into(),
+        SJson::Str(ktune_core::utc_text(exported_at)),
+    ));
     Ok((
         Wisdom {
             key,
@@ -609,17 +988,5 @@ fn tags(source: &PriorSource) -> Result<Tags, ExportError> {
                 reranked: None,
             })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_utc_text() {
-        assert_eq!(utc_text(0.0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc_text(1_795_692_000.0), "2026-11-26T11:20:00Z");
-        assert_eq!(utc_text(951_782_400.0), "2000-02-29T00:00:00Z");
     }
 }
