@@ -5,7 +5,12 @@ that run on all of them; what `ktune export --default robust` exports) against c
 GPU's best configuration to all (each copy's geometric-mean slowdown, or the GPUs where it
 fails).
 
-    python3 bench/robust_config.py CACHE...
+    python3 bench/robust_config.py CACHE... [--traces TRACES.jsonl]
+
+With `--traces` (from `ktune bench CACHE... --instances`), also each strategy's found
+configuration after 20, 60 and 220 evaluations: the mean over its runs of the geometric-mean
+slowdown against each GPU's own optimum (the traces' values are geometric means of the raw
+times, so the slowdown is the value over the geometric mean of the optima).
 """
 import gzip
 import json
@@ -55,5 +60,36 @@ def main(paths):
             print(f"copy {name}'s best: geometric mean slowdown {geomean(s):.3f}, worst {max(s):.3f}")
 
 
+def traces(path, paths):
+    caches = [load(p) for p in paths]
+    optima = [min(v for v in c.values() if v is not None) for c in caches]
+    reference = math.exp(sum(math.log(o) for o in optima) / len(optima))
+    runs = {}
+    for line in open(path):
+        t = json.loads(line)
+        runs.setdefault(t["strategy"], []).append(t["values"])
+    print(f"\nfound by tuning (geometric-mean slowdown against each GPU's optimum; mean ± SE over runs):")
+    for strategy, rs in sorted(runs.items()):
+        cells = []
+        for n in (20, 60, 220):
+            found = []
+            for values in rs:
+                ok = [v for v in values[:n] if v is not None]
+                if ok:
+                    found.append(min(ok) / reference)
+            mean = sum(found) / len(found)
+            se = (sum((x - mean) ** 2 for x in found) / (len(found) - 1)) ** 0.5 / len(found) ** 0.5 if len(found) > 1 else 0.0
+            cells.append(f"@{n} {mean:.3f} ± {se:.3f}")
+        print(f"  {strategy} ({len(rs)} runs): " + ", ".join(cells))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    if "--traces" in args:
+        i = args.index("--traces")
+        path = args[i + 1]
+        del args[i:i + 2]
+        main(args)
+        traces(path, args)
+    else:
+        main(args)

@@ -19,13 +19,19 @@ pub(crate) struct Objective {
     /// maximised, everything else minimised).
     #[arg(long)]
     pub(crate) maximize: bool,
+    /// Take the spaces of the same parameters as instances of one configuration (devices or
+    /// problem sizes): each group becomes one space, `KERNEL_xN`, whose objective is the
+    /// geometric mean over its instances (a failure on any fails), so its optimum is the one
+    /// configuration with the least geometric-mean slowdown against each instance's best.
+    #[arg(long)]
+    pub(crate) instances: bool,
 }
 
 impl Objective {
     /// Opens each space of `paths` with this objective, and its statistics, in parallel.
     pub(crate) fn open(&self, paths: &[PathBuf]) -> Result<Vec<(Simulation, SpaceStats)>> {
         let direction = self.maximize.then_some(Direction::Maximize);
-        paths
+        let sims = paths
             .par_iter()
             .map(|p| {
                 let sim = Simulation::open(p, Some(&self.objective), direction)
@@ -33,6 +39,16 @@ impl Objective {
                 for w in sim.warnings() {
                     eprintln!("warning: {w}");
                 }
+                Ok(sim)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let sims = if self.instances {
+            as_instances(sims)?
+        } else {
+            sims
+        };
+        sims.into_iter()
+            .map(|sim| {
                 let dir = match sim.objective().direction {
                     Direction::Minimize => BenchDirection::Minimize,
                     Direction::Maximize => BenchDirection::Maximize,
@@ -42,6 +58,57 @@ impl Objective {
             })
             .collect()
     }
+}
+
+/// The spaces of the same parameter names, each group as one space of instances
+/// ([`Simulation::instances`]), named by the longest prefix of its members' names that ends
+/// before a `_` and the number of instances (`convolution_x6`); groups in the order of their
+/// first space.
+fn as_instances(sims: Vec<Simulation>) -> Result<Vec<Simulation>> {
+    let mut groups: Vec<Vec<Simulation>> = Vec::new();
+    for sim in sims {
+        let names = |s: &Simulation| -> Vec<String> {
+            s.space()
+                .params()
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect()
+        };
+        match groups.iter_mut().find(|g| names(&g[0]) == names(&sim)) {
+            Some(g) => g.push(sim),
+            None => groups.push(vec![sim]),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            if g.len() == 1 {
+                return Ok(g.into_iter().next().expect("one"));
+            }
+            let first = g[0].name();
+            let common = g.iter().fold(first.len(), |n, s| {
+                first
+                    .bytes()
+                    .zip(s.name().bytes())
+                    .take(n)
+                    .take_while(|(a, b)| a == b)
+                    .count()
+            });
+            let stem = first[..common]
+                .rsplit_once('_')
+                .map_or(&first[..common], |(a, _)| a);
+            let stem = if stem.is_empty() { "instances" } else { stem };
+            let name = format!("{stem}_x{}", g.len());
+            eprintln!(
+                "{name}: one configuration for {}",
+                g.iter()
+                    .map(Simulation::name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Simulation::instances(&name, &g).with_context(|| format!("cannot make `{name}`"))
+        })
+        .collect()
 }
 
 /// The evaluations a run gets on a space: `budget` if given, else the space's own

@@ -38,6 +38,16 @@ pub enum SimulationError {
         /// The numeric keys the records do have.
         available: String,
     },
+    /// Instances of one configuration must share their parameters.
+    #[error(
+        "`{first}` and `{other}` have other parameters: they cannot be instances of one configuration"
+    )]
+    Instances {
+        /// The first instance.
+        first: String,
+        /// The other.
+        other: String,
+    },
     /// Every configuration failed: there is nothing to optimise.
     #[error("every configuration in `{file}` failed; there is no valid `{objective}` value")]
     NoValidValue {
@@ -147,6 +157,95 @@ impl Simulation {
             metrics: vec![Metric::new(objective, direction)],
             warnings: data.warnings,
             device: data.device_name,
+        })
+    }
+
+    /// One configuration for several instances (devices or problem sizes), each a brute-forced
+    /// space of the same parameters: a configuration's objective is the geometric mean of its
+    /// values on every instance, and it fails where it fails (or was not recorded) on any one,
+    /// the reason naming the instance. The geometric mean of raw values orders configurations
+    /// exactly as the geometric mean of each instance's value relative to any fixed reference
+    /// (that instance's optimum, its default) does, so its optimum is the configuration with
+    /// the least geometric-mean slowdown against every instance's own best. Its space is the
+    /// first instance's; a configuration's compile and run times are the instances' summed.
+    pub fn instances(name: &str, parts: &[Simulation]) -> Result<Simulation, SimulationError> {
+        let first = parts.first().ok_or_else(|| SimulationError::Empty {
+            file: name.to_string(),
+        })?;
+        let names: Vec<&str> = first.space.params().iter().map(|p| p.name()).collect();
+        for p in &parts[1..] {
+            let theirs: Vec<&str> = p.space.params().iter().map(|q| q.name()).collect();
+            if theirs != names {
+                return Err(SimulationError::Instances {
+                    first: first.name.clone(),
+                    other: p.name.clone(),
+                });
+            }
+        }
+        let direction = first.objective().direction;
+        let mut outcomes = Vec::with_capacity(first.outcomes.len());
+        for rank in 0..first.space.size() {
+            let values: Vec<ktune_space::Value> = first
+                .space
+                .values(&first.space.configuration(rank))
+                .into_iter()
+                .cloned()
+                .collect();
+            let mut sum_log = 0.0;
+            let mut timings = Timings::default();
+            let mut failed: Option<(FailureKind, String)> = None;
+            for p in parts {
+                let Some(outcome) = p
+                    .space
+                    .configuration_of(&values)
+                    .and_then(|c| p.outcome(&c))
+                else {
+                    failed = Some((
+                        FailureKind::Runtime,
+                        format!("instance {}: not recorded there", p.name),
+                    ));
+                    break;
+                };
+                let t = outcome.timings();
+                timings.compile += t.compile;
+                timings.benchmark += t.benchmark;
+                timings.verification += t.verification;
+                timings.framework += t.framework;
+                match outcome {
+                    Outcome::Ok { .. } => match outcome.objective() {
+                        Some(v) if v > 0.0 => sum_log += v.ln(),
+                        v => {
+                            failed = Some((
+                                FailureKind::Runtime,
+                                format!("instance {}: {v:?} has no geometric mean", p.name),
+                            ));
+                            break;
+                        }
+                    },
+                    Outcome::Failed { kind, reason, .. } => {
+                        failed = Some((*kind, format!("instance {}: {reason}", p.name)));
+                        break;
+                    }
+                }
+            }
+            outcomes.push(match failed {
+                Some((kind, reason)) => Outcome::failed(kind, reason, timings),
+                None => Outcome::ok(vec![(sum_log / parts.len() as f64).exp()], timings),
+            });
+        }
+        if outcomes.iter().all(|o| o.objective().is_none()) {
+            return Err(SimulationError::NoValidValue {
+                file: name.to_string(),
+                objective: first.objective().name.clone(),
+            });
+        }
+        Ok(Simulation {
+            name: name.to_string(),
+            space: first.space.clone(),
+            outcomes,
+            metrics: vec![Metric::new(first.objective().name.clone(), direction)],
+            warnings: Vec::new(),
+            device: None,
         })
     }
 

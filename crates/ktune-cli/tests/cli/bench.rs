@@ -747,3 +747,64 @@ fn tune_strategy_names_refusals_and_checks_its_output_first() {
         &["-> refused: strategy `simulated_annealing`"],
     );
 }
+
+/// `--instances`: the spaces of one kernel as one space whose optimum is the configuration
+/// best for all of them; another kernel's space stays alone; `bench score --instances` reads
+/// the traces back the same way.
+#[test]
+fn instances_make_one_space_per_kernel() {
+    let out = tempfile::tempdir().unwrap();
+    let spaces = [
+        space("convolution_A100"),
+        space("convolution_W6600"),
+        space("dedispersion_A100"),
+    ];
+    let result = ktune()
+        .args([
+            "bench",
+            "--instances",
+            "-s",
+            "brute_force",
+            "--seeds",
+            "1",
+            "--budget",
+            "5000",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(out.path())
+        .args(&spaces)
+        .succeeds();
+    let table = String::from_utf8(result.stdout).unwrap();
+    let err = String::from_utf8(result.stderr).unwrap();
+    assert_mentions(
+        &err,
+        &["convolution_x2: one configuration for convolution_A100, convolution_W6600"],
+    );
+    assert_mentions(&table, &["convolution_x2", "dedispersion_A100"]);
+    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    let x2: serde_json::Value = traces
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|t| t["space"] == "convolution_x2")
+        .unwrap();
+    // Brute force sees every configuration once: the least geometric mean of the two GPUs'
+    // times, and failures where either failed (the A100's 161).
+    let values = x2["values"].as_array().unwrap();
+    assert_eq!(values.len(), 4362);
+    assert_eq!(values.iter().filter(|v| v.is_null()).count(), 161);
+    let best = values
+        .iter()
+        .filter_map(|v| v.as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!(best > (0.5536 * 1.7276f64).sqrt(), "{best}");
+    let score = ktune()
+        .args(["bench", "score", "--instances"])
+        .arg(out.path().join("traces.jsonl"))
+        .args(&spaces)
+        .succeeds();
+    assert_mentions(
+        &String::from_utf8(score.stdout).unwrap(),
+        &["convolution_x2"],
+    );
+}

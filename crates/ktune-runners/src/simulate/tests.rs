@@ -138,3 +138,54 @@ fn the_simulation_passes_the_runner_conformance_suite() {
     };
     crate::conformance::run_all(&mut || Box::new(sim.runner()), &fixture);
 }
+
+/// Two devices of the small cache: the second twice as slow at (1, 0), and (4, 0) failing
+/// there; as instances, (1, 0) is the geometric mean and (4, 0) fails naming the instance.
+#[test]
+fn instances_take_the_geometric_mean_and_any_failure() {
+    let other_text = SMALL
+        .replace("\"time\": 3.0", "\"time\": 12.0")
+        .replace("\"time\": 1.0,", "\"time\": \"RuntimeFailedConfig\",");
+    let other = Simulation::from_cache(
+        ktune_space::spec::read_cache(&other_text, "other.json").unwrap(),
+        "other",
+        "other.json",
+        None,
+        None,
+    )
+    .unwrap();
+    let both = Simulation::instances("small_x2", &[small(None).unwrap(), other]).unwrap();
+    assert_eq!(both.name(), "small_x2");
+    assert_eq!(both.space().size(), 4);
+    let at = |x: i64, y: i64| {
+        let c = both
+            .space()
+            .configuration_of(&[ktune_space::Value::Int(x), ktune_space::Value::Int(y)])
+            .unwrap();
+        both.outcome(&c).unwrap().clone()
+    };
+    assert!((at(1, 0).objective().unwrap() - 6.0).abs() < 1e-12);
+    // Compile and run times add up over the instances.
+    assert!((at(1, 0).timings().total() - 1.22).abs() < 1e-12);
+    match at(4, 0) {
+        Outcome::Failed { kind, reason, .. } => {
+            assert_eq!(kind, FailureKind::Runtime);
+            assert!(reason.starts_with("instance other: "), "{reason}");
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(at(2, 0).failure(), Some(FailureKind::Compile));
+    // Other parameters are no instance of the same configuration.
+    let renamed = Simulation::from_cache(
+        ktune_space::spec::read_cache(&SMALL.replace("\"y\"", "\"z\""), "z.json").unwrap(),
+        "z",
+        "z.json",
+        None,
+        None,
+    )
+    .unwrap();
+    let e = Simulation::instances("bad", &[small(None).unwrap(), renamed])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`small` and `z` have other parameters"), "{e}");
+}
