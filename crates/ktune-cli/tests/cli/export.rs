@@ -338,3 +338,75 @@ fn refusals_name_the_problem_and_leave_nothing_written() {
     let text = std::fs::read_to_string(&header).unwrap();
     assert_mentions(&text, &["#define x 1\n"]);
 }
+
+/// The CPU matmul's real studies at three sizes (`bench/data/matmul-sizes`): exported with
+/// their sizes, the header put in front of `examples/matmul-cpu/matmul.c` with `-include`
+/// gives each size its tuned tiles, and the program built so runs.
+#[test]
+fn the_matmul_studies_at_three_sizes_build_the_example_per_size() {
+    if gcc_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut sources = Vec::new();
+    for n in [256, 512, 768] {
+        // Copies: reading a study may leave SQLite's shared-memory file beside it.
+        let copy = dir.path().join(format!("{n}.db"));
+        std::fs::copy(repo(&format!("bench/data/matmul-sizes/{n}.db")), &copy).unwrap();
+        sources.push((copy.display().to_string(), n));
+    }
+    let header = dir.path().join("matmul_tuned.h");
+    let mut cmd = ktune();
+    cmd.arg("export");
+    for (s, _) in &sources {
+        cmd.arg(s);
+    }
+    for (s, n) in &sources {
+        cmd.args(["--size", &format!("{s}={n}")]);
+    }
+    let out = cmd.arg("--header").arg(&header).succeeds();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The study recorded its worker's CPU; the tiles are each size's best (README there).
+    assert_mentions(
+        &err,
+        &["AMD EPYC at 512x1x1: time = 15.128 (N=512, TILE_I=16, TILE_J=128, TILE_K=32"],
+    );
+    let macros = |size: &str| {
+        let out = std::process::Command::new("gcc")
+            .args(["-dM", "-E", "-include"])
+            .arg(&header)
+            .args(["-DTARGET_AMD_EPYC", size, "-x", "c", "/dev/null"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_mentions(
+        &macros("-DSIZE_512"),
+        &["#define TILE_I 16\n", "#define N 512\n"],
+    );
+    assert_mentions(
+        &macros("-DSIZE_256"),
+        &["#define TILE_I 64\n", "#define N 256\n"],
+    );
+    let exe = dir.path().join("matmul");
+    let built = std::process::Command::new("gcc")
+        .args(["-O1", "-include"])
+        .arg(&header)
+        .args(["-DTARGET_AMD_EPYC", "-DSIZE_256", "-o"])
+        .arg(&exe)
+        .arg(repo("examples/matmul-cpu/matmul.c"))
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = std::process::Command::new(&exe)
+        .arg("256")
+        .output()
+        .unwrap();
+    assert!(ran.status.success());
+    assert_mentions(&String::from_utf8_lossy(&ran.stdout), &["time: "]);
+}
