@@ -58,5 +58,5 @@ pub use inputs::{check_inputs, note_inputs};
 pub use plan::{COMMAND_LINE, PYTHON, Plan, PlanError, RunArgs, Spelling};
 pub use prior::{LoadedPrior, PriorLoadError, PriorSource};
 pub use runner::OpenedRunner;
-pub use spec::{BudgetSpec, ProblemSpec, RunnerSpec, StorageSpec, TransferSpec};
+pub use spec::{BudgetSpec, InstanceSpec, ProblemSpec, RunnerSpec, StorageSpec, TransferSpec};
 pub use study::{Ended, OpenStudy, Opening, Participation, StudyPlace};

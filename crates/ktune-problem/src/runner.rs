@@ -31,6 +31,40 @@ impl ProblemSpec {
         let Some(spec) = &self.runner else {
             return Err(ProblemError::NoRunner { file });
         };
+        if !self.instances.is_empty() {
+            let RunnerSpec::Command(spec) = spec else {
+                return Err(ProblemError::Section {
+                    section: "instance",
+                    file,
+                    message: "instances are measured by the command runner (kind = \"command\"); the CUDA runner takes one problem size".into(),
+                });
+            };
+            let mut runners: Vec<(String, Box<dyn Runner>)> = Vec::new();
+            for i in &self.instances {
+                let runner = CommandRunner::for_instance(
+                    spec,
+                    space,
+                    &self.dir,
+                    Some((i.name.as_str(), i.vars.as_slice())),
+                )
+                .map_err(|e| ProblemError::Runner {
+                    section: None,
+                    source: Box::new(e),
+                })?;
+                runners.push((i.name.clone(), Box::new(runner)));
+            }
+            let names: Vec<&str> = self.instances.iter().map(|i| i.name.as_str()).collect();
+            return Ok(OpenedRunner {
+                runner: Box::new(ktune_runners::Instances::new(runners)),
+                jobs: spec.jobs,
+                fresh_process: None,
+                description: Some(format!(
+                    "{} instances, each configuration measured on all: {}",
+                    names.len(),
+                    names.join(", ")
+                )),
+            });
+        }
         match spec {
             RunnerSpec::Command(spec) => {
                 let runner = CommandRunner::new(spec, space, &self.dir).map_err(|e| {

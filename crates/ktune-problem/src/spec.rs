@@ -102,6 +102,85 @@ pub struct StorageSpec {
     pub study: Option<String>,
 }
 
+/// `[[instance]]`: one of the instances every configuration is measured on (a problem size,
+/// an input), by its name and its variables (placeholders, defines and environment variables
+/// of the command runner, like the parameters).
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceSpec {
+    /// Its name (`n512`): the metric `time@n512`, messages, its build folder.
+    pub name: String,
+    /// Its variables and their values as programs receive them, in the file's order.
+    pub vars: Vec<(String, String)>,
+}
+
+/// Reads the `[[instance]]` tables: each a `name` and variables, every one with the same
+/// variables.
+fn instances(value: toml::Value) -> Result<Vec<InstanceSpec>, String> {
+    let toml::Value::Array(items) = value else {
+        return Err(
+            "write each instance as an [[instance]] table with a name and its variables".into(),
+        );
+    };
+    if items.is_empty() {
+        return Err("no instance is given".into());
+    }
+    let mut out: Vec<InstanceSpec> = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let toml::Value::Table(table) = item else {
+            return Err(format!("instance {} is not a table", i + 1));
+        };
+        let name = match table.get("name") {
+            Some(toml::Value::String(n)) => n.clone(),
+            _ => return Err(format!("instance {} has no name (name = \"n512\")", i + 1)),
+        };
+        let safe = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
+        if name.is_empty() || !name.chars().all(safe) {
+            return Err(format!(
+                "instance name {name:?}: use letters, digits, `_`, `.` and `-` (it names a metric and a folder)"
+            ));
+        }
+        if out.iter().any(|o| o.name == name) {
+            return Err(format!("two instances are named `{name}`"));
+        }
+        let mut vars = Vec::new();
+        for (key, value) in table.iter().filter(|(k, _)| *k != "name") {
+            let identifier = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !identifier {
+                return Err(format!(
+                    "instance `{name}`: variable `{key}` is not a name a template or a define can use"
+                ));
+            }
+            let text = match value {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(x) => x.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                other => {
+                    return Err(format!(
+                        "instance `{name}`: {key} = {other} is not a string, number or boolean"
+                    ));
+                }
+            };
+            vars.push((key.clone(), text));
+        }
+        if let Some(first) = out.first() {
+            let keys =
+                |v: &[(String, String)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+            if keys(&first.vars) != keys(&vars) {
+                return Err(format!(
+                    "instance `{name}` has the variables [{}] but `{}` has [{}]: every instance needs the same",
+                    keys(&vars).join(", "),
+                    first.name,
+                    keys(&first.vars).join(", ")
+                ));
+            }
+        }
+        out.push(InstanceSpec { name, vars });
+    }
+    Ok(out)
+}
+
 /// A `ktune.toml`, read once and checked.
 #[derive(Clone, Debug)]
 pub struct ProblemSpec {
@@ -121,6 +200,8 @@ pub struct ProblemSpec {
     pub storage: Option<StorageSpec>,
     /// The `[transfer]` section (empty when there is none).
     pub transfer: TransferSpec,
+    /// The `[[instance]]` tables: every configuration is measured on each (none: once).
+    pub instances: Vec<InstanceSpec>,
     /// The `[runner]` section as JSON: what a results database is tied to, beside the space
     /// and the objective (unchanged from earlier versions, so older databases resume).
     runner_json: String,
@@ -149,9 +230,23 @@ impl ProblemSpec {
             message,
         };
         let runner_section = table.remove("runner");
-        let runner_json = serde_json::to_value(&runner_section)
-            .map(|v| v.to_string())
-            .map_err(|e| section_error("runner", e.to_string()))?;
+        let instances_section = table.remove("instance");
+        // A study is tied to its instances too; without any the text is as it always was,
+        // so older databases resume.
+        let runner_json = match &instances_section {
+            None => serde_json::to_value(&runner_section),
+            Some(i) => serde_json::to_value(serde_json::json!({
+                "runner": runner_section,
+                "instances": i,
+            })),
+        }
+        .map(|v| v.to_string())
+        .map_err(|e| section_error("runner", e.to_string()))?;
+        let instances = instances_section
+            .map(instances)
+            .transpose()
+            .map_err(|m| section_error("instance", m))?
+            .unwrap_or_default();
         let runner = runner_section
             .map(|table| -> Result<RunnerSpec, ProblemError> {
                 let kind = table
@@ -246,6 +341,7 @@ impl ProblemSpec {
             budget,
             storage,
             transfer,
+            instances,
             runner_json,
         })
     }

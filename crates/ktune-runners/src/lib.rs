@@ -14,10 +14,12 @@
 pub mod command;
 pub mod conformance;
 pub mod cuda;
+pub mod instances;
 pub mod measure;
 pub mod simulate;
 
 pub use command::{CommandError, CommandRunner, CommandSpec, CommandTemplate, ObjectiveSpec};
 pub use cuda::{CudaError, CudaRunner, CudaSpec};
+pub use instances::Instances;
 pub use measure::{Measure, MeasureSpec};
 pub use simulate::{Simulation, SimulationError, SimulationRunner};

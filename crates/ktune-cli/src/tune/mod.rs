@@ -63,6 +63,12 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         records: &records,
         default: default.as_deref(),
         objective: &objective.name,
+        metrics: opened
+            .runner
+            .metrics()
+            .iter()
+            .map(|m| m.name.clone())
+            .collect(),
         direction: objective.direction,
         stop: ended.stop,
         resumed: study.resumed,

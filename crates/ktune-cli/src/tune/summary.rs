@@ -32,6 +32,8 @@ pub(crate) struct Report<'a> {
     pub(crate) overhead: Overhead,
     pub(crate) default: Option<&'a [u32]>,
     pub(crate) objective: &'a str,
+    /// The runner's metrics' names, the objective first.
+    pub(crate) metrics: Vec<String>,
     pub(crate) direction: Direction,
     pub(crate) stop: StopReason,
     /// Records the study held when this process opened it.
@@ -185,7 +187,7 @@ impl Report<'_> {
             return Ok(());
         }
         outln!("best configuration: {}", self.space.describe(&best.config))?;
-        outln!("  {objective} = {value:.6}{}", spread(best))?;
+        outln!("  {objective} = {value:.6}{}", spread(best, &self.metrics))?;
         if let Some(d) = self.default_value() {
             let ratio = match self.direction {
                 Direction::Minimize => d / value,
@@ -250,23 +252,32 @@ impl Report<'_> {
 }
 
 /// How sure the best value is: the interval of its samples, or the spread the runner
-/// reported (last of its values; 0 for one run).
-fn spread(best: &Record) -> String {
-    match (best.outcome.summary(), &best.outcome) {
-        (Some(s), _) if s.n > 1 => format!(
+/// reported (its `... stdev` metric; 0 for one run); with instances, each one's value.
+fn spread(best: &Record, metrics: &[String]) -> String {
+    let ktune_core::Outcome::Ok { values, .. } = &best.outcome else {
+        return String::new();
+    };
+    if let Some(s) = best.outcome.summary().filter(|s| s.n > 1) {
+        return format!(
             " ({} of {} samples; 95% interval [{:.6}, {:.6}])",
             s.statistic.name(),
             s.n,
             s.ci_low,
             s.ci_high
-        ),
-        (None, ktune_core::Outcome::Ok { values, .. })
-            if values.len() > 1 && values[values.len() - 1] > 0.0 =>
-        {
-            format!(
-                " (± {:.4} over the measured runs)",
-                values[values.len() - 1]
-            )
+        );
+    }
+    let instances: Vec<String> = metrics
+        .iter()
+        .zip(values)
+        .skip(1)
+        .filter_map(|(m, v)| m.split_once('@').map(|(_, i)| format!("{i}: {v:.6}")))
+        .collect();
+    if !instances.is_empty() {
+        return format!(" (the geometric mean of {})", instances.join(", "));
+    }
+    match (metrics.last(), values.last()) {
+        (Some(m), Some(&v)) if metrics.len() > 1 && m.ends_with(" stdev") && v > 0.0 => {
+            format!(" (± {v:.4} over the measured runs)")
         }
         _ => String::new(),
     }

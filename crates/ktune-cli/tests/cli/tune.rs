@@ -6,8 +6,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::{
-    Succeeds, assert_mentions, gcc_spec, in_tempdir, ktune, results_table, run_log, succeeded,
-    written,
+    Succeeds, assert_mentions, gcc_missing, gcc_spec, in_tempdir, ktune, ktune_in, results_table,
+    run_log, succeeded, written,
 };
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
@@ -915,4 +915,97 @@ fn two_processes_on_one_database_share_it() {
     xs.sort_unstable();
     xs.dedup();
     assert_eq!(xs.len(), 8, "a configuration was recorded twice: {rows:?}");
+}
+
+/// `[[instance]]`: each configuration compiled and run on every instance (its variables are
+/// placeholders and defines like the parameters); the objective is the geometric mean, each
+/// instance's value is shown, a failure on one fails the configuration naming it, resuming
+/// measures nothing again, and other instances are another study.
+#[test]
+fn instances_measure_each_configuration_on_every_one() {
+    if gcc_missing() {
+        return;
+    }
+    let program = "#include <stdio.h>\n\
+        int main(void) {\n\
+            if (X == 5 && N == 400) return 3;\n\
+            int d = X - N / 100;\n\
+            printf(\"time: %d ms\\n\", d * d + 1 + N / 100);\n\
+            return 0;\n\
+        }\n";
+    let spec = |second: u32| {
+        format!(
+            "[[parameter]]\nname = \"X\"\nvalues = [1, 2, 3, 4, 5]\n\n\
+             [[instance]]\nname = \"n100\"\nN = 100\n\n\
+             [[instance]]\nname = \"n{second}\"\nN = {second}\n\n\
+             [runner]\ncompile = [\"gcc\", \"-O1\", \"prog.c\", \"-o\", \"{{build_dir}}/prog\"]\n\
+             run = [\"{{build_dir}}/prog\"]\ndefines = true\nrepeat = 1\n\
+             objective = {{ name = \"time\", regex = 'time: (?P<value>[0-9.]+) ms' }}\n\n\
+             [strategy]\nname = \"brute_force\"\n\n[budget]\nmax_evaluations = 5\n"
+        )
+    };
+    let (dir, path) = in_tempdir("ktune.toml", &spec(400));
+    written(dir.path(), "prog.c", program);
+    let out = ktune_in(dir.path()).arg("tune").arg(&path).succeeds();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // X = 2: 3 at N = 100 and 9 at N = 400, the least geometric mean though each instance
+    // alone is best elsewhere (X = 1 and X = 4).
+    assert_mentions(
+        &text,
+        &[
+            "best configuration: X=2",
+            "time = 5.196152 (the geometric mean of n100: 3.000000, n400: 9.000000)",
+            "instance n400: run exited with 3",
+        ],
+    );
+    assert!(dir.path().join(".ktune/build/instance-n400").is_dir());
+    let again = ktune_in(dir.path()).arg("tune").arg(&path).succeeds();
+    assert_mentions(
+        &String::from_utf8_lossy(&again.stdout),
+        &["0 this run, 5 resumed"],
+    );
+    std::fs::write(&path, spec(300)).unwrap();
+    ktune_in(dir.path())
+        .arg("tune")
+        .arg(&path)
+        .fails_saying(&["holds results of a different tuning problem"]);
+    for (bad, said) in [
+        ("[[instance]]\nN = 1\n", "instance 1 has no name"),
+        (
+            "[[instance]]\nname = \"a\"\nN = 1\n\n[[instance]]\nname = \"b\"\nM = 1\n",
+            "instance `b` has the variables [M] but `a` has [N]",
+        ),
+        (
+            "[[instance]]\nname = \"a b\"\nN = 1\n",
+            "instance name \"a b\"",
+        ),
+        (
+            "[[instance]]\nname = \"a\"\nX = 1\n",
+            "variable `X` is also a parameter",
+        ),
+        ("instance = []\n", "no instance is given"),
+    ] {
+        let text = format!(
+            "{}{}",
+            if bad.starts_with("instance = ") {
+                bad
+            } else {
+                ""
+            },
+            spec(400).split("[[instance]]").next().unwrap().to_string()
+                + if bad.starts_with("instance = ") {
+                    ""
+                } else {
+                    bad
+                }
+                + "\n[runner]\nrun = \"true\"\n"
+        );
+        let (d, p) = in_tempdir("bad.toml", &text);
+        ktune_in(d.path())
+            .arg("tune")
+            .arg(&p)
+            .arg("--max-evals")
+            .arg("1")
+            .fails_saying(&[said]);
+    }
 }

@@ -117,7 +117,10 @@ pub struct CommandRunner {
     metrics: Vec<Metric>,
     workdir: PathBuf,
     build_root: PathBuf,
+    /// The parameters' names, then the instance's variables'.
     names: Vec<String>,
+    /// The instance's variables' values (none outside a study of instances).
+    fixed: Vec<String>,
 }
 
 impl CommandRunner {
@@ -128,11 +131,36 @@ impl CommandRunner {
         space: &SearchSpace,
         spec_dir: &Path,
     ) -> Result<CommandRunner, CommandError> {
-        let names: Vec<String> = space
+        CommandRunner::for_instance(spec, space, spec_dir, None)
+    }
+
+    /// A runner for one instance of a study of several (`[[instance]]`): its variables are
+    /// placeholders, defines and environment variables like the parameters, with the same
+    /// value for every configuration, and it builds in a folder of its own.
+    pub fn for_instance(
+        spec: &CommandSpec,
+        space: &SearchSpace,
+        spec_dir: &Path,
+        instance: Option<(&str, &[(String, String)])>,
+    ) -> Result<CommandRunner, CommandError> {
+        let mut names: Vec<String> = space
             .params()
             .iter()
             .map(|p| p.name().to_string())
             .collect();
+        let mut fixed = Vec::new();
+        if let Some((_, vars)) = instance {
+            for (name, value) in vars {
+                if names.contains(name) {
+                    return Err(CommandError::Invalid {
+                        option: "instance",
+                        message: format!("variable `{name}` is also a parameter"),
+                    });
+                }
+                names.push(name.clone());
+                fixed.push(value.clone());
+            }
+        }
         let run_t = spec.run.as_ref().ok_or(CommandError::NoRunCommand)?;
         let run = parse_template(run_t, spec.shell, "run", &names)?;
         let compile = spec
@@ -225,6 +253,11 @@ impl CommandRunner {
             Some(b) => spec_dir.join(b),
             None => workdir.join(".ktune").join("build"),
         };
+        // Each instance builds apart: its variables may reach the compiler.
+        let build_root = match instance {
+            Some((name, _)) => build_root.join(format!("instance-{name}")),
+            None => build_root,
+        };
         std::fs::create_dir_all(&build_root).map_err(|source| CommandError::BuildDir {
             path: build_root.clone(),
             source,
@@ -254,6 +287,7 @@ impl CommandRunner {
             workdir,
             build_root,
             names,
+            fixed,
         })
     }
 
@@ -672,6 +706,7 @@ impl CommandRunner {
                     .iter()
                     .zip(space.values(c))
                     .map(|(p, v)| p.text(v))
+                    .chain(self.fixed.iter().cloned())
                     .collect();
                 (id, texts, self.build_root.join(id.to_string()))
             })

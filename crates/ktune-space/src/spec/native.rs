@@ -53,6 +53,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "budget",
     "storage",
     "transfer",
+    "instance",
 ];
 
 /// Sections a user may expect but that nothing reads, with where the setting goes instead
