@@ -410,14 +410,22 @@ impl Study {
     /// then says which). An exception raised by `fn` records the configuration as failed
     /// with its message and goes on; Ctrl-C (`KeyboardInterrupt`) and `SystemExit` stop after
     /// recording everything finished, and are raised again. Returns the best result.
-    #[pyo3(signature = (func, max_evals=None, time_limit=None))]
+    ///
+    /// `instances` (a dict of names to dicts of variables, e.g. `{"n512": {"N": 512}}`)
+    /// measures one configuration for several instances: `fn` is called once per instance
+    /// with the configuration and that instance's variables in one dict; the value recorded
+    /// is the geometric mean (each instance's value beside it, as `value@name` in the
+    /// result's `observed`), and a failure on any instance fails the configuration, naming it.
+    #[pyo3(signature = (func, max_evals=None, time_limit=None, instances=None))]
     fn optimize<'py>(
         &self,
         py: Python<'py>,
         func: &Bound<'py, PyAny>,
         max_evals: Option<Whole>,
         time_limit: Option<f64>,
+        instances: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let instances = instances_of(instances, &self.space)?;
         let max_evals = max_evals.map(|m| m.count("max_evals")).transpose()?;
         let time_limit = time_limit_of(time_limit)?;
         let started = Instant::now();
@@ -445,13 +453,17 @@ impl Study {
             let Some(c) = next else { break };
             let arg = config_dict(py, &self.space, &c)?;
             let t = Instant::now();
-            let result = func.call1((arg,));
+            let result = match &instances {
+                None => func.call1((arg,)),
+                Some(list) => on_instances(py, func, &arg, list),
+            };
             let seconds = t.elapsed().as_secs_f64();
             let timings = Timings {
                 benchmark: seconds,
                 ..Timings::default()
             };
             let outcome = match result {
+                Ok(v) if instances.is_some() => instances_outcome(py, &v, timings)?,
                 Ok(v) => match v.extract::<f64>() {
                     Ok(x) if x.is_finite() => Outcome::ok(vec![x], timings),
                     Ok(x) => Outcome::failed(
@@ -516,7 +528,8 @@ impl Study {
     }
 
     /// Every result of the study, in order: dicts with `config`, `value` (or `None`),
-    /// `status` (`"ok"` or the failure's kind) and `reason`.
+    /// `status` (`"ok"` or the failure's kind), `reason` and `observed` (what was measured
+    /// beside the value, e.g. each instance's value; an empty dict where nothing).
     #[getter]
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let list = PyList::empty(py);
@@ -535,6 +548,12 @@ impl Study {
                     d.set_item("reason", reason)?;
                 }
             }
+            let observed = serde_json::to_string(r.outcome.observed())
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            d.set_item(
+                "observed",
+                py.import("json")?.call_method1("loads", (observed,))?,
+            )?;
             list.append(d)?;
         }
         // `ktune.ResultList`: a list with `to_pandas()`.
@@ -806,4 +825,130 @@ fn warn(py: Python<'_>, what: &impl std::fmt::Display) -> PyResult<()> {
     let message = std::ffi::CString::new(what.to_string().replace('\0', " "))
         .unwrap_or_else(|_| c"ktune: see the study".to_owned());
     PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &message, 1)
+}
+
+/// `optimize`'s instances: each name and its variables.
+type InstanceList<'py> = Vec<(String, Bound<'py, PyDict>)>;
+
+/// `optimize`'s instances (a dict of names to dicts of variables), checked before anything
+/// runs.
+fn instances_of<'py>(
+    given: Option<&Bound<'py, PyAny>>,
+    space: &SearchSpace,
+) -> PyResult<Option<InstanceList<'py>>> {
+    let Some(given) = given.filter(|g| !g.is_none()) else {
+        return Ok(None);
+    };
+    let Ok(d) = given.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err(format!(
+            "instances must be a dict of names to dicts of variables, e.g. {{\"n512\": {{\"N\": 512}}}}, not {}",
+            short_repr(given)
+        )));
+    };
+    if d.is_empty() {
+        return Err(PyValueError::new_err(
+            "instances is empty: give at least one",
+        ));
+    }
+    let mut out = Vec::new();
+    for (name, vars) in d.iter() {
+        let name: String = name.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "instance name {} is not a string",
+                short_repr(&name)
+            ))
+        })?;
+        let vars = vars.cast_into::<PyDict>().map_err(|e| {
+            PyTypeError::new_err(format!(
+                "instances['{name}'] must be a dict of variables, not {}",
+                short_repr(e.into_inner().as_any())
+            ))
+        })?;
+        for key in vars.keys() {
+            let key: String = key.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "instances['{name}'] has a variable name that is not a string"
+                ))
+            })?;
+            if space.param_index(&key).is_some() {
+                return Err(PyValueError::new_err(format!(
+                    "instances['{name}']: variable '{key}' is also a parameter"
+                )));
+            }
+        }
+        out.push((name, vars));
+    }
+    Ok(Some(out))
+}
+
+/// Calls the objective on every instance: a list of (name, value) pairs, or the first
+/// exception, its message prefixed with the instance's name.
+fn on_instances<'py>(
+    py: Python<'py>,
+    func: &Bound<'py, PyAny>,
+    config: &Bound<'py, PyDict>,
+    instances: &[(String, Bound<'py, PyDict>)],
+) -> PyResult<Bound<'py, PyAny>> {
+    let values = pyo3::types::PyList::empty(py);
+    for (name, vars) in instances {
+        let arg = config.copy()?;
+        arg.update(vars.as_mapping())?;
+        match func.call1((arg,)) {
+            Ok(v) => values.append((name, v))?,
+            Err(e)
+                if e.is_instance_of::<PyKeyboardInterrupt>(py)
+                    || e.is_instance_of::<PySystemExit>(py) =>
+            {
+                return Err(e);
+            }
+            Err(e) => {
+                let kind = e.get_type(py);
+                let message = format!("instance {name}: {}", e.value(py));
+                return Err(PyErr::from_type(kind, message));
+            }
+        }
+    }
+    Ok(values.into_any())
+}
+
+/// The outcome of one configuration on every instance: the geometric mean, each instance's
+/// value observed beside it; a value that is no positive number fails it, naming the instance.
+fn instances_outcome(
+    py: Python<'_>,
+    values: &Bound<'_, PyAny>,
+    timings: Timings,
+) -> PyResult<Outcome> {
+    let mut logs = 0.0;
+    let mut observed = ktune_core::Observed::new();
+    let pairs: Vec<(String, Bound<'_, PyAny>)> = values.extract()?;
+    for (name, v) in &pairs {
+        match v.extract::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => {
+                logs += x.ln();
+                observed.insert(format!("value@{name}"), serde_json::json!(x));
+            }
+            Ok(x) => {
+                return Ok(Outcome::failed(
+                    FailureKind::Runtime,
+                    format!(
+                        "instance {name}: the objective returned {x}, which has no geometric mean (it needs values above 0)"
+                    ),
+                    timings,
+                ));
+            }
+            Err(why) => {
+                return Ok(Outcome::failed(
+                    FailureKind::Runtime,
+                    format!(
+                        "instance {name}: the objective returned {}, not a number ({})",
+                        short_repr(v),
+                        why.value(py)
+                    ),
+                    timings,
+                ));
+            }
+        }
+    }
+    let mean = (logs / pairs.len() as f64).exp();
+    Ok(Outcome::ok(vec![mean], timings).with_observed(observed))
 }
