@@ -14,8 +14,17 @@ use ktune_problem::export::{DefaultChoice, ExportSource, wisdom};
 pub struct ExportArgs {
     /// The studies to export: ktune study files (`file.db`, `file.db#study`), storage URLs
     /// with `#study`, Kernel Tuner cache files or T4 files; one per device and problem size.
-    #[arg(required = true, value_name = "STUDY")]
+    #[arg(value_name = "STUDY", required_unless_present = "storage")]
     sources: Vec<String>,
+    /// A shared study's storage (sqlite:///path or postgresql://...), as `ktune results`
+    /// takes it; with --study for each of its studies to export (named `URL#study` in
+    /// --device and --size).
+    #[arg(long, value_name = "URL")]
+    storage: Option<String>,
+    /// A study of --storage to export; repeat for several (default: the storage's only
+    /// study).
+    #[arg(long, value_name = "NAME", requires = "storage")]
+    study: Vec<String>,
     /// A source's device, where it does not record one (or to name it otherwise):
     /// `STUDY=NAME`, e.g. `a100.db="NVIDIA A100-SXM4-40GB"`. Repeat per source.
     #[arg(long, value_name = "STUDY=NAME")]
@@ -104,8 +113,18 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         bail!("nothing to write: give --wisdom FILE, --header FILE and/or --c-select FILE");
     }
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let mut sources: Vec<ExportSource> = args
-        .sources
+    let mut named = args.sources.clone();
+    if let Some(url) = &args.storage {
+        ktune_store::Location::parse(url)?;
+        if args.study.is_empty() {
+            named.push(url.clone());
+        }
+        for study in &args.study {
+            ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
+            named.push(format!("{url}#{study}"));
+        }
+    }
+    let mut sources: Vec<ExportSource> = named
         .iter()
         .map(|s| {
             Ok(ExportSource {
@@ -115,11 +134,11 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             })
         })
         .collect::<Result<_>>()?;
-    for (i, d) in by_source(&args.device, "--device", &args.sources)? {
+    for (i, d) in by_source(&args.device, "--device", &named)? {
         ktune_core::checked_label(d).map_err(|m| anyhow::anyhow!("--device {m}"))?;
         sources[i].device = Some(d.to_string());
     }
-    for (i, s) in by_source(&args.size, "--size", &args.sources)? {
+    for (i, s) in by_source(&args.size, "--size", &named)? {
         sources[i].problem_size = Some(parse_size(s)?);
     }
     let default = match args.default.as_str() {
@@ -144,7 +163,11 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         "{} record{} from {}",
         w.records.len(),
         if w.records.len() == 1 { "" } else { "s" },
-        args.sources.join(", ")
+        named
+            .iter()
+            .map(|n| ktune_store::redact(n))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     // Everything is made before anything is written: a header that cannot be made leaves
     // no wisdom file behind either.

@@ -1,8 +1,8 @@
 //! One configuration for several instances (problem sizes, inputs, devices of one machine):
 //! a runner per instance, each configuration measured on every one. The objective is the
 //! geometric mean of the instances' objectives, each also reported as its own metric
-//! (`time@n512`); a failure on any instance fails the configuration, its reason naming the
-//! instance.
+//! (`time@n512`, kept among what the runner observed too, so `ktune results` shows it); a
+//! failure on any instance fails the configuration, its reason naming the instance.
 //!
 //! Why the plain geometric mean: it orders configurations exactly as the geometric mean of
 //! each instance's value relative to a fixed reference (its best known, or its default's)
@@ -79,9 +79,15 @@ impl Instances {
             }
         }
         let mean = (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp();
+        // Also as observed: stores and exports keep those by name.
+        let observed = self.metrics[1..]
+            .iter()
+            .zip(&values)
+            .map(|(m, v)| (m.name.clone(), serde_json::json!(v)))
+            .collect();
         let mut all = vec![mean];
         all.extend(values);
-        Outcome::ok(all, timings)
+        Outcome::ok(all, timings).with_observed(observed)
     }
 }
 
@@ -99,26 +105,42 @@ impl Runner for Instances {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
-        let mut per_instance: Vec<Vec<Outcome>> = Vec::with_capacity(self.runners.len());
+        // Per configuration, its outcome on each instance so far; a configuration that failed
+        // on one instance is not run on the next (it has failed already).
+        let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); configs.len()];
         let last = self.runners.len() - 1;
         for (i, runner) in self.runners.iter_mut().enumerate() {
-            match runner.evaluate(space, configs) {
-                Ok(outcomes) => per_instance.push(outcomes),
-                // Out of time on the last instance: the configurations it finished are
-                // measured everywhere. On an earlier one none is.
-                Err(CoreError::OutOfTime { outcomes }) => {
-                    let finished = if i == last {
-                        per_instance.push(outcomes);
-                        self.combined(&per_instance)
-                    } else {
-                        Vec::new()
-                    };
-                    return Err(CoreError::OutOfTime { outcomes: finished });
-                }
+            let alive: Vec<usize> = (0..configs.len())
+                .filter(|&c| outcomes[c].iter().all(|o| o.objective().is_some()))
+                .collect();
+            if alive.is_empty() {
+                break;
+            }
+            let batch: Vec<Configuration> = alive.iter().map(|&c| configs[c].clone()).collect();
+            let (measured, out_of_time) = match runner.evaluate(space, &batch) {
+                Ok(o) => (o, false),
+                Err(CoreError::OutOfTime { outcomes }) => (outcomes, true),
                 Err(e) => return Err(e),
+            };
+            for (&c, o) in alive.iter().zip(measured) {
+                outcomes[c].push(o);
+            }
+            if out_of_time {
+                // Finished are the configurations that failed already, or that the last
+                // instance measured, up to the first one left unmeasured.
+                let done = |o: &Vec<Outcome>| {
+                    o.iter().any(|o| o.objective().is_none())
+                        || (i == last && o.len() == self.runners.len())
+                };
+                let finished = outcomes.iter().take_while(|o| done(o)).count();
+                let combined = outcomes[..finished]
+                    .iter()
+                    .map(|o| self.combine_named(o))
+                    .collect();
+                return Err(CoreError::OutOfTime { outcomes: combined });
             }
         }
-        Ok(self.combined(&per_instance))
+        Ok(outcomes.iter().map(|o| self.combine_named(o)).collect())
     }
 
     /// Not passed on: the instances' values are on other scales than their geometric mean.
@@ -148,16 +170,11 @@ impl Runner for Instances {
 }
 
 impl Instances {
-    /// Per configuration measured on every instance (the shortest list), the combined
-    /// outcome.
-    fn combined(&self, per_instance: &[Vec<Outcome>]) -> Vec<Outcome> {
-        let n = per_instance.iter().map(Vec::len).min().unwrap_or(0);
-        (0..n)
-            .map(|c| {
-                let outcomes: Vec<&Outcome> = per_instance.iter().map(|o| &o[c]).collect();
-                self.combine(&outcomes)
-            })
-            .collect()
+    /// The combined outcome of a configuration's outcomes on the instances so far (all of
+    /// them, or up to the one it failed on).
+    fn combine_named(&self, outcomes: &[Outcome]) -> Outcome {
+        let refs: Vec<&Outcome> = outcomes.iter().collect();
+        self.combine(&refs)
     }
 }
 
@@ -167,11 +184,12 @@ mod tests {
     use ktune_core::Direction;
     use ktune_space::Parameter;
 
-    /// A runner whose objective is `scale * x`, failing at `fail`.
+    /// A runner whose objective is `scale * x`, failing at `fail`; it counts what it runs.
     struct Scaled {
         scale: f64,
         fail: Option<i64>,
         metrics: Vec<Metric>,
+        runs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     }
 
     impl Runner for Scaled {
@@ -186,6 +204,8 @@ mod tests {
             space: &SearchSpace,
             configs: &[Configuration],
         ) -> Result<Vec<Outcome>, CoreError> {
+            self.runs
+                .fetch_add(configs.len(), std::sync::atomic::Ordering::Relaxed);
             Ok(configs
                 .iter()
                 .map(|c| {
@@ -202,12 +222,21 @@ mod tests {
         }
     }
 
-    fn scaled(scale: f64, fail: Option<i64>) -> Box<dyn Runner> {
-        Box::new(Scaled {
+    fn scaled(
+        scale: f64,
+        fail: Option<i64>,
+    ) -> (
+        Box<dyn Runner>,
+        std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) {
+        let runs = std::sync::Arc::default();
+        let r = Scaled {
             scale,
             fail,
             metrics: vec![Metric::new("time", Direction::Minimize)],
-        })
+            runs: std::sync::Arc::clone(&runs),
+        };
+        (Box::new(r), runs)
     }
 
     #[test]
@@ -217,10 +246,9 @@ mod tests {
             &[] as &[&str],
         )
         .unwrap();
-        let mut runner = Instances::new(vec![
-            ("small".into(), scaled(1.0, None)),
-            ("large".into(), scaled(16.0, Some(4))),
-        ]);
+        let (small, _) = scaled(1.0, Some(1));
+        let (large, large_runs) = scaled(16.0, Some(4));
+        let mut runner = Instances::new(vec![("small".into(), small), ("large".into(), large)]);
         let names: Vec<&str> = runner.metrics().iter().map(|m| m.name.as_str()).collect();
         assert_eq!(names, ["time", "time@small", "time@large"]);
         let configs: Vec<Configuration> = space.iter().collect();
@@ -237,5 +265,11 @@ mod tests {
             Outcome::Failed { reason, .. } => assert_eq!(reason, "instance large: segfault"),
             o => panic!("{o:?}"),
         }
+        // x = 1 failed on the first instance: not run on the second.
+        match &out[0] {
+            Outcome::Failed { reason, .. } => assert_eq!(reason, "instance small: segfault"),
+            o => panic!("{o:?}"),
+        }
+        assert_eq!(large_runs.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
 }

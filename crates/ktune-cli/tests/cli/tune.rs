@@ -959,6 +959,21 @@ fn instances_measure_each_configuration_on_every_one() {
         ],
     );
     assert!(dir.path().join(".ktune/build/instance-n400").is_dir());
+    // Each instance's value is kept with the result.
+    let rows = crate::common::results_json(dir.path(), &["ktune.db".as_ref()]);
+    let x2 = rows.iter().find(|r| r["params"]["X"] == 2).unwrap();
+    assert_eq!(x2["observed"]["time@n100"], 3.0);
+    assert_eq!(x2["observed"]["time@n400"], 9.0);
+    // A study of instances exports its best, read with --storage as `ktune results` reads it.
+    let url = format!("sqlite://{}", dir.path().join("ktune.db").display());
+    let wisdom = dir.path().join("prog.wisdom");
+    ktune()
+        .args(["export", "--storage", &url, "--size", &format!("{url}=100")])
+        .arg("--wisdom")
+        .arg(&wisdom)
+        .succeeds();
+    let text = std::fs::read_to_string(&wisdom).unwrap();
+    assert_mentions(&text, &["\"config\": [2], \"problem_size\": [100, 1, 1]"]);
     let again = ktune_in(dir.path()).arg("tune").arg(&path).succeeds();
     assert_mentions(
         &String::from_utf8_lossy(&again.stdout),

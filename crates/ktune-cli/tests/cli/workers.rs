@@ -555,3 +555,48 @@ fn a_worker_says_why_it_stopped_in_words() {
         "{said}"
     );
 }
+
+/// A study of two instances shared by two workers: each worker measures a configuration on
+/// both instances (an evaluation is a configuration on all), the study ends with its budget,
+/// each configuration once, every record with both instances' values.
+#[test]
+fn workers_share_a_study_of_instances() {
+    let Some(dir) = gcc_project(8, 100) else {
+        return;
+    };
+    edit_spec(dir.path(), |spec| {
+        spec.replace(
+            "[runner]",
+            "[[instance]]\nname = \"a\"\nSHIFT = 0\n\n[[instance]]\nname = \"b\"\nSHIFT = 1\n\n[runner]",
+        )
+    });
+    let study = Study {
+        url: format!("sqlite://{}", dir.path().join("shared.db").display()),
+        name: "instances".into(),
+    };
+    let workers: Vec<Child> = (0..2).map(|i| start(dir.path(), &study, i)).collect();
+    for w in workers {
+        succeeded(w.wait_with_output().unwrap());
+    }
+    let rows = stored(dir.path(), &study);
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    let mut configs: Vec<String> = rows.iter().map(|r| r["params"].to_string()).collect();
+    configs.sort();
+    configs.dedup();
+    assert_eq!(configs.len(), 8);
+    for r in rows.iter().filter(|r| r["status"] == "ok") {
+        let (a, b) = (
+            r["observed"]["time@a"].as_f64().unwrap(),
+            r["observed"]["time@b"].as_f64().unwrap(),
+        );
+        assert!(
+            (r["objective"].as_f64().unwrap() - (a * b).sqrt()).abs() < 1e-9,
+            "{r}"
+        );
+    }
+    let runs = std::fs::read_to_string(dir.path().join("runs.log")).unwrap();
+    // Every evaluation ran the program once per instance, but for one that failed on the
+    // first (x = 2 aborts): not run on the second.
+    let failed = rows.iter().filter(|r| r["status"] != "ok").count();
+    assert_eq!(runs.lines().count(), 2 * (8 - failed) + failed, "{runs}");
+}
