@@ -131,6 +131,8 @@ pub(crate) struct PriorRanking {
     trust: PriorTrust,
     /// The candidates by score, for the weights they were sorted with.
     order: Option<(Vec<f64>, Vec<usize>)>,
+    /// With several priors: after this many joint picks, each trusted prior's own best.
+    each_best_after: Option<usize>,
 }
 
 impl PriorRanking {
@@ -180,7 +182,15 @@ impl PriorRanking {
             heard: FxHashSet::default(),
             trust,
             order: None,
+            each_best_after: None,
         }
+    }
+
+    /// With several priors, [`best`](Self::best) proposes each trusted prior's own best
+    /// (most trusted first) after the first `after` joint picks.
+    pub(crate) fn with_each_best_after(mut self, after: Option<usize>) -> PriorRanking {
+        self.each_best_after = after;
+        self
     }
 
     /// Whether there is no prior, or every prior is switched off by the guard.
@@ -242,6 +252,37 @@ impl PriorRanking {
             self.order = Some((self.weights.clone(), order));
         }
         let order = self.order.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
+        let mixed: Vec<usize>;
+        // With several priors, each trusted one's own best after the first joint picks:
+        // the joint order favours what is good on average, and the best of a prior that
+        // ranks this study well is often better here than that.
+        let order = if let Some(after) = self.each_best_after.filter(|_| self.weights.len() > 1) {
+            let k = self.weights.len();
+            let mut priors: Vec<usize> = (0..k).filter(|&j| self.weights[j] >= OFF).collect();
+            priors.sort_by(|&a, &b| self.weights[b].total_cmp(&self.weights[a]));
+            let mut seq: Vec<usize> = order.iter().take(after).copied().collect();
+            for j in priors {
+                let best = (0..self.candidates.len())
+                    .filter(|&i| !self.ranks[i * k + j].is_nan())
+                    .min_by(|&a, &b| self.ranks[a * k + j].total_cmp(&self.ranks[b * k + j]));
+                if let Some(b) = best
+                    && !seq.contains(&b)
+                {
+                    seq.push(b);
+                }
+            }
+            seq.extend(
+                order
+                    .iter()
+                    .skip(after)
+                    .filter(|i| !seq.contains(i))
+                    .collect::<Vec<_>>(),
+            );
+            mixed = seq;
+            mixed.as_slice()
+        } else {
+            order
+        };
         order
             .iter()
             .map(|&i| &self.candidates[i])
@@ -488,6 +529,28 @@ mod tests {
         let got: Vec<f64> = ranks_of(&p).into_iter().map(|(_, r)| r).collect();
         // 1.0 first, 2.0 second, the two 3.0 share places 2 and 3; the failure last.
         assert_eq!(got, vec![2.5 / 3.0, 0.0, 1.0, 2.5 / 3.0, 1.0 / 3.0]);
+    }
+
+    #[test]
+    fn each_priors_best_can_follow_the_first_joint_picks() {
+        // Joint order (mean ranks 1/6, 1/3, 1/2, ... ): 2, then the rest; a's own best is 0,
+        // b's is 4.
+        let a = prior(&[Some(1.0), Some(5.0), Some(2.0), Some(3.0), Some(6.0)]);
+        let b = prior(&[Some(6.0), Some(5.0), Some(2.0), Some(3.0), Some(1.0)]);
+        let joint = PriorRanking::new(&[a.clone(), b.clone()], PriorTrust::Tau).best(5, |_| true);
+        assert_eq!(joint[0], vec![2]);
+        let mut mixed =
+            PriorRanking::new(&[a.clone(), b], PriorTrust::Tau).with_each_best_after(Some(1));
+        let got = mixed.best(5, |_| true);
+        assert_eq!(got[..3], [vec![2], vec![0], vec![4]]);
+        // The rest in the joint order, each once.
+        let mut sorted = got.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 5);
+        // A prior alone has nothing to mix.
+        let mut alone = PriorRanking::new(&[a], PriorTrust::Tau).with_each_best_after(Some(1));
+        assert_eq!(alone.best(2, |_| true), vec![vec![0], vec![2]]);
     }
 
     #[test]

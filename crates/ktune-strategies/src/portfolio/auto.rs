@@ -251,6 +251,9 @@ pub struct AutoOptions {
     /// With priors: whether the priors' first proposals come before the model's initial
     /// sample or count as part of it.
     pub prior_sample: PriorSample,
+    /// With several priors: after this many of their joint picks, each trusted prior's own
+    /// best (0: only the joint order).
+    pub prior_each_best: usize,
 }
 
 /// Where `auto`'s first proposals from the priors stand to the model's initial sample.
@@ -299,6 +302,7 @@ impl Default for AutoOptions {
             prior_first: 10,
             prior_trust: PriorTrust::Evidence,
             prior_sample: PriorSample::Several,
+            prior_each_best: 0,
         }
     }
 }
@@ -347,6 +351,8 @@ pub struct Auto {
     prior_trust: PriorTrust,
     /// Whether the priors' first proposals lengthen the model's initial sample.
     prior_sample: PriorSample,
+    /// After how many joint picks each trusted prior's own best comes (0: never).
+    prior_each_best: usize,
     /// The number of priors the study has.
     priors: usize,
     /// The configurations the priors' member proposed (not a sample of the landscape).
@@ -492,6 +498,7 @@ impl Auto {
             prior_first: o.prior_first,
             prior_trust: o.prior_trust,
             prior_sample: o.prior_sample,
+            prior_each_best: o.prior_each_best,
             priors: 0,
             from_priors: Default::default(),
             c: o.c,
@@ -707,7 +714,8 @@ impl Strategy for Auto {
             return;
         }
         self.priors = priors.len();
-        let mut member = PriorRank::guarded_only(self.prior_trust);
+        let each_best = (self.prior_each_best > 0).then_some(self.prior_each_best);
+        let mut member = PriorRank::guarded_only(self.prior_trust, each_best);
         member.set_priors(priors);
         self.members.push(Member::Other(Box::new(member)));
         self.exhausted.push(false);

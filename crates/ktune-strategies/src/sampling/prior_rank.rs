@@ -69,6 +69,8 @@ pub struct PriorRank {
     /// `auto`, which has other members to propose), instead of random configurations.
     priors_only: bool,
     ranking: Option<PriorRanking>,
+    /// With several priors: after this many joint picks, each trusted prior's own best.
+    each_best_after: Option<usize>,
     fresh: FreshSampler,
     proposed: FxHashSet<Configuration>,
 }
@@ -143,7 +145,8 @@ impl Strategy for PriorRank {
 
     /// Not told to `then`: it starts cold.
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
-        self.ranking = Some(PriorRanking::new(priors, self.trust));
+        self.ranking =
+            Some(PriorRanking::new(priors, self.trust).with_each_best_after(self.each_best_after));
         self.each_best = Vec::new();
         for p in priors {
             let best = p
@@ -167,10 +170,11 @@ impl Strategy for PriorRank {
 impl PriorRank {
     /// The priors' order, each prior weighted by how well it ranks the study's results, and
     /// nothing once that is used up or switched off: `auto`'s member for priors.
-    pub(crate) fn guarded_only(trust: PriorTrust) -> PriorRank {
+    pub(crate) fn guarded_only(trust: PriorTrust, each_best_after: Option<usize>) -> PriorRank {
         PriorRank {
             trust,
             priors_only: true,
+            each_best_after,
             ..PriorRank::default()
         }
     }
