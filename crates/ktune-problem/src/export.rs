@@ -24,7 +24,7 @@ use ktune_select::{Record, Value as SValue, Wisdom};
 use ktune_space::Value;
 use serde_json::Value as Json;
 
-use crate::prior::{PriorLoadError, PriorSource};
+use crate::prior::{Contents, PriorLoadError, PriorSource};
 
 /// One source of tuned configurations, with what is given about it.
 #[derive(Clone, Debug)]
@@ -157,9 +157,10 @@ pub fn wisdom(
     let mut notes = Vec::new();
     let mut read: Vec<Source> = Vec::new();
     for s in sources {
-        let loaded = s.source.load(objective)?;
+        let contents = s.source.contents()?;
+        let loaded = s.source.load_from(&contents, objective)?;
         let name = loaded.fact.source.clone();
-        let tags = tags(&s.source)?;
+        let tags = tags(&contents);
         let device = s
             .device
             .clone()
@@ -490,92 +491,19 @@ fn short_digest(text: &str) -> String {
         .collect()
 }
 
-/// What a source recorded about itself: read again here (the prior's reader keeps only the
-/// measurements).
-fn tags(source: &PriorSource) -> Result<Tags, ExportError> {
-    let from_dump = |dump: &ktune_store::StudyDump| {
-        let meta = |key: &str| {
-            dump.meta
-                .iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.clone())
-        };
-        let mut devices: Vec<&str> = dump
-            .workers
-            .iter()
-            .map(|w| w.device.as_str())
-            .filter(|d| !d.is_empty() && *d != "unknown")
-            .collect();
-        devices.sort_unstable();
-        devices.dedup();
-        let reranked = meta("rerank")
-            .and_then(|r| serde_json::from_str::<Json>(&r).ok())
-            .and_then(|r| {
-                let first = r.get("finalists")?.as_array()?.first()?.clone();
-                let values = first.get("values")?.as_array()?.clone();
-                values
-                    .iter()
-                    .map(|pair| {
-                        let pair = pair.as_array()?;
-                        Some((pair.first()?.as_str()?.to_string(), pair.get(1)?.clone()))
-                    })
-                    .collect::<Option<Vec<_>>>()
-            });
-        let space = serde_json::from_str::<ktune_store::Fingerprint>(&dump.fingerprint)
-            .ok()
-            .map(|f| serde_json::json!([f.parameters, f.constraints]).to_string());
-        Tags {
-            kernel: None,
-            device: (devices.len() == 1).then(|| devices[0].to_string()),
-            problem_size: meta("problem_size")
-                .and_then(|s| serde_json::from_str::<Vec<u64>>(&s).ok()),
-            study: Some(dump.name.clone()),
-            space,
-            reranked,
-        }
-    };
-    let store = |e: ktune_store::StoreError| {
-        ExportError::Load(PriorLoadError::Store {
-            source_name: source.name(),
-            source: Box::new(e),
-        })
-    };
-    match source {
-        PriorSource::Stored { location, study } => Ok(from_dump(
-            &location.dump_study(study.as_deref()).map_err(store)?,
-        )),
-        PriorSource::File { path, study } => {
-            let bytes = std::fs::read(path).map_err(|e| {
-                ExportError::Load(PriorLoadError::Io {
-                    path: path.clone(),
-                    source: e,
-                })
-            })?;
-            if bytes.starts_with(b"SQLite format 3\0") {
-                let dump = ktune_store::Location::Sqlite(path.clone())
-                    .dump_study(study.as_deref())
-                    .map_err(store)?;
-                return Ok(from_dump(&dump));
-            }
-            let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-                let mut text = String::new();
-                std::io::Read::read_to_string(
-                    &mut flate2::read::GzDecoder::new(&bytes[..]),
-                    &mut text,
-                )
-                .map(|_| text)
-                .unwrap_or_default()
-            } else {
-                String::from_utf8(bytes).unwrap_or_default()
-            };
-            // The loader has read the file already; here only its header matters.
-            let doc: Json = serde_json::from_str(&text).unwrap_or(Json::Null);
+/// What a source recorded about itself, beside the measurements the prior's reader takes.
+fn tags(contents: &Contents) -> Tags {
+    match contents {
+        Contents::Study(dump) => study_tags(dump),
+        Contents::Text(text) => {
+            // Only the header matters here (the measurements are the prior's).
+            let doc: Json = serde_json::from_str(text).unwrap_or(Json::Null);
             let problem_size = match doc.get("problem_size") {
                 Some(Json::Array(a)) => a.iter().map(Json::as_u64).collect(),
                 Some(n) => n.as_u64().map(|n| vec![n]),
                 None => None,
             };
-            Ok(Tags {
+            Tags {
                 kernel: doc
                     .get("kernel_name")
                     .and_then(Json::as_str)
@@ -591,7 +519,51 @@ fn tags(source: &PriorSource) -> Result<Tags, ExportError> {
                 study: None,
                 space: doc.get("tune_params").map(Json::to_string),
                 reranked: None,
-            })
+            }
         }
+    }
+}
+
+/// What a ktune study recorded about itself: its workers' device (where they share one),
+/// its name, its search space and its re-ranking's winner.
+fn study_tags(dump: &ktune_store::StudyDump) -> Tags {
+    let meta = |key: &str| {
+        dump.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    };
+    let mut devices: Vec<&str> = dump
+        .workers
+        .iter()
+        .map(|w| w.device.as_str())
+        .filter(|d| !d.is_empty() && *d != "unknown")
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let reranked = meta("rerank")
+        .and_then(|r| serde_json::from_str::<Json>(&r).ok())
+        .and_then(|r| {
+            let first = r.get("finalists")?.as_array()?.first()?.clone();
+            let values = first.get("values")?.as_array()?.clone();
+            values
+                .iter()
+                .map(|pair| {
+                    let pair = pair.as_array()?;
+                    Some((pair.first()?.as_str()?.to_string(), pair.get(1)?.clone()))
+                })
+                .collect::<Option<Vec<_>>>()
+        });
+    let space = serde_json::from_str::<ktune_store::Fingerprint>(&dump.fingerprint)
+        .ok()
+        .map(|f| serde_json::json!([f.parameters, f.constraints]).to_string());
+    Tags {
+        kernel: None,
+        device: (devices.len() == 1).then(|| devices[0].to_string()),
+        // Studies do not record a problem size: it is given (--size).
+        problem_size: None,
+        study: Some(dump.name.clone()),
+        space,
+        reranked,
     }
 }

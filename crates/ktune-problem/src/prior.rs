@@ -152,15 +152,33 @@ impl PriorSource {
     /// Reads the prior, for a study of the objective `objective` (the metric a Kernel Tuner
     /// cache is read for, where it records it; else its `time`).
     pub fn load(&self, objective: &str) -> Result<LoadedPrior, PriorLoadError> {
+        self.load_from(&self.contents()?, objective)
+    }
+
+    /// What the source holds, read once: a ktune study, or the text of a cache or T4 file
+    /// (decompressed). [`load_from`](Self::load_from) makes the prior of it; `ktune export`
+    /// also reads what the source says of itself from it.
+    pub fn contents(&self) -> Result<Contents, PriorLoadError> {
         let name = self.name();
-        let prior = match self {
-            PriorSource::Stored { location, study } => {
-                let dump = location
-                    .dump_study(study.as_deref())
-                    .map_err(|e| store_error(&name, e))?;
-                from_study(&name, &dump)?
-            }
-            PriorSource::File { path, study } => from_file(&name, path, study, objective)?,
+        match self {
+            PriorSource::Stored { location, study } => location
+                .dump_study(study.as_deref())
+                .map(Contents::Study)
+                .map_err(|e| store_error(&name, e)),
+            PriorSource::File { path, study } => read_file(&name, path, study),
+        }
+    }
+
+    /// The prior of what [`contents`](Self::contents) read.
+    pub fn load_from(
+        &self,
+        contents: &Contents,
+        objective: &str,
+    ) -> Result<LoadedPrior, PriorLoadError> {
+        let name = self.name();
+        let prior = match contents {
+            Contents::Study(dump) => from_study(&name, dump)?,
+            Contents::Text(text) => from_text(&name, text, objective)?,
         };
         if prior.measurements.is_empty() {
             return Err(PriorLoadError::Empty {
@@ -175,6 +193,15 @@ impl PriorSource {
         };
         Ok(LoadedPrior { prior, fact })
     }
+}
+
+/// What a prior's source holds ([`PriorSource::contents`]).
+#[derive(Clone, Debug)]
+pub enum Contents {
+    /// A ktune study.
+    Study(StudyDump),
+    /// The JSON text of a Kernel Tuner cache or a T4 file.
+    Text(String),
 }
 
 /// Loads the priors `texts` name (relative to `base`), for a study of `objective`.
@@ -272,12 +299,7 @@ fn fingerprint(prior: &Prior) -> String {
 
 const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 
-fn from_file(
-    name: &str,
-    path: &Path,
-    study: &Option<String>,
-    objective: &str,
-) -> Result<Prior, PriorLoadError> {
+fn read_file(name: &str, path: &Path, study: &Option<String>) -> Result<Contents, PriorLoadError> {
     let bytes = std::fs::read(path).map_err(|source| PriorLoadError::Io {
         path: path.to_path_buf(),
         source,
@@ -287,10 +309,10 @@ fn from_file(
         reason,
     };
     if bytes.starts_with(SQLITE_HEADER) {
-        let dump = Location::Sqlite(path.to_path_buf())
+        return Location::Sqlite(path.to_path_buf())
             .dump_study(study.as_deref())
-            .map_err(|e| store_error(name, e))?;
-        return from_study(name, &dump);
+            .map(Contents::Study)
+            .map_err(|e| store_error(name, e));
     }
     if let Some(study) = study {
         return Err(format(format!(
@@ -305,13 +327,22 @@ fn from_file(
     } else {
         String::from_utf8(bytes).map_err(|_| format("binary, not JSON text".into()))?
     };
-    if let Ok(doc) = serde_json::from_str::<Json>(&text)
+    Ok(Contents::Text(text))
+}
+
+/// A Kernel Tuner cache or T4 file's measurements.
+fn from_text(name: &str, text: &str, objective: &str) -> Result<Prior, PriorLoadError> {
+    let format = |reason: String| PriorLoadError::Format {
+        source_name: name.to_string(),
+        reason,
+    };
+    if let Ok(doc) = serde_json::from_str::<Json>(text)
         && doc.get("results").is_some_and(Json::is_array)
         && doc.get("cache").is_none()
     {
         return from_t4(name, &doc, objective);
     }
-    let data = ktune_space::spec::read_cache(&text, name).map_err(|e| format(e.to_string()))?;
+    let data = ktune_space::spec::read_cache(text, name).map_err(|e| format(e.to_string()))?;
     // The target's objective where the cache records it, else its time.
     let key = if data.records.iter().any(|r| r.contains_key(objective)) {
         objective

@@ -47,48 +47,66 @@ impl Instances {
         }
     }
 
-    /// The combined outcome of one configuration from its outcome on every instance.
-    fn combine(&self, outcomes: &[&Outcome]) -> Outcome {
-        let mut timings = Timings::default();
-        for o in outcomes {
-            let t = o.timings();
-            timings.compile += t.compile;
-            timings.benchmark += t.benchmark;
-            timings.verification += t.verification;
-            timings.framework += t.framework;
-        }
-        let mut values = Vec::with_capacity(outcomes.len());
-        for (name, o) in self.names.iter().zip(outcomes) {
-            match o {
-                Outcome::Failed { kind, reason, .. } => {
-                    return Outcome::failed(*kind, format!("instance {name}: {reason}"), timings);
-                }
-                Outcome::Ok { .. } => match o.objective() {
-                    Some(v) if v > 0.0 && v.is_finite() => values.push(v),
-                    v => {
-                        return Outcome::failed(
-                            FailureKind::Runtime,
-                            format!(
-                                "instance {name}: {} has no geometric mean (it needs values above 0)",
-                                v.map_or("no value".to_string(), |v| v.to_string())
-                            ),
-                            timings,
-                        );
-                    }
-                },
+    /// The combined outcome of one configuration from its outcomes on the instances (all of
+    /// them, or up to the one it failed on).
+    fn combine(&self, outcomes: &[Outcome]) -> Outcome {
+        match combine(self.names.iter().map(String::as_str).zip(outcomes)) {
+            Err(failed) => failed,
+            Ok((mean, values, timings)) => {
+                // Also as observed: stores and exports keep those by name.
+                let observed = self.metrics[1..]
+                    .iter()
+                    .zip(&values)
+                    .map(|(m, v)| (m.name.clone(), serde_json::json!(v)))
+                    .collect();
+                let mut all = vec![mean];
+                all.extend(values);
+                Outcome::ok(all, timings).with_observed(observed)
             }
         }
-        let mean = (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp();
-        // Also as observed: stores and exports keep those by name.
-        let observed = self.metrics[1..]
-            .iter()
-            .zip(&values)
-            .map(|(m, v)| (m.name.clone(), serde_json::json!(v)))
-            .collect();
-        let mut all = vec![mean];
-        all.extend(values);
-        Outcome::ok(all, timings).with_observed(observed)
     }
+}
+
+/// One configuration's outcomes on its instances (named, in order) combined: the geometric
+/// mean of their objectives, each one's value, and their times summed; or, at the first that
+/// failed or has no value above 0, that failure with the times so far, its reason naming the
+/// instance. Shared with the simulation of instances ([`crate::Simulation::instances`]).
+pub(crate) fn combine<'a>(
+    instances: impl IntoIterator<Item = (&'a str, &'a Outcome)>,
+) -> Result<(f64, Vec<f64>, Timings), Outcome> {
+    let mut timings = Timings::default();
+    let mut values = Vec::new();
+    for (name, o) in instances {
+        let t = o.timings();
+        timings.compile += t.compile;
+        timings.benchmark += t.benchmark;
+        timings.verification += t.verification;
+        timings.framework += t.framework;
+        match o {
+            Outcome::Failed { kind, reason, .. } => {
+                return Err(Outcome::failed(
+                    *kind,
+                    format!("instance {name}: {reason}"),
+                    timings,
+                ));
+            }
+            Outcome::Ok { .. } => match o.objective() {
+                Some(v) if v > 0.0 && v.is_finite() => values.push(v),
+                v => {
+                    return Err(Outcome::failed(
+                        FailureKind::Runtime,
+                        format!(
+                            "instance {name}: {} has no geometric mean (it needs values above 0)",
+                            v.map_or("no value".to_string(), |v| v.to_string())
+                        ),
+                        timings,
+                    ));
+                }
+            },
+        }
+    }
+    let mean = (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp();
+    Ok((mean, values, timings))
 }
 
 impl Runner for Instances {
@@ -135,12 +153,12 @@ impl Runner for Instances {
                 let finished = outcomes.iter().take_while(|o| done(o)).count();
                 let combined = outcomes[..finished]
                     .iter()
-                    .map(|o| self.combine_named(o))
+                    .map(|o| self.combine(o))
                     .collect();
                 return Err(CoreError::OutOfTime { outcomes: combined });
             }
         }
-        Ok(outcomes.iter().map(|o| self.combine_named(o)).collect())
+        Ok(outcomes.iter().map(|o| self.combine(o)).collect())
     }
 
     /// Not passed on: the instances' values are on other scales than their geometric mean.
@@ -169,15 +187,6 @@ impl Runner for Instances {
     }
 }
 
-impl Instances {
-    /// The combined outcome of a configuration's outcomes on the instances so far (all of
-    /// them, or up to the one it failed on).
-    fn combine_named(&self, outcomes: &[Outcome]) -> Outcome {
-        let refs: Vec<&Outcome> = outcomes.iter().collect();
-        self.combine(&refs)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,43 +194,6 @@ mod tests {
     use ktune_space::Parameter;
 
     /// A runner whose objective is `scale * x`, failing at `fail`; it counts what it runs.
-    struct Scaled {
-        scale: f64,
-        fail: Option<i64>,
-        metrics: Vec<Metric>,
-        runs: std::sync::Arc<std::sync::atomic::AtomicUsize>,
-    }
-
-    impl Runner for Scaled {
-        fn name(&self) -> &str {
-            "scaled"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.metrics
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            self.runs
-                .fetch_add(configs.len(), std::sync::atomic::Ordering::Relaxed);
-            Ok(configs
-                .iter()
-                .map(|c| {
-                    let ktune_space::Value::Int(x) = space.values(c)[0] else {
-                        unreachable!()
-                    };
-                    if Some(*x) == self.fail {
-                        Outcome::failed(FailureKind::Runtime, "segfault", Timings::default())
-                    } else {
-                        Outcome::ok(vec![self.scale * *x as f64], Timings::default())
-                    }
-                })
-                .collect())
-        }
-    }
-
     fn scaled(
         scale: f64,
         fail: Option<i64>,
@@ -229,14 +201,21 @@ mod tests {
         Box<dyn Runner>,
         std::sync::Arc<std::sync::atomic::AtomicUsize>,
     ) {
-        let runs = std::sync::Arc::default();
-        let r = Scaled {
-            scale,
-            fail,
-            metrics: vec![Metric::new("time", Direction::Minimize)],
-            runs: std::sync::Arc::clone(&runs),
-        };
-        (Box::new(r), runs)
+        let runs = std::sync::Arc::<std::sync::atomic::AtomicUsize>::default();
+        let counted = std::sync::Arc::clone(&runs);
+        let runner = ktune_core::testing::FnRunner::outcomes(move |space, c| {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let ktune_space::Value::Int(x) = space.values(c)[0] else {
+                unreachable!()
+            };
+            if Some(*x) == fail {
+                Outcome::failed(FailureKind::Runtime, "segfault", Timings::default())
+            } else {
+                Outcome::ok(vec![scale * *x as f64], Timings::default())
+            }
+        })
+        .metric("time", Direction::Minimize);
+        (Box::new(runner), runs)
     }
 
     #[test]

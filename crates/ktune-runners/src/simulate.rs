@@ -184,6 +184,11 @@ impl Simulation {
         }
         let direction = first.objective().direction;
         let mut outcomes = Vec::with_capacity(first.outcomes.len());
+        let not_recorded = Outcome::failed(
+            FailureKind::Runtime,
+            "not recorded there",
+            Timings::default(),
+        );
         for rank in 0..first.space.size() {
             let values: Vec<ktune_space::Value> = first
                 .space
@@ -191,46 +196,19 @@ impl Simulation {
                 .into_iter()
                 .cloned()
                 .collect();
-            let mut sum_log = 0.0;
-            let mut timings = Timings::default();
-            let mut failed: Option<(FailureKind, String)> = None;
-            for p in parts {
-                let Some(outcome) = p
-                    .space
-                    .configuration_of(&values)
-                    .and_then(|c| p.outcome(&c))
-                else {
-                    failed = Some((
-                        FailureKind::Runtime,
-                        format!("instance {}: not recorded there", p.name),
-                    ));
-                    break;
-                };
-                let t = outcome.timings();
-                timings.compile += t.compile;
-                timings.benchmark += t.benchmark;
-                timings.verification += t.verification;
-                timings.framework += t.framework;
-                match outcome {
-                    Outcome::Ok { .. } => match outcome.objective() {
-                        Some(v) if v > 0.0 => sum_log += v.ln(),
-                        v => {
-                            failed = Some((
-                                FailureKind::Runtime,
-                                format!("instance {}: {v:?} has no geometric mean", p.name),
-                            ));
-                            break;
-                        }
-                    },
-                    Outcome::Failed { kind, reason, .. } => {
-                        failed = Some((*kind, format!("instance {}: {reason}", p.name)));
-                        break;
-                    }
-                }
-            }
-            outcomes.push(match failed {
-                Some((kind, reason)) => Outcome::failed(kind, reason, timings),
-                None => Outcome::ok(vec![(sum_log / parts.len() as f64).exp()], timings),
+            let on_each: Vec<(&str, &Outcome)> = parts
+                .iter()
+                .map(|p| {
+                    let o = p
+                        .space
+                        .configuration_of(&values)
+                        .and_then(|c| p.outcome(&c));
+                    (p.name.as_str(), o.unwrap_or(&not_recorded))
+                })
+                .collect();
+            outcomes.push(match crate::instances::combine(on_each) {
+                Ok((mean, _, timings)) => Outcome::ok(vec![mean], timings),
+                Err(failed) => failed,
             });
         }
         if outcomes.iter().all(|o| o.objective().is_none()) {

@@ -248,41 +248,14 @@ impl PriorRanking {
                 .filter_map(|i| self.score(i).map(|s| (s, i)))
                 .collect();
             scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let order = scored.into_iter().map(|(_, i)| i).collect();
+            let joint: Vec<usize> = scored.into_iter().map(|(_, i)| i).collect();
+            let order = match self.each_best_after.filter(|_| self.weights.len() > 1) {
+                Some(after) => self.with_each_best(joint, after),
+                None => joint,
+            };
             self.order = Some((self.weights.clone(), order));
         }
         let order = self.order.as_ref().map_or(&[][..], |(_, o)| o.as_slice());
-        let mixed: Vec<usize>;
-        // With several priors, each trusted one's own best after the first joint picks:
-        // the joint order favours what is good on average, and the best of a prior that
-        // ranks this study well is often better here than that.
-        let order = if let Some(after) = self.each_best_after.filter(|_| self.weights.len() > 1) {
-            let k = self.weights.len();
-            let mut priors: Vec<usize> = (0..k).filter(|&j| self.weights[j] >= OFF).collect();
-            priors.sort_by(|&a, &b| self.weights[b].total_cmp(&self.weights[a]));
-            let mut seq: Vec<usize> = order.iter().take(after).copied().collect();
-            for j in priors {
-                let best = (0..self.candidates.len())
-                    .filter(|&i| !self.ranks[i * k + j].is_nan())
-                    .min_by(|&a, &b| self.ranks[a * k + j].total_cmp(&self.ranks[b * k + j]));
-                if let Some(b) = best
-                    && !seq.contains(&b)
-                {
-                    seq.push(b);
-                }
-            }
-            seq.extend(
-                order
-                    .iter()
-                    .skip(after)
-                    .filter(|i| !seq.contains(i))
-                    .collect::<Vec<_>>(),
-            );
-            mixed = seq;
-            mixed.as_slice()
-        } else {
-            order
-        };
         order
             .iter()
             .map(|&i| &self.candidates[i])
@@ -290,6 +263,34 @@ impl PriorRanking {
             .take(n)
             .cloned()
             .collect()
+    }
+
+    /// The joint order with each trusted prior's own best (the most trusted first) after its
+    /// first `after` picks: the joint order favours what is good on average, and the best of a
+    /// prior that ranks this study well is often better here than that.
+    fn with_each_best(&self, joint: Vec<usize>, after: usize) -> Vec<usize> {
+        let k = self.weights.len();
+        let mut priors: Vec<usize> = (0..k).filter(|&j| self.weights[j] >= OFF).collect();
+        priors.sort_by(|&a, &b| self.weights[b].total_cmp(&self.weights[a]));
+        let mut seq: Vec<usize> = joint.iter().take(after).copied().collect();
+        for j in priors {
+            let best = (0..self.candidates.len())
+                .filter(|&i| !self.ranks[i * k + j].is_nan())
+                .min_by(|&a, &b| self.ranks[a * k + j].total_cmp(&self.ranks[b * k + j]));
+            if let Some(b) = best
+                && !seq.contains(&b)
+            {
+                seq.push(b);
+            }
+        }
+        let placed: FxHashSet<usize> = seq.iter().copied().collect();
+        seq.extend(
+            joint
+                .into_iter()
+                .skip(after)
+                .filter(|i| !placed.contains(i)),
+        );
+        seq
     }
 
     /// Hears this study's results: each new one is compared with the earlier ones under
@@ -343,17 +344,13 @@ impl PriorRanking {
                 // A prior alone is judged by its top: its order alone makes the proposals,
                 // and a prior that ranks this study's results well overall can still rank
                 // its best configurations badly here (an NVIDIA GPU's on an AMD one).
-                let alone = k == 1 && self.trust == PriorTrust::Evidence;
-                let tau = match self.trust {
-                    _ if alone => {
-                        let (wc, wd) = self.weighted[j];
-                        (wc - wd) / (wc + wd).max(f64::MIN_POSITIVE)
-                    }
-                    PriorTrust::Top => {
-                        let (wc, wd) = self.weighted[j];
-                        (wc - wd) / (wc + wd).max(f64::MIN_POSITIVE)
-                    }
-                    _ => (c as f64 - d as f64) / n,
+                let to_its_top =
+                    self.trust == PriorTrust::Top || (k == 1 && self.trust == PriorTrust::Evidence);
+                let tau = if to_its_top {
+                    let (wc, wd) = self.weighted[j];
+                    (wc - wd) / (wc + wd).max(f64::MIN_POSITIVE)
+                } else {
+                    (c as f64 - d as f64) / n
                 };
                 let chance = match self.trust {
                     _ if doubted => 2.0 * tau_deviation(self.measured[j]),

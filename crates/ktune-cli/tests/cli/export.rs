@@ -71,19 +71,16 @@ fn compiled_values(dir: &Path, header: &Path, names: &[String], flags: &[&str]) 
     );
     let c = written(dir, "show.c", &source);
     let exe = dir.join("show");
-    let built = std::process::Command::new("gcc")
-        .args(flags)
-        .arg("-Wall")
-        .arg("-Werror")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&c)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    succeeded(
+        std::process::Command::new("gcc")
+            .args(flags)
+            .arg("-Wall")
+            .arg("-Werror")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&c)
+            .output()
+            .unwrap(),
     );
     let out = std::process::Command::new(&exe).output().unwrap();
     String::from_utf8(out.stdout).unwrap().trim().to_string()
@@ -165,16 +162,13 @@ fn brute_forced_caches_export_per_device_and_compile_per_target() {
         ),
     );
     let exe = dir.path().join("pick");
-    let built = std::process::Command::new("gcc")
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(&exe)
-        .arg(&program)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    succeeded(
+        std::process::Command::new("gcc")
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-o"])
+            .arg(&exe)
+            .arg(&program)
+            .output()
+            .unwrap(),
     );
     let picked =
         String::from_utf8(std::process::Command::new(&exe).output().unwrap().stdout).unwrap();
@@ -389,19 +383,16 @@ fn the_matmul_studies_at_three_sizes_build_the_example_per_size() {
         &["#define TILE_I 64\n", "#define N 256\n"],
     );
     let exe = dir.path().join("matmul");
-    let built = std::process::Command::new("gcc")
-        .args(["-O1", "-include"])
-        .arg(&header)
-        .args(["-DTARGET_AMD_EPYC", "-DSIZE_256", "-o"])
-        .arg(&exe)
-        .arg(repo("examples/matmul-cpu/matmul.c"))
-        .arg("-lm")
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    succeeded(
+        std::process::Command::new("gcc")
+            .args(["-O1", "-include"])
+            .arg(&header)
+            .args(["-DTARGET_AMD_EPYC", "-DSIZE_256", "-o"])
+            .arg(&exe)
+            .arg(repo("examples/matmul-cpu/matmul.c"))
+            .arg("-lm")
+            .output()
+            .unwrap(),
     );
     let ran = std::process::Command::new(&exe)
         .arg("256")
