@@ -11,9 +11,8 @@
 # replacement until the space is exhausted), so that a drift of the GPU's clocks or temperature
 # over the run is not confounded with any parameter. Time is the objective (CUDA events, the
 # example's repetitions); power and energy come from NVML's energy counter over at least
-# `power_seconds` of back-to-back launches of the same configuration (`power = true`). Each run
-# stops at the deadline (`--time-limit`) if it must: a run cut short is resumed by the same
-# command with the same database. Steps, in order:
+# `power_seconds` of back-to-back launches of the same configuration (`power = true`). Steps,
+# in order:
 #   matmul     examples/cuda-matmul, 140 configurations
 #   reduction  examples/cuda-reduction, 1008 configurations
 #   matmul2    the matmul again in another order: how repeatable each configuration's energy is
@@ -23,8 +22,8 @@
 # <out>/device.txt holds the device's facts, <out>/run.log every step's output. STEPS="reduction
 # conv" runs only those; a database already in <out> is resumed (copy it there first).
 #
-# `--time-limit` counts each evaluation's compile and benchmark seconds, and the compiles of
-# `jobs` configurations overlap, so a run stops after about 70% of its wall-clock allowance.
+# Each run stops at the wall-clock deadline (a SIGINT, after which the evaluation in flight is
+# recorded); a run cut short is resumed by the same command with the same database.
 set -u -o pipefail
 ktune=$(cd "$(dirname "${1:?usage: energy_brute_force.sh <ktune binary> <out dir> [seconds]}")" && pwd)/$(basename "$1")
 out=${2:?usage: energy_brute_force.sh <ktune binary> <out dir> [seconds]}
@@ -57,8 +56,11 @@ step() { # tag example seed
         "examples/$example/ktune.toml" > "$spec"
     echo "== $tag: $example, seed $seed, ${left}s left, from $(date -u +%T)" >> "$log"
     local t0=$(date +%s)
-    "$ktune" tune "$spec" --strategy random --seed "$seed" --max-evals 1000000 \
-        --time-limit "$left" --db "$out/$tag.db" --quiet >> "$log" 2>&1
+    # A wall-clock stop: the first SIGINT lets the evaluation in flight finish and be recorded.
+    # (`--time-limit` counts evaluation seconds, which overlapping compiles inflate, and on a
+    # resumed study it includes the earlier run's seconds.)
+    timeout -s INT -k 30 "$((left - 5))" "$ktune" tune "$spec" --strategy random --seed "$seed" \
+        --max-evals 1000000 --db "$out/$tag.db" --quiet >> "$log" 2>&1
     echo "== $tag: exit $? after $(($(date +%s) - t0))s" >> "$log"
     rm -f "$spec"
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Summarise the time-and-energy data of bench/data/h200-energy (issue 47): coverage of each
-kernel's space, how repeatable a configuration's time and energy are (the matrix
-multiplication was measured three times: twice on one board, once on another), and each
-kernel's time/energy Pareto front over what was measured.
+"""Summarise the time-and-energy data of bench/data/h200-energy or bench/data/h100-energy
+(issue 47): coverage of each kernel's space, how repeatable a configuration's time and energy
+are (the matrix multiplication was measured two or three times: `matmul3` on another board),
+and each kernel's time/energy Pareto front over what was measured. Studies missing from the
+folder are left out.
 
 Reads the ktune study databases directly (Python's sqlite3), so it needs no ktune build:
 
-    python3 bench/energy_data.py [bench/data/h200-energy]
+    python3 bench/energy_data.py [bench/data/h200-energy | bench/data/h100-energy]
 """
 
 import json
@@ -52,7 +53,7 @@ def front(rows):
 
 def main():
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "bench/data/h200-energy")
-    data = {name: load(folder / f"{name}.db") for name in SPACE_SIZES}
+    data = {name: load(folder / f"{name}.db") for name in SPACE_SIZES if (folder / f"{name}.db").exists()}
     print("coverage")
     for name, rows in data.items():
         failed = sum(v[1] != "ok" for v in rows.values())
@@ -63,6 +64,8 @@ def main():
         ("other board (matmul, matmul3)", "matmul", "matmul3"),
         ("other board (matmul2, matmul3)", "matmul2", "matmul3"),
     ]:
+        if a not in data or b not in data:
+            continue
         for index, what in [(2, "time"), (3, "energy")]:
             d = sorted(relative_differences(data[a], data[b], index))
             print(
