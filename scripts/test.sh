@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: every test of the workspace, with a throwaway PostgreSQL server
-# on localhost for the PostgreSQL storage tests (KTUNE_PG_URL), then the Python package:
+# on localhost for the PostgreSQL storage tests (KTUNE_PG_URL) and Chromium for the report's
+# browser tests (KTUNE_CHROMIUM), then the Python package:
 # built as a wheel with maturin, installed into a fresh virtualenv, tested with pytest. PostgreSQL comes from the
 # system's packages (installed with apt-get where missing and possible); where no server can
 # be started, those tests print SKIPPED with the reason and everything else still runs.
@@ -97,6 +98,27 @@ start_postgres() {
     export KTUNE_PG_URL="postgresql://postgres@127.0.0.1:$port/postgres"
     echo "== PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on $KTUNE_PG_URL (data in $pg_dir)"
 }
+
+# Chromium (Debian's package) for the report's tests in a real headless browser
+# (KTUNE_CHROMIUM); where it cannot be installed they print SKIPPED with the reason.
+find_chromium() {
+    local c
+    for c in "${KTUNE_CHROMIUM:-}" chromium chromium-browser google-chrome; do
+        [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && { command -v "$c"; return; }
+    done
+}
+if [ -z "$(find_chromium)" ] && command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo="sudo -n"
+    echo "== installing Chromium for the report's browser tests"
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null; } ||
+        echo "note: could not install Chromium with apt-get" >&2
+fi
+if [ -n "$(find_chromium)" ]; then
+    export KTUNE_CHROMIUM=$(find_chromium)
+else
+    echo "note: the report's browser tests will be SKIPPED: no Chromium" >&2
+fi
 
 if [ -z "${KTUNE_PG_URL:-}" ]; then
     start_postgres

@@ -94,7 +94,7 @@ fn parse_size(text: &str) -> Result<Vec<u64>> {
 
 /// Writes `text` to `path` through a temporary file beside it, so that a failed export
 /// leaves no half-written file.
-fn write_whole(path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -103,6 +103,14 @@ fn write_whole(path: &Path, text: &str) -> Result<()> {
         .with_context(|| format!("cannot write into `{}`", dir.display()))?;
     std::io::Write::write_all(&mut file, text.as_bytes())
         .with_context(|| format!("cannot write `{}`", path.display()))?;
+    // A temporary file is private (0600); what we write is for others to read and include.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+    }
     file.persist(path)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     Ok(())

@@ -7,6 +7,7 @@ mod bench;
 mod brute_forced;
 mod export;
 mod numbers;
+mod report;
 mod results;
 mod space;
 mod spec;
@@ -44,6 +45,9 @@ enum Command {
     /// Take tuned configurations into the application: a wisdom file, a header of
     /// `#define`s per device, a C header that selects at run time.
     Export(export::ExportArgs),
+    /// Write one self-contained HTML file showing what the tuner did in a study: convergence,
+    /// every measurement, failures, parameter importance, the best configurations, its facts.
+    Report(report::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         Command::Tune(args) => tune::run(&args),
         Command::Results(args) => results::results(&args),
         Command::Export(args) => export::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Strategies => out!("{}", ktune_strategies::markdown()).map_err(Into::into),
     };
     match result {

@@ -138,21 +138,35 @@ pub struct ResultsArgs {
 
 /// Where `ktune results` reads: an SQLite file, or a copy of a PostgreSQL study in a
 /// temporary one (so that listing, exports and re-ranking share one code path).
-struct Source {
-    path: PathBuf,
-    study: Option<String>,
+pub(crate) struct Source {
+    pub(crate) path: PathBuf,
+    pub(crate) study: Option<String>,
     /// What the user named, for messages.
-    shown: String,
+    pub(crate) shown: String,
     /// The study as copied out of PostgreSQL, and the folder of its temporary file.
     copied: Option<(ktune_store::StudyDump, tempfile::TempDir)>,
 }
 
 fn source(args: &ResultsArgs) -> Result<Source> {
+    open_source(
+        args.db.as_ref(),
+        args.storage.as_deref(),
+        args.study.as_deref(),
+    )
+}
+
+/// Where a study named by a results database or `--storage URL` (and `--study`) is read.
+pub(crate) fn open_source(
+    db: Option<&PathBuf>,
+    storage: Option<&str>,
+    study: Option<&str>,
+) -> Result<Source> {
     // Names are checked as `ktune tune` checks them, so none reaches a message raw.
-    if let Some(study) = &args.study {
+    if let Some(study) = study {
         ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
     }
-    match (&args.db, &args.storage) {
+    let study = study.map(str::to_string);
+    match (db, storage) {
         (Some(_), Some(_)) => {
             bail!("give either a results database or --storage URL, not both")
         }
@@ -161,7 +175,7 @@ fn source(args: &ResultsArgs) -> Result<Source> {
         ),
         (Some(db), None) => Ok(Source {
             path: db.clone(),
-            study: args.study.clone(),
+            study,
             shown: db.display().to_string(),
             copied: None,
         }),
@@ -169,11 +183,11 @@ fn source(args: &ResultsArgs) -> Result<Source> {
             ktune_store::Location::Sqlite(path) => Ok(Source {
                 shown: path.display().to_string(),
                 path,
-                study: args.study.clone(),
+                study,
                 copied: None,
             }),
             location => {
-                let dump = location.dump_study(args.study.as_deref())?;
+                let dump = location.dump_study(study.as_deref())?;
                 let dir = tempfile::tempdir().context("cannot make a temporary folder")?;
                 let path = dir.path().join("study.db");
                 Store::import(&path, &dump)?;
@@ -189,7 +203,7 @@ fn source(args: &ResultsArgs) -> Result<Source> {
 }
 
 /// A study opened for reading, with a warning where only an older state of it can be read.
-fn read_study(path: &std::path::Path, study: Option<&str>) -> Result<Store> {
+pub(crate) fn read_study(path: &std::path::Path, study: Option<&str>) -> Result<Store> {
     let store = Store::open_existing_study(path, study)?;
     note_older_state(&store);
     Ok(store)

@@ -483,7 +483,9 @@ fn median(values: &[f64]) -> f64 {
     }
 }
 
-fn short_digest(text: &str) -> String {
+/// The first 8 bytes of `text`'s SHA-256 in hex: how exports and reports name a stored
+/// fingerprint.
+pub fn short_digest(text: &str) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(text.as_bytes())[..8]
         .iter()

@@ -6,6 +6,7 @@ mod bench;
 mod common;
 mod cuda;
 mod export;
+mod report;
 mod results;
 mod space;
 mod tune;

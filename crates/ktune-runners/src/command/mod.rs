@@ -111,6 +111,7 @@ pub struct CommandRunner {
     compile_timeout: Duration,
     run_timeout: Duration,
     max_output: u64,
+    wrong_output_status: Option<i32>,
     /// When the time budget runs out (set before every batch).
     deadline: Option<Instant>,
     objective: Parser,
@@ -274,6 +275,7 @@ impl CommandRunner {
             compile_timeout,
             run_timeout,
             max_output: spec.max_output,
+            wrong_output_status: spec.wrong_output_status.filter(|s| *s != 0),
             deadline: None,
             objective,
             // The objective (mean over the measured runs), then its spread.
@@ -450,6 +452,20 @@ impl CommandRunner {
             Step::Finished {
                 status: 0, stdout, ..
             } => stdout,
+            Step::Finished {
+                status,
+                stdout,
+                stderr,
+            } if Some(status) == self.wrong_output_status => {
+                return Err(Outcome::failed(
+                    FailureKind::WrongOutput,
+                    format!(
+                        "wrong output (run exited with {status}, the spec's wrong_output_status): {}",
+                        said(&stderr, &stdout)
+                    ),
+                    timings,
+                ));
+            }
             Step::Finished {
                 status,
                 stdout,

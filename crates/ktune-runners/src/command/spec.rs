@@ -120,6 +120,10 @@ pub struct CommandSpec {
     /// them on disk too.
     #[serde(default = "default_max_output")]
     pub max_output: u64,
+    /// An exit status of the run step that means "it ran, but its output was wrong" (a
+    /// program that checks its own result against a reference): such a configuration fails
+    /// as a wrong output, not as a crash. Other non-zero statuses are runtime failures.
+    pub wrong_output_status: Option<i32>,
 }
 
 impl CommandSpec {

@@ -64,6 +64,31 @@ fn config(space: &SearchSpace, mode: i64, size: i64) -> Configuration {
 }
 
 #[test]
+fn a_declared_exit_status_is_a_wrong_output_and_others_stay_runtime_failures() {
+    let dir = dir_with_program();
+    let space = space();
+    let mut runner =
+        CommandRunner::new(&spec("wrong_output_status = 3"), &space, dir.path()).unwrap();
+    let configs: Vec<Configuration> = [5, 6, 0].map(|m| config(&space, m, 2)).to_vec();
+    let out = runner.evaluate(&space, &configs).unwrap();
+    assert_eq!(
+        out[0].failure(),
+        Some(FailureKind::WrongOutput),
+        "{:?}",
+        out[0]
+    );
+    match &out[0] {
+        Outcome::Failed { reason, .. } => assert!(
+            reason.contains("wrong output (run exited with 3") && reason.contains("bad input"),
+            "{reason}"
+        ),
+        Outcome::Ok { .. } => unreachable!(),
+    }
+    assert_eq!(out[1].failure(), Some(FailureKind::Runtime), "{:?}", out[1]);
+    assert_eq!(out[2].objective(), Some(20.5));
+}
+
+#[test]
 fn every_kind_of_failure_is_recorded_and_tuning_goes_on() {
     let dir = dir_with_program();
     let space = space();
