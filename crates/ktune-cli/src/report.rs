@@ -1,12 +1,11 @@
 //! `ktune report`: one self-contained HTML file showing what the tuner did in a study.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use ktune_report::{Options, Study};
-
-use crate::results::{open_source, read_study};
+use anyhow::{Result, bail};
+use ktune_report::Options;
+use ktune_store::Location;
 
 /// Arguments of `ktune report`.
 #[derive(clap::Args)]
@@ -32,48 +31,25 @@ pub struct ReportArgs {
 
 pub fn run(args: &ReportArgs) -> Result<()> {
     let started = Instant::now();
-    let from = open_source(
-        args.db.as_ref(),
-        args.storage.as_deref(),
-        args.study.as_deref(),
-    )?;
-    let store = read_study(&from.path, from.study.as_deref())?;
-    let dump = store.dump()?;
-    let rows = store.rows()?;
-    let mut notes = Vec::new();
-    let default = match dump.meta.iter().find(|(k, _)| k == "spec") {
-        Some((_, spec)) => match default_values(Path::new(spec)) {
-            Ok(d) => d,
-            Err(e) => {
-                notes.push(format!(
-                    "the default configuration is not marked: its spec `{spec}` could not be read ({e:#})"
-                ));
-                None
-            }
-        },
-        None => {
-            notes.push("the default configuration is not marked: the study names no spec".into());
-            None
+    let (location, shown) = match (&args.db, &args.storage) {
+        (Some(_), Some(_)) => bail!("give either a results database or --storage URL, not both"),
+        (None, None) => bail!(
+            "which study? give the database `ktune tune` wrote (ktune report ktune.db) or a shared study's --storage URL"
+        ),
+        (Some(db), None) => (Location::Sqlite(db.clone()), db.display().to_string()),
+        (None, Some(url)) => {
+            let location = Location::parse(url)?;
+            let shown = location.display();
+            (location, shown)
         }
     };
-    let mut meta = dump.meta.clone();
-    meta.push((
-        "fingerprint".into(),
-        format!(
-            "{} (SHA-256 of the stored space, runner and objective)",
-            ktune_problem::export::short_digest(&dump.fingerprint)
-        ),
-    ));
-    let study = Study {
-        name: dump.name.clone(),
-        source: from.shown.clone(),
-        created: dump.created,
-        meta,
-        workers: dump.workers.clone(),
-        rows,
-        default,
-        notes,
-    };
+    if let Some(study) = &args.study {
+        ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
+    }
+    let study = ktune_problem::report::study_for_report(&location, args.study.as_deref(), &shown)?;
+    for note in &study.notes {
+        eprintln!("note: {note}");
+    }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -93,19 +69,4 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// The spec's default configuration, as the evaluations store values.
-fn default_values(spec: &Path) -> Result<Option<Vec<(String, serde_json::Value)>>> {
-    let problem = ktune_problem::ProblemSpec::from_path(spec)
-        .with_context(|| format!("cannot read `{}`", spec.display()))?;
-    let space = crate::space::build_with_progress(&problem.space, ktune_space::DEFAULT_MAX_CHECKS)?;
-    Ok(space.default_configuration().map(|c| {
-        space
-            .params()
-            .iter()
-            .zip(space.values(&c))
-            .map(|(p, v)| (p.name().to_string(), v.to_json()))
-            .collect()
-    }))
 }

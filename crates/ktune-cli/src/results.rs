@@ -138,11 +138,11 @@ pub struct ResultsArgs {
 
 /// Where `ktune results` reads: an SQLite file, or a copy of a PostgreSQL study in a
 /// temporary one (so that listing, exports and re-ranking share one code path).
-pub(crate) struct Source {
-    pub(crate) path: PathBuf,
-    pub(crate) study: Option<String>,
+struct Source {
+    path: PathBuf,
+    study: Option<String>,
     /// What the user named, for messages.
-    pub(crate) shown: String,
+    shown: String,
     /// The study as copied out of PostgreSQL, and the folder of its temporary file.
     copied: Option<(ktune_store::StudyDump, tempfile::TempDir)>,
 }
@@ -156,11 +156,7 @@ fn source(args: &ResultsArgs) -> Result<Source> {
 }
 
 /// Where a study named by a results database or `--storage URL` (and `--study`) is read.
-pub(crate) fn open_source(
-    db: Option<&PathBuf>,
-    storage: Option<&str>,
-    study: Option<&str>,
-) -> Result<Source> {
+fn open_source(db: Option<&PathBuf>, storage: Option<&str>, study: Option<&str>) -> Result<Source> {
     // Names are checked as `ktune tune` checks them, so none reaches a message raw.
     if let Some(study) = study {
         ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
@@ -203,7 +199,7 @@ pub(crate) fn open_source(
 }
 
 /// A study opened for reading, with a warning where only an older state of it can be read.
-pub(crate) fn read_study(path: &std::path::Path, study: Option<&str>) -> Result<Store> {
+fn read_study(path: &std::path::Path, study: Option<&str>) -> Result<Store> {
     let store = Store::open_existing_study(path, study)?;
     note_older_state(&store);
     Ok(store)

@@ -47,6 +47,7 @@ pub mod export;
 mod inputs;
 mod plan;
 pub mod prior;
+pub mod report;
 mod runner;
 mod spec;
 mod study;

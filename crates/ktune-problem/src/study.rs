@@ -189,6 +189,11 @@ pub struct Ended {
 }
 
 impl<'a> OpenStudy<'a> {
+    /// Where the study is stored.
+    pub fn place(&self) -> &StudyPlace {
+        &self.place
+    }
+
     /// This process's part in the study: the one study with its storage, the session and
     /// the part of this worker, for a front end that measures by itself (Python's `ask`).
     pub fn parts(

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod convert;
 mod kernel;
+mod report;
 mod select;
 mod simulate;
 mod space;
@@ -35,6 +36,7 @@ fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::study_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(select::select, m)?)?;
+    m.add_function(wrap_pyfunction!(report::report, m)?)?;
     m.add("KtuneError", m.py().get_type::<KtuneError>())?;
     // The crate's version is the wheel's (pyproject.toml takes it from Cargo.toml).
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -560,6 +560,55 @@ impl Study {
         py.import("ktune")?.getattr("ResultList")?.call1((list,))
     }
 
+    /// Writes the study's HTML report (as `ktune report` does) to `path` and returns the path:
+    /// a stored study's every record and facts, or this object's records where the study has
+    /// no storage. `max_points` successful measurements are drawn one by one (beyond, the
+    /// figure is decimated and says so); `top` configurations are listed as the best.
+    #[pyo3(signature = (path = std::path::PathBuf::from("report.html"), *, max_points = 4000, top = 20))]
+    fn report(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        max_points: usize,
+        top: usize,
+    ) -> PyResult<String> {
+        let state = self.state(py)?;
+        match &state.backing {
+            Backing::Stored(study) => {
+                let place = study.place().clone();
+                drop(state);
+                crate::report::of_study(py, Some(&place), None, &path, max_points, top)
+            }
+            Backing::Memory(session) => {
+                let records = session.records().to_vec();
+                let direction = session.direction();
+                drop(state);
+                let memory = (
+                    &*self.space,
+                    records.as_slice(),
+                    self.objective.as_str(),
+                    direction,
+                );
+                crate::report::of_study(py, None, Some(memory), &path, max_points, top)
+            }
+        }
+    }
+
+    /// Jupyter's view of a study: its counts, the best value and configuration, the best five.
+    fn _repr_html_(&self, py: Python<'_>) -> PyResult<String> {
+        let state = self.state(py)?;
+        let session = state.session();
+        let records = session.records().to_vec();
+        let direction = session.direction();
+        drop(state);
+        Ok(crate::report::fragment(
+            &self.space,
+            &records,
+            &self.objective,
+            direction,
+        ))
+    }
+
     /// The objective's name.
     #[getter]
     fn objective(&self) -> &str {

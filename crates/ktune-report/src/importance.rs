@@ -17,9 +17,14 @@
 //! of the workspace provides the χ² distribution and the report needs nothing else of one.
 //!
 //! A parameter that matters only together with another (`b` good only with the right `c`)
-//! leaves both marginal shares even. Pairs are therefore tested too: the best set's joint
-//! shares of `(a, b)` against what the two marginal ratios alone predict,
-//! `p(a, b) · q(a)/p(a) · q(b)/p(b)` (normalised), with `(K_a − 1)(K_b − 1)` degrees of freedom.
+//! can leave its marginal shares even. Pairs are therefore tested by a two-way analysis of
+//! variance of the objective's logarithm (of the objective where some values are not
+//! positive): the cell means of each pair of values against their best additive fit
+//! (backfitted, weighted by the cells' counts, since a study samples unevenly), the
+//! interaction's sum of squares over the within-cell variance compared with the χ² quantile
+//! at 0.999 with `cells − K_a − K_b + 1` degrees of freedom. A pair is shown when it passes and
+//! explains at least [`MIN_INTERACTION_SHARE`] of the variance. The best set is not used
+//! here: selecting the best of an additive objective makes its parameters look dependent.
 //!
 //! Marginal effects are the geometric mean of the objective over the measurements with each
 //! value, relative to that of all of them, with a 95% interval from the spread of the logs
@@ -42,16 +47,19 @@ pub struct ParamImportance {
     pub important: bool,
 }
 
-/// A pair whose joint values matter beyond what each does alone.
+/// A pair whose joint effect is more than the sum of their own.
 #[derive(Clone, Debug)]
 pub struct PairInteraction {
     /// The two parameters.
     pub names: (String, String),
-    /// The divergence of the best set's joint shares from the marginals' prediction.
-    pub divergence: f64,
-    /// Its expected value by chance alone.
-    pub chance: f64,
+    /// The share of the objective's variance (of its logarithm, where positive) that the
+    /// interaction explains.
+    pub share: f64,
 }
+
+/// The least share of the variance an interaction must explain to be shown: with 100,000
+/// measurements, a negligible interaction is significant.
+pub const MIN_INTERACTION_SHARE: f64 = 0.01;
 
 /// The objective over the measurements with one value of a parameter.
 #[derive(Clone, Debug)]
@@ -150,8 +158,12 @@ pub fn analyse(names: &[String], rows: &[(Vec<String>, f64)], shown: &[f64]) -> 
             0.0
         };
     }
-    let pairs = interactions(names, &codes, &labels, &in_best, m, scale);
-    let ratios = rows.iter().all(|r| r.1 != 0.0) && shown.iter().all(|v| *v > 0.0);
+    let ratios = shown.iter().all(|v| *v > 0.0);
+    let y: Vec<f64> = shown
+        .iter()
+        .map(|v| if ratios { v.ln() } else { *v })
+        .collect();
+    let pairs = interactions(names, &codes, &labels, &y);
     let mut ranked: Vec<(ParamImportance, usize)> = params
         .into_iter()
         .map(|p| {
@@ -217,72 +229,85 @@ fn interactions(
     names: &[String],
     codes: &[Vec<usize>],
     labels: &[Vec<String>],
-    in_best: &[bool],
-    m: usize,
-    scale: f64,
+    y: &[f64],
 ) -> Vec<PairInteraction> {
+    let n = y.len();
+    let mean = y.iter().sum::<f64>() / n as f64;
+    let total: f64 = y.iter().map(|v| (v - mean).powi(2)).sum();
     let mut out = Vec::new();
+    if total <= 0.0 {
+        return out;
+    }
     for a in 0..names.len() {
         for b in a + 1..names.len() {
             let (ka, kb) = (labels[a].len(), labels[b].len());
             if ka < 2 || kb < 2 {
                 continue;
             }
-            let (all_a, best_a) = counts(&codes[a], in_best, ka);
-            let (all_b, best_b) = counts(&codes[b], in_best, kb);
-            let joint: Vec<usize> = codes[a]
+            let cells = ka * kb;
+            let (mut count, mut sum, mut squares) =
+                (vec![0.0; cells], vec![0.0; cells], vec![0.0; cells]);
+            for ((x, z), v) in codes[a].iter().zip(&codes[b]).zip(y) {
+                let c = x * kb + z;
+                count[c] += 1.0;
+                sum[c] += v;
+                squares[c] += v * v;
+            }
+            let filled: Vec<usize> = (0..cells).filter(|&c| count[c] > 0.0).collect();
+            let within: f64 = filled
                 .iter()
-                .zip(&codes[b])
-                .map(|(x, y)| x * kb + y)
-                .collect();
-            let (all, best) = counts(&joint, in_best, ka * kb);
-            // What the marginal ratios alone predict for the best set's joint shares.
-            let mut predicted: Vec<f64> = (0..ka * kb)
-                .map(|c| {
-                    let (x, y) = (c / kb, c % kb);
-                    let ra = if all_a[x] > 0.0 {
-                        best_a[x] / all_a[x]
-                    } else {
-                        0.0
-                    };
-                    let rb = if all_b[y] > 0.0 {
-                        best_b[y] / all_b[y]
-                    } else {
-                        0.0
-                    };
-                    all[c] * ra * rb
-                })
-                .collect();
-            let total: f64 = predicted.iter().sum();
-            if total <= 0.0 {
+                .map(|&c| squares[c] - sum[c] * sum[c] / count[c])
+                .sum();
+            let df_within = n as f64 - filled.len() as f64;
+            let df = filled.len() as f64 - ka as f64 - kb as f64 + 1.0;
+            if df < 1.0 || df_within < 1.0 || within <= 0.0 {
                 continue;
             }
-            predicted.iter_mut().for_each(|p| *p /= total);
-            let divergence: f64 = predicted
+            // The additive fit of the cell means, weighted by their counts (backfitting).
+            let cell_mean = |c: usize| sum[c] / count[c];
+            let (mut alpha, mut beta) = (vec![0.0; ka], vec![0.0; kb]);
+            for _ in 0..50 {
+                for (x, al) in alpha.iter_mut().enumerate() {
+                    let (mut num, mut den) = (0.0, 0.0);
+                    for (z, be) in beta.iter().enumerate() {
+                        let c = x * kb + z;
+                        if count[c] > 0.0 {
+                            num += count[c] * (cell_mean(c) - mean - be);
+                            den += count[c];
+                        }
+                    }
+                    *al = if den > 0.0 { num / den } else { 0.0 };
+                }
+                for (z, be) in beta.iter_mut().enumerate() {
+                    let (mut num, mut den) = (0.0, 0.0);
+                    for (x, al) in alpha.iter().enumerate() {
+                        let c = x * kb + z;
+                        if count[c] > 0.0 {
+                            num += count[c] * (cell_mean(c) - mean - al);
+                            den += count[c];
+                        }
+                    }
+                    *be = if den > 0.0 { num / den } else { 0.0 };
+                }
+            }
+            let interaction: f64 = filled
                 .iter()
-                .zip(&best)
-                .filter(|(p, _)| **p > 0.0)
-                .map(|(p, b)| {
-                    let q = b / m as f64;
-                    (q - p) * (q - p) / p
+                .map(|&c| {
+                    let (x, z) = (c / kb, c % kb);
+                    count[c] * (cell_mean(c) - mean - alpha[x] - beta[z]).powi(2)
                 })
                 .sum();
-            let cells = predicted.iter().filter(|p| **p > 0.0).count();
-            let df = ((ka - 1) * (kb - 1)).min(cells.saturating_sub(1)) as f64;
-            if df < 1.0 {
-                continue;
-            }
-            // The best set is `m` draws: the statistic is scaled as the parameters' one.
-            if divergence * scale > chi2_quantile(df, Z_999) {
+            let statistic = interaction / (within / df_within);
+            let share = interaction / total;
+            if statistic > chi2_quantile(df, Z_999) && share >= MIN_INTERACTION_SHARE {
                 out.push(PairInteraction {
                     names: (names[a].clone(), names[b].clone()),
-                    divergence,
-                    chance: df / scale,
+                    share,
                 });
             }
         }
     }
-    out.sort_by(|x, y| (y.divergence / y.chance).total_cmp(&(x.divergence / x.chance)));
+    out.sort_by(|x, y| y.share.total_cmp(&x.share));
     out
 }
 

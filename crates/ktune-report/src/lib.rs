@@ -29,7 +29,7 @@ mod tests;
 use ktune_store::{Row, WorkerRow};
 use serde_json::Value as Json;
 
-pub use page::render;
+pub use page::{fragment, render};
 
 /// A study as the report reads it.
 #[derive(Clone, Debug, Default)]

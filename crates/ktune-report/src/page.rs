@@ -322,15 +322,14 @@ fn importance_section(page: &mut String, rows: &[Row], maximize: bool, label: &s
     if a.pairs.is_empty() {
         page.push_str("<p>No pair of parameters matters beyond what each does alone.</p>");
     } else {
-        page.push_str(r#"<p>Pairs that matter together, beyond what each does alone (the best configurations combine their values unlike the two parameters' own shares predict):</p><ul id="pairs">"#);
+        page.push_str(r#"<p>Pairs whose effect together is more than the sum of their own (two-way analysis of variance of the objective's logarithm; significant at the 0.1% level and explaining at least 1% of its variance):</p><ul id="pairs">"#);
         for p in &a.pairs {
             let _ = write!(
                 page,
-                r#"<li class="pair">{} × {}: divergence {} (chance {})</li>"#,
+                r#"<li class="pair">{} × {}: {:.1}% of the variance</li>"#,
                 escape(&p.names.0),
                 escape(&p.names.1),
-                number(p.divergence),
-                number(p.chance)
+                100.0 * p.share
             );
         }
         page.push_str("</ul>");
@@ -481,4 +480,47 @@ fn facts(page: &mut String, study: &Study) {
         page.push_str("</tbody></table>");
     }
     page.push_str("</section>");
+}
+
+/// A short view of `study` for a notebook cell: its counts, the best value and the best
+/// `top` configurations, styled inline (a notebook's page has styles of its own).
+pub fn fragment(study: &Study, top: usize) -> String {
+    let maximize = study.maximize();
+    let rows = &study.rows;
+    let mut ranked: Vec<&Row> = rows.iter().filter(|r| ok_value(r).is_some()).collect();
+    ranked.sort_by(|a, b| {
+        let (x, y) = (ok_value(a).unwrap_or(0.0), ok_value(b).unwrap_or(0.0));
+        if maximize {
+            y.total_cmp(&x)
+        } else {
+            x.total_cmp(&y)
+        }
+    });
+    let failed = rows.len() - rows.iter().filter(|r| r.status == "ok").count();
+    let mut out = format!(
+        "<div class=\"ktune-study\"><p><b>ktune study</b>: {} evaluations, {failed} failed; {} {}</p>",
+        rows.len(),
+        escape(study.objective()),
+        if maximize { "maximised" } else { "minimised" }
+    );
+    if ranked.is_empty() {
+        out.push_str("<p>No successful measurement yet.</p></div>");
+        return out;
+    }
+    let _ = write!(
+        out,
+        "<table><thead><tr><th style=\"text-align:right\">rank</th><th style=\"text-align:right\">{}</th><th style=\"text-align:left\">configuration</th></tr></thead><tbody>",
+        escape(study.objective())
+    );
+    for (i, r) in ranked.iter().take(top).enumerate() {
+        let _ = write!(
+            out,
+            "<tr><td style=\"text-align:right\">{}</td><td style=\"text-align:right\">{}</td><td style=\"text-align:left\"><code>{}</code></td></tr>",
+            i + 1,
+            number(ok_value(r).unwrap_or(f64::NAN)),
+            escape(&describe(r))
+        );
+    }
+    out.push_str("</tbody></table></div>");
+    out
 }

@@ -147,6 +147,32 @@ fn a_pair_that_matters_only_together_is_found_though_each_alone_looks_even() {
 }
 
 #[test]
+fn an_additive_objective_shows_no_pair() {
+    // Selecting the best of e^(a + b) makes a and b look dependent in the best set; they do
+    // not interact, and the pair test must not say they do.
+    let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+    let rows: Vec<(Vec<String>, f64)> = configurations(3000, 3, 4)
+        .into_iter()
+        .map(|c| {
+            let v = (0.5 * c[0] as f64 + 0.4 * c[1] as f64).exp() * noise(&mut rng);
+            (c.iter().map(|i| i.to_string()).collect(), v)
+        })
+        .collect();
+    let shown: Vec<f64> = rows.iter().map(|r| r.1).collect();
+    let a = analyse(&names, &rows, &shown).unwrap();
+    assert!(a.pairs.is_empty(), "{:?}", a.pairs);
+    let mut important: Vec<&str> = a
+        .params
+        .iter()
+        .filter(|p| p.important)
+        .map(|p| p.name.as_str())
+        .collect();
+    important.sort_unstable();
+    assert_eq!(important, ["a", "b"], "{:?}", a.params);
+}
+
+#[test]
 fn importance_needs_enough_measurements() {
     let names = vec!["a".to_string()];
     let rows: Vec<(Vec<String>, f64)> = (0..importance::MIN_MEASUREMENTS - 1)

@@ -6,11 +6,15 @@ from ktune._ktune import SearchSpace as SearchSpace
 from ktune._ktune import __version__ as __version__
 from ktune._ktune import Study as Study
 from ktune._ktune import cuda_available as cuda_available
+from ktune._ktune import report as report
+from ktune._ktune import select as select
 from ktune._ktune import simulate as simulate
 
 class ResultList(List[Dict[str, Any]]):
     def to_pandas(self) -> Any:
         """A pandas DataFrame: the parameters, then value, status and reason."""
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the first 50 results as a table."""
 
 
 class ErrorConfig(str):

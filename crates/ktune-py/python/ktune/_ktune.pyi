@@ -96,6 +96,11 @@ class Study:
         """Tunes ``func``; an exception it raises marks the configuration failed, except
         ``KeyboardInterrupt`` and ``SystemExit``, which stop it (everything finished recorded)
         and are raised again."""
+    def report(self, path: Union[str, "os.PathLike[str]"] = "report.html", *, max_points: int = 4000, top: int = 20) -> str:
+        """Writes the study's HTML report (as ``ktune report`` does) and returns its path: a
+        stored study's every record and facts, or this object's records without a storage."""
+    def _repr_html_(self) -> str:
+        """Jupyter's view: counts, the best value, the best five configurations."""
     @property
     def best(self) -> Optional[Dict[str, Any]]:
         """``{"config": ..., "value": ...}`` of the best result so far."""
@@ -141,6 +146,26 @@ def study_summaries(storage: str) -> List[Dict[str, Any]]:
     """The studies of a storage (``sqlite:///path.db`` or ``postgresql://...``), oldest
     first: per study ``name``, ``evaluations``, ``failed``, ``best`` (in its direction),
     ``direction``, ``budget``, ``workers`` and ``created`` (seconds since the Unix epoch)."""
+
+def report(
+    source: Union[str, "os.PathLike[str]"],
+    path: Union[str, "os.PathLike[str]"] = "report.html",
+    *,
+    study: Optional[str] = None,
+    max_points: int = 4000,
+    top: int = 20,
+) -> str:
+    """Writes the HTML report of the study in ``source`` (a database ``ktune tune`` wrote, or
+    a storage URL: ``sqlite:///...``, ``postgresql://...``; ``study`` picks one of several) to
+    ``path`` and returns the path: one self-contained file that loads nothing."""
+
+def select(
+    wisdom: Union[str, "os.PathLike[str]"],
+    device: str,
+    problem_size: Union[int, Sequence[int]],
+    kernel: Optional[str] = None,
+) -> Optional[Dict[str, Any]]:
+    """The configuration a ``ktune export`` wisdom file gives ``device`` at ``problem_size``."""
 
 def simulate(
     cache_file: str,
