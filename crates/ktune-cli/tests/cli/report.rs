@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{assert_mentions, ktune, repo};
+use crate::common::{Succeeds, assert_mentions, ktune, repo};
 
 /// Chromium: `KTUNE_CHROMIUM` (scripts/test.sh sets it), else one on the PATH.
 fn chromium() -> Option<PathBuf> {
@@ -218,4 +218,57 @@ fn a_report_goes_to_a_readable_file_and_the_unwritable_folder_is_named() {
         .unwrap();
     assert!(!out.status.success());
     assert_mentions(&String::from_utf8_lossy(&out.stderr), &["no/such/folder"]);
+}
+
+#[test]
+fn a_postgresql_study_is_reported_with_its_default_marked() {
+    let Ok(url) = std::env::var("KTUNE_PG_URL") else {
+        eprintln!(
+            "SKIPPED: no PostgreSQL server: {} (`bash scripts/test.sh` starts one)",
+            std::env::var("KTUNE_PG_SKIP").unwrap_or_else(|_| "KTUNE_PG_URL is not set".into())
+        );
+        return;
+    };
+    if crate::common::gcc_missing() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::written(
+        dir.path(),
+        "prog.c",
+        "#include <stdio.h>\nint main(void) { printf(\"time: %d ms\\n\", (X - 3) * (X - 3) + 1); return 0; }\n",
+    );
+    let spec = crate::common::gcc_spec(
+        "[[parameter]]\nname = \"X\"\nvalues = [1, 2, 3, 4, 5]\ndefault = 5\n",
+        0,
+        5,
+    )
+    .replace("name = \"random\"", "name = \"brute_force\"");
+    let spec = crate::common::written(dir.path(), "ktune.toml", &spec);
+    let study = format!("report-{}", std::process::id());
+    crate::common::ktune_in(dir.path())
+        .args([
+            "tune",
+            "ktune.toml",
+            "--quiet",
+            "--storage",
+            &url,
+            "--study",
+            &study,
+        ])
+        .succeeds();
+    let page = dir.path().join("pg.html");
+    let out = ktune()
+        .args(["report", "--storage", &url, "--study", &study, "-o"])
+        .arg(&page)
+        .succeeds();
+    assert_mentions(&String::from_utf8_lossy(&out.stderr), &["5 evaluations"]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("class=\"pt ok\"").count(), 5);
+    // The spec is where the study says: its default (X = 5, time 5) is marked.
+    assert!(html.contains("class=\"default-line\""), "no default line");
+    assert!(html.contains("<b>5×</b>better than the default (5)"));
+    // The password-free URL only.
+    assert!(!html.contains("password="));
+    let _ = spec;
 }
