@@ -5,6 +5,7 @@
 mod output;
 mod bench;
 mod brute_forced;
+mod dashboard;
 mod export;
 mod numbers;
 mod report;
@@ -48,6 +49,9 @@ enum Command {
     /// Write one self-contained HTML file showing what the tuner did in a study: convergence,
     /// every measurement, failures, parameter importance, the best configurations, its facts.
     Report(report::ReportArgs),
+    /// Serve a storage's studies read-only on a local web page: each study's report, updated
+    /// live while workers tune it.
+    Dashboard(dashboard::DashboardArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Results(args) => results::results(&args),
         Command::Export(args) => export::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Dashboard(args) => dashboard::run(&args),
         Command::Strategies => out!("{}", ktune_strategies::markdown()).map_err(Into::into),
     };
     match result {

@@ -58,6 +58,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         top: args.top.max(1),
         generator: format!("ktune {}", env!("CARGO_PKG_VERSION")),
         generated: ktune_core::utc_text(now),
+        live_script: None,
     };
     let html = ktune_report::render(&study, &options)?;
     crate::export::write_whole(&args.out, &html)?;

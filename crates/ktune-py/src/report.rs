@@ -142,6 +142,7 @@ fn write(
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64()),
         ),
+        live_script: None,
     };
     let html = py
         .detach(|| ktune_report::render(study, &options))

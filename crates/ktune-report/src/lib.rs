@@ -90,6 +90,20 @@ pub struct Options {
     pub generator: String,
     /// When it was made, shown at its foot.
     pub generated: String,
+    /// A script of the page's own origin that keeps it current (the dashboard's); without
+    /// one the page has no script and may load nothing.
+    pub live_script: Option<Live>,
+}
+
+/// Where a live page (the dashboard's) finds its script and what it polls.
+#[derive(Clone, Debug)]
+pub struct Live {
+    /// The script's URL.
+    pub script: String,
+    /// The URL of the study's state (JSON).
+    pub state: String,
+    /// The URL of the page itself, fetched again when the study changed.
+    pub body: String,
 }
 
 impl Default for Options {
@@ -99,6 +113,7 @@ impl Default for Options {
             top: 20,
             generator: format!("ktune-report {}", env!("CARGO_PKG_VERSION")),
             generated: String::new(),
+            live_script: None,
         }
     }
 }

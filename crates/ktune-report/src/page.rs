@@ -48,10 +48,31 @@ pub fn render(study: &Study, options: &Options) -> Result<String, ReportError> {
     let title = format!("ktune report: {}", study.name);
     let _ = write!(
         page,
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"><title>{}</title><style>{STYLE}</style></head><body><header><h1>{}</h1><p class="source">{}</p></header><main>"#,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:{}"><title>{}</title><style>{STYLE}</style>{}</head><body{}><header><h1>{}</h1><p class="source">{}</p><p id="live"></p></header><main data-evaluations="{}">"#,
+        if options.live_script.is_some() {
+            "; script-src 'self'; connect-src 'self'"
+        } else {
+            ""
+        },
         escape(&title),
+        options
+            .live_script
+            .as_ref()
+            .map_or(String::new(), |l| format!(
+                r#"<script src="{}" defer></script>"#,
+                escape(&l.script)
+            )),
+        options
+            .live_script
+            .as_ref()
+            .map_or(String::new(), |l| format!(
+                r#" data-state="{}" data-body="{}""#,
+                escape(&l.state),
+                escape(&l.body)
+            )),
         escape(&title),
-        escape(&study.source)
+        escape(&study.source),
+        rows.len()
     );
     summary(
         &mut page,

@@ -133,13 +133,16 @@ pub struct StudySummary {
     pub budget: Option<u64>,
     /// Workers that joined it.
     pub workers: u64,
+    /// Configurations claimed by a worker now (being measured): a study with live claims is
+    /// running.
+    pub claims: u64,
     /// When it was made, in seconds since the Unix epoch.
     pub created: Option<f64>,
 }
 
 /// The query behind [`StudySummary`], for the tables of both storages (`prefix`: their
-/// schema, with its dot).
-pub(crate) fn summary_sql(prefix: &str) -> String {
+/// schema, with its dot; `now`: their expression for the time in seconds).
+pub(crate) fn summary_sql(prefix: &str, now: &str) -> String {
     let of = |table: &str| format!("{prefix}{table} x WHERE x.study = s.id");
     let meta = |key: &str| {
         format!(
@@ -154,10 +157,12 @@ pub(crate) fn summary_sql(prefix: &str) -> String {
          (SELECT MIN(x.objective) FROM {e} AND x.status = 'ok'), \
          (SELECT MAX(x.objective) FROM {e} AND x.status = 'ok'), \
          {direction}, {budget}, \
-         (SELECT COUNT(*) FROM {w}) \
+         (SELECT COUNT(*) FROM {w}), \
+         (SELECT COUNT(*) FROM {c} AND x.expires > {now}) \
          FROM {prefix}studies s ORDER BY s.id",
         e = of("evaluations"),
         w = of("workers"),
+        c = of("claims"),
         direction = meta(DIRECTION_KEY),
         budget = meta(BUDGET_KEY),
     )
@@ -175,6 +180,7 @@ pub(crate) fn summary(
     direction: Option<String>,
     budget: Option<String>,
     workers: i64,
+    claims: i64,
 ) -> StudySummary {
     StudySummary {
         best: if direction.as_deref() == Some("maximize") {
@@ -188,6 +194,7 @@ pub(crate) fn summary(
         direction,
         budget: budget.and_then(|b| b.parse().ok()),
         workers: workers.max(0) as u64,
+        claims: claims.max(0) as u64,
         created,
     }
 }

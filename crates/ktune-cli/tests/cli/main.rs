@@ -5,6 +5,7 @@
 mod bench;
 mod common;
 mod cuda;
+mod dashboard;
 mod export;
 mod report;
 mod results;

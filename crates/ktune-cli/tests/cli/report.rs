@@ -8,7 +8,7 @@ use std::process::Command;
 use crate::common::{Succeeds, assert_mentions, ktune, repo};
 
 /// Chromium: `KTUNE_CHROMIUM` (scripts/test.sh sets it), else one on the PATH.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let named = std::env::var("KTUNE_CHROMIUM")
         .ok()
         .filter(|c| !c.is_empty());

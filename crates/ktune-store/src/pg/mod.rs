@@ -313,7 +313,7 @@ impl PgStore {
     pub fn summaries(&mut self) -> Result<Vec<StudySummary>, StoreError> {
         let rows = self
             .client
-            .query(&summary_sql("ktune."), &[])
+            .query(&summary_sql("ktune.", NOW), &[])
             .map_err(|e| self.pg(e))?;
         Ok(rows
             .iter()
@@ -328,6 +328,7 @@ impl PgStore {
                     r.get(6),
                     r.get(7),
                     r.get(8),
+                    r.get(9),
                 )
             })
             .collect())

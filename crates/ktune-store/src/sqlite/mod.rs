@@ -251,7 +251,7 @@ impl Store {
     pub fn summaries(&self) -> Result<Vec<StudySummary>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare(&summary_sql(""))
+            .prepare(&summary_sql("", NOW))
             .map_err(|e| self.sqlite(e))?;
         stmt.query_map([], |r| {
             Ok(summary(
@@ -264,6 +264,7 @@ impl Store {
                 r.get(6)?,
                 r.get(7)?,
                 r.get(8)?,
+                r.get(9)?,
             ))
         })
         .and_then(|rows| rows.collect::<Result<_, _>>())
