@@ -254,15 +254,26 @@ async fn state_json(
         return r;
     }
     let location = shared.options.location.clone();
-    match blocking(move || location.studies()).await {
+    let read =
+        move || Ok::<_, ktune_store::StoreError>((location.studies()?, location.live_claims()?));
+    match blocking(read).await {
         Err(m) => failed(m),
         Ok(Err(e)) => unreadable(e),
-        Ok(Ok(list)) => match list.iter().find(|s| s.name == name) {
-            Some(s) => (
-                [(header::CONTENT_TYPE, "application/json")],
-                summary_json(s).to_string(),
-            )
-                .into_response(),
+        Ok(Ok((list, claims))) => match list.iter().find(|s| s.name == name) {
+            Some(s) => {
+                let mut state = summary_json(s);
+                // Who is measuring what now: each worker with its live claims.
+                state["claimed_by"] = claims
+                    .iter()
+                    .filter(|c| c.0 == name)
+                    .map(|c| serde_json::json!({ "worker": c.1, "claims": c.2 }))
+                    .collect();
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    state.to_string(),
+                )
+                    .into_response()
+            }
             None => unreadable(format!("the storage holds no study `{name}` now")),
         },
     }
@@ -276,13 +287,15 @@ async fn index(State(shared): State<Arc<Shared>>, Query(q): Q) -> Response {
     let location = shared.options.location.clone();
     let shown = location.display();
     let suffix = token_suffix(&shared);
-    let body = match blocking(move || location.studies()).await {
+    let read =
+        move || Ok::<_, ktune_store::StoreError>((location.studies()?, location.live_claims()?));
+    let body = match blocking(read).await {
         Err(m) => return failed(m),
         Ok(Err(e)) => format!(r#"<p class="warning">Cannot read the storage now: {}</p>"#, ktune_report::svg::escape(&e.to_string())),
-        Ok(Ok(list)) if list.is_empty() => {
+        Ok(Ok((list, _))) if list.is_empty() => {
             "<p id=\"no-studies\">This storage holds no study yet: start one with <code>ktune tune SPEC --storage URL</code>; it appears here when its first worker joins (reload).</p>".to_string()
         }
-        Ok(Ok(list)) => studies_table(&list, &suffix),
+        Ok(Ok((list, claims))) => studies_table(&list, &claims, &suffix),
     };
     let esc = ktune_report::svg::escape;
     Html(format!(
@@ -292,14 +305,22 @@ async fn index(State(shared): State<Arc<Shared>>, Query(q): Q) -> Response {
     .into_response()
 }
 
-fn studies_table(list: &[StudySummary], suffix: &str) -> String {
+fn studies_table(list: &[StudySummary], claims: &[(String, String, u64)], suffix: &str) -> String {
     let esc = ktune_report::svg::escape;
     let mut out = String::from(
         "<table id=\"studies\"><thead><tr><th>study</th><th>state</th><th>evaluations</th><th>failed</th><th>best</th><th>budget</th><th>workers</th><th>created</th></tr></thead><tbody>",
     );
     for s in list {
         let (class, state) = if s.claims > 0 {
-            ("running", format!("running ({} being measured)", s.claims))
+            let by: Vec<String> = claims
+                .iter()
+                .filter(|c| c.0 == s.name)
+                .map(|c| format!("{} ({})", esc(&c.1), c.2))
+                .collect();
+            (
+                "running",
+                format!("running: {} being measured by {}", s.claims, by.join(", ")),
+            )
         } else if s.budget.is_some_and(|b| s.evaluations >= b) {
             ("finished", "finished".to_string())
         } else {

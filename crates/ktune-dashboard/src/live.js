@@ -21,7 +21,8 @@
       .then(function (pair) {
         var s = pair[1];
         if (!pair[0]) { say("cannot read the study now: " + s.error + " (trying again)", true); return; }
-        var state = s.claims > 0 ? s.claims + " configuration(s) being measured now" :
+        var by = (s.claimed_by || []).map(function (c) { return c.worker + " (" + c.claims + ")"; }).join(", ");
+        var state = s.claims > 0 ? s.claims + " configuration(s) being measured now by " + by :
           (s.budget !== null && s.evaluations >= s.budget ? "finished: the budget is spent" : "no worker is measuring now");
         say("live: " + s.evaluations + " evaluations, " + s.workers + " worker(s); " + state +
           " · " + new Date().toLocaleTimeString(), false);

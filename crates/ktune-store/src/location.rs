@@ -100,6 +100,21 @@ impl Location {
         }
     }
 
+    /// The configurations claimed now (being measured), per study and worker: `(study,
+    /// worker, claims)`, by study and worker name.
+    pub fn live_claims(&self) -> Result<Vec<(String, String, u64)>, StoreError> {
+        match self {
+            Location::Sqlite(path) => Store::open_read(path)?.live_claims(),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => PgStore::open_database(url)?.live_claims(),
+            #[cfg(not(feature = "postgres"))]
+            Location::Postgres(url) => Err(StoreError::Url {
+                url: redact(url),
+                reason: "this ktune was built without PostgreSQL".into(),
+            }),
+        }
+    }
+
     /// An existing study (`name`, or the only one), column by column, for reading and
     /// copying.
     pub fn dump_study(&self, name: Option<&str>) -> Result<StudyDump, StoreError> {
@@ -165,6 +180,15 @@ pub(crate) fn summary_sql(prefix: &str, now: &str) -> String {
         c = of("claims"),
         direction = meta(DIRECTION_KEY),
         budget = meta(BUDGET_KEY),
+    )
+}
+
+/// The query behind [`Location::live_claims`] (`prefix` and `now` as for [`summary_sql`]).
+pub(crate) fn claims_sql(prefix: &str, now: &str) -> String {
+    format!(
+        "SELECT s.name, c.worker, COUNT(*) FROM {prefix}claims c JOIN {prefix}studies s \
+         ON s.id = c.study WHERE c.expires > {now} GROUP BY s.name, c.worker \
+         ORDER BY s.name, c.worker"
     )
 }
 

@@ -1066,7 +1066,27 @@ pub(crate) fn studies_are_summarised(location: &Location) {
     for r in [ok(1, 5.0), ok(2, 7.0)] {
         sb.record(&space, "w2", &r, None).unwrap();
     }
+    // Configurations being measured: two by w1, one by w2; one claim of w2 has expired.
+    let lease = std::time::Duration::from_secs(60);
+    for (x, w) in [(3, "w1"), (4, "w1"), (6, "w2")] {
+        sb.claim(&vec![x], w, lease, None).unwrap();
+    }
+    sb.claim(&vec![7], "w2", std::time::Duration::ZERO, None)
+        .unwrap();
     drop((sa, sb));
+    let claims: Vec<(String, String, u64)> = location
+        .live_claims()
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.0 == a || c.0 == b)
+        .collect();
+    assert_eq!(
+        claims,
+        [
+            (b.clone(), "w1".to_string(), 2),
+            (b.clone(), "w2".to_string(), 1)
+        ]
+    );
     let all = location.studies().unwrap();
     let at = |name: &str| all.iter().position(|s| s.name == name).unwrap();
     let (ia, ib) = (at(&a), at(&b));
@@ -1083,6 +1103,7 @@ pub(crate) fn studies_are_summarised(location: &Location) {
         (2, 0, Some(7.0), None, 2),
         "{sb:?}"
     );
+    assert_eq!((sa.claims, sb.claims), (0, 3));
     assert!(sa.created.is_some_and(|t| t > 1.7e9) && sb.created >= sa.created);
 }
 

@@ -326,4 +326,41 @@ fn with_a_token_every_request_needs_it() {
         &status("/study/fixture?token=a-token-of-20-chars%21"),
         &["200"],
     );
+
+    // A worker measuring: the study's state names it with its claims.
+    let fingerprint = ktune_store::Store::open_existing_study(&db, Some("fixture"))
+        .and_then(|s| s.fingerprint())
+        .unwrap();
+    let mut store = ktune_store::Location::Sqlite(db.clone())
+        .open_study("fixture", &fingerprint)
+        .unwrap();
+    let lease = Duration::from_secs(120);
+    let mut granted = 0;
+    for i in 0..5u32 {
+        for j in 0..4u32 {
+            let config = vec![i, j, 0, 0];
+            if granted < 2
+                && store.claim(&config, "w-busy", lease, None).unwrap()
+                    == ktune_core::Claim::Granted
+            {
+                granted += 1;
+            }
+        }
+    }
+    assert_eq!(
+        granted, 2,
+        "the fixture has unmeasured configurations to claim"
+    );
+    let state = http_body(
+        &host,
+        "/api/study/fixture/state?token=a-token-of-20-chars%21",
+    );
+    let state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    assert_eq!(state["claims"], 2, "{state}");
+    assert_eq!(
+        state["claimed_by"],
+        serde_json::json!([{ "worker": "w-busy", "claims": 2 }])
+    );
+    let index = http_get(&host, "/?token=a-token-of-20-chars%21");
+    assert_mentions(&index, &["running: 2 being measured by w-busy (2)"]);
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use ::postgres::{Client, Config, NoTls, Transaction};
 
 use crate::copy::{EvaluationRow, StudyDump, WorkerRow};
-use crate::location::{name_list, summary, summary_sql};
+use crate::location::{claims_sql, name_list, summary, summary_sql};
 use crate::pg_tls;
 use crate::sqlite::SCHEMA_KEY;
 use crate::{
@@ -307,6 +307,19 @@ impl PgStore {
         }
         store.check_schema()?;
         Ok(store)
+    }
+
+    /// The configurations claimed now, per study and worker (see
+    /// [`crate::Location::live_claims`]).
+    pub fn live_claims(&mut self) -> Result<Vec<(String, String, u64)>, StoreError> {
+        let rows = self
+            .client
+            .query(&claims_sql("ktune.", NOW), &[])
+            .map_err(|e| self.pg(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u64))
+            .collect())
     }
 
     /// Every study in the database, summarised, oldest first.

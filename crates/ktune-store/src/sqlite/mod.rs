@@ -13,7 +13,7 @@ use ktune_core::{Record, Recorded};
 use ktune_space::{Configuration, SearchSpace};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use crate::location::{name_list, summary, summary_sql};
+use crate::location::{claims_sql, name_list, summary, summary_sql};
 use crate::{
     Fingerprint, RawRow, Row, StoreError, Stored, StudySummary, config_key, damaged, decode,
     encode, named_rows, parse_config_key, sqlite_error, study_records,
@@ -266,6 +266,21 @@ impl Store {
                 r.get(8)?,
                 r.get(9)?,
             ))
+        })
+        .and_then(|rows| rows.collect::<Result<_, _>>())
+        .map_err(|e| self.sqlite(e))
+    }
+
+    /// The configurations claimed now, per study and worker (see [`Location::live_claims`]).
+    ///
+    /// [`Location::live_claims`]: crate::Location::live_claims
+    pub fn live_claims(&self) -> Result<Vec<(String, String, u64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(&claims_sql("", NOW))
+            .map_err(|e| self.sqlite(e))?;
+        stmt.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?.max(0) as u64))
         })
         .and_then(|rows| rows.collect::<Result<_, _>>())
         .map_err(|e| self.sqlite(e))
