@@ -234,15 +234,29 @@ async fn studies_json(State(shared): State<Arc<Shared>>, Query(q): Q) -> Respons
         return r;
     }
     let location = shared.options.location.clone();
-    match blocking(move || location.studies()).await {
+    let read =
+        move || Ok::<_, ktune_store::StoreError>((location.studies()?, location.live_claims()?));
+    match blocking(read).await {
         Err(m) => failed(m),
         Ok(Err(e)) => unreadable(e),
-        Ok(Ok(list)) => {
+        Ok(Ok((list, claims))) => {
             let body =
-                serde_json::Value::Array(list.iter().map(summary_json).collect()).to_string();
+                serde_json::Value::Array(list.iter().map(|s| state_of(s, &claims)).collect())
+                    .to_string();
             ([(header::CONTENT_TYPE, "application/json")], body).into_response()
         }
     }
+}
+
+/// A study's summary with who is measuring what now: each worker with its live claims.
+fn state_of(s: &StudySummary, claims: &[(String, String, u64)]) -> serde_json::Value {
+    let mut state = summary_json(s);
+    state["claimed_by"] = claims
+        .iter()
+        .filter(|c| c.0 == s.name)
+        .map(|c| serde_json::json!({ "worker": c.1, "claims": c.2 }))
+        .collect();
+    state
 }
 
 async fn state_json(
@@ -260,20 +274,11 @@ async fn state_json(
         Err(m) => failed(m),
         Ok(Err(e)) => unreadable(e),
         Ok(Ok((list, claims))) => match list.iter().find(|s| s.name == name) {
-            Some(s) => {
-                let mut state = summary_json(s);
-                // Who is measuring what now: each worker with its live claims.
-                state["claimed_by"] = claims
-                    .iter()
-                    .filter(|c| c.0 == name)
-                    .map(|c| serde_json::json!({ "worker": c.1, "claims": c.2 }))
-                    .collect();
-                (
-                    [(header::CONTENT_TYPE, "application/json")],
-                    state.to_string(),
-                )
-                    .into_response()
-            }
+            Some(s) => (
+                [(header::CONTENT_TYPE, "application/json")],
+                state_of(s, &claims).to_string(),
+            )
+                .into_response(),
             None => unreadable(format!("the storage holds no study `{name}` now")),
         },
     }
@@ -289,17 +294,27 @@ async fn index(State(shared): State<Arc<Shared>>, Query(q): Q) -> Response {
     let suffix = token_suffix(&shared);
     let read =
         move || Ok::<_, ktune_store::StoreError>((location.studies()?, location.live_claims()?));
-    let body = match blocking(read).await {
+    let (warning, list, claims) = match blocking(read).await {
         Err(m) => return failed(m),
-        Ok(Err(e)) => format!(r#"<p class="warning">Cannot read the storage now: {}</p>"#, ktune_report::svg::escape(&e.to_string())),
-        Ok(Ok((list, _))) if list.is_empty() => {
-            "<p id=\"no-studies\">This storage holds no study yet: start one with <code>ktune tune SPEC --storage URL</code>; it appears here when its first worker joins (reload).</p>".to_string()
-        }
-        Ok(Ok((list, claims))) => studies_table(&list, &claims, &suffix),
+        Ok(Err(e)) => (
+            format!(
+                r#"<p class="warning">Cannot read the storage now: {}</p>"#,
+                ktune_report::svg::escape(&e.to_string())
+            ),
+            Vec::new(),
+            Vec::new(),
+        ),
+        Ok(Ok((list, claims))) => (String::new(), list, claims),
     };
+    // The list is drawn here and kept current by the page's script (`/api/studies`).
+    let empty = format!(
+        "<p id=\"no-studies\"{}>This storage holds no study yet: start one with <code>ktune tune SPEC --storage URL</code>; it appears here when its first worker joins.</p>",
+        if list.is_empty() { "" } else { " hidden" }
+    );
+    let table = studies_table(&list, &claims, &suffix);
     let esc = ktune_report::svg::escape;
     Html(format!(
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"><title>ktune dashboard</title><style>body{{font:15px/1.45 system-ui,sans-serif;max-width:980px;margin:0 auto;padding:0 18px}}table{{border-collapse:collapse;width:100%}}th,td{{border-bottom:1px solid #d9dde5;padding:4px 6px;text-align:left}}.running{{color:#1f77b4;font-weight:600}}.finished{{color:#2ca02c}}.warning{{background:#fff4e5;border-left:4px solid #ff7f0e;padding:6px 10px}}</style></head><body><h1>ktune dashboard</h1><p>{} · read only · the list is as of loading the page; a study's page updates itself.</p>{body}</body></html>"#,
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'"><title>ktune dashboard</title><style>body{{font:15px/1.45 system-ui,sans-serif;max-width:980px;margin:0 auto;padding:0 18px}}table{{border-collapse:collapse;width:100%}}th,td{{border-bottom:1px solid #d9dde5;padding:4px 6px;text-align:left}}.running{{color:#1f77b4;font-weight:600}}.finished{{color:#2ca02c}}.warning{{background:#fff4e5;border-left:4px solid #ff7f0e;padding:6px 10px}}.caption{{color:#5b6475;font-size:13px}}</style><script src="/live.js{suffix}" defer></script></head><body data-studies="/api/studies"><h1>ktune dashboard</h1><p>{} · read only · kept current</p><p id="live"></p>{warning}{empty}{table}</body></html>"#,
         esc(&shown)
     ))
     .into_response()

@@ -169,6 +169,19 @@ impl Browser {
         }
     }
 
+    /// Opens `url` in the page, and waits until it has loaded.
+    fn navigate(&mut self, url: &str) {
+        self.id += 1;
+        let request = serde_json::json!({
+            "id": self.id,
+            "method": "Page.navigate",
+            "params": { "url": url },
+        });
+        self.socket.send(request.to_string().into()).unwrap();
+        self.wait_for("document.readyState", "complete", Duration::from_secs(10));
+        self.wait_for("location.href", url, Duration::from_secs(10));
+    }
+
     /// Waits until `expression` is `want`, for at most `limit`: how long it took.
     fn wait_for(&mut self, expression: &str, want: &str, limit: Duration) -> Duration {
         let started = Instant::now();
@@ -224,11 +237,11 @@ fn a_record_written_while_the_page_is_open_appears_within_two_seconds() {
     };
     tune("4");
     let (mut server, url) = dashboard(&["--storage", &storage]);
-    let mut page = Browser::open(
-        &chromium,
-        &dir.path().join("profile"),
-        &format!("{url}/study/live"),
-    );
+    let mut page = Browser::open(&chromium, &dir.path().join("profile"), &format!("{url}/"));
+    // The list of studies first: one row, four evaluations.
+    let listed = "document.querySelector('#studies tbody tr td:nth-child(3)').textContent";
+    page.wait_for(listed, "4", Duration::from_secs(20));
+    page.navigate(&format!("{url}/study/live"));
     let count = "document.querySelector('main').dataset.evaluations";
     page.wait_for(count, "4", Duration::from_secs(20));
     page.wait_for(
@@ -248,6 +261,15 @@ fn a_record_written_while_the_page_is_open_appears_within_two_seconds() {
         "1"
     );
     eprintln!("the new record appeared after {took:?}");
+
+    // The list of studies follows too (it is polled every two seconds).
+    page.navigate(&format!("{url}/"));
+    page.wait_for(listed, "5", Duration::from_secs(5));
+    tune("6");
+    let took = page.wait_for(listed, "6", Duration::from_secs(3));
+    eprintln!("the list of studies followed after {took:?}");
+    page.navigate(&format!("{url}/study/live"));
+    page.wait_for(count, "6", Duration::from_secs(5));
 
     // The storage goes away: the page says so, and the server goes on.
     for f in ["s.db", "s.db-wal", "s.db-shm"] {
