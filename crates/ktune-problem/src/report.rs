@@ -16,6 +16,102 @@ pub enum ReportSourceError {
     /// The PostgreSQL study could not be copied into a temporary SQLite file.
     #[error("cannot make a temporary copy of the study: {0}")]
     Temporary(std::io::Error),
+    /// The Kernel Tuner cache cannot be read.
+    #[error(transparent)]
+    Cache(#[from] ktune_space::SpaceError),
+}
+
+/// Whether `path` names a Kernel Tuner cache (`.json`, `.json.gz`) rather than a study.
+pub fn is_cache(path: &Path) -> bool {
+    let name = path.to_string_lossy();
+    name.ends_with(".json") || name.ends_with(".json.gz")
+}
+
+/// A Kernel Tuner cache file as a study, its records in the file's order (the order a tuning
+/// run wrote them), the clock their recorded compile and benchmark times added up.
+pub fn study_from_cache(path: &Path, objective: Option<&str>) -> Result<Study, ReportSourceError> {
+    let data = ktune_space::spec::read_cache_file(path)?;
+    let objective = objective
+        .map(str::to_string)
+        .or_else(|| data.objective.clone())
+        .unwrap_or_else(|| "time".into());
+    let names: Vec<String> = data
+        .parameters
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
+    let mut clock = 0.0;
+    let rows = data
+        .configurations
+        .iter()
+        .zip(&data.records)
+        .enumerate()
+        .map(|(i, (config, record))| {
+            let outcome = ktune_runners::simulate::outcome_of(record, &objective);
+            let t = *outcome.timings();
+            clock += t.total();
+            let (status, reason) = match &outcome {
+                ktune_core::Outcome::Ok { .. } => ("ok".to_string(), None),
+                ktune_core::Outcome::Failed { kind, reason, .. } => {
+                    (kind.name().to_string(), Some(reason.clone()))
+                }
+            };
+            ktune_store::Row {
+                seq: i as i64,
+                params: names
+                    .iter()
+                    .zip(&data.parameters)
+                    .zip(config)
+                    .map(|((n, p), &v)| {
+                        let value = p
+                            .values()
+                            .get(v as usize)
+                            .map_or(serde_json::Value::Null, |x| x.to_json());
+                        (n.clone(), value)
+                    })
+                    .collect(),
+                status,
+                objective: outcome.objective(),
+                reason,
+                compile_s: t.compile,
+                benchmark_s: t.benchmark,
+                verification_s: t.verification,
+                framework_s: t.framework,
+                clock_s: clock,
+                observed: Default::default(),
+                samples: None,
+                worker: None,
+                device: data.device_name.clone(),
+            }
+        })
+        .collect();
+    let mut meta = vec![
+        (ktune_core::OBJECTIVE_KEY.to_string(), objective.clone()),
+        (
+            ktune_core::DIRECTION_KEY.to_string(),
+            ktune_core::Direction::guess(&objective).name().to_string(),
+        ),
+        ("format".to_string(), "Kernel Tuner cache".to_string()),
+    ];
+    for (key, value) in [("device", &data.device_name), ("kernel", &data.kernel_name)] {
+        if let Some(v) = value {
+            meta.push((key.to_string(), v.clone()));
+        }
+    }
+    let mut notes: Vec<String> = data.warnings.clone();
+    notes.push(
+        "a cache records no default configuration, no workers and no clock: the wall-time axis adds up each record's compile and benchmark times".into(),
+    );
+    Ok(Study {
+        name: path
+            .file_name()
+            .map_or("cache".into(), |n| n.to_string_lossy().into_owned()),
+        source: path.display().to_string(),
+        meta,
+        rows,
+        notes,
+        ..Study::default()
+    })
 }
 
 /// The study `name` (the only one where `None`) of `location`, shown as `shown`.

@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use crate::KtuneError;
 
 /// Writes the report of the study in `source` (an SQLite file written by `ktune tune` or a
-/// `Study` with a storage, or a storage URL: `sqlite:///…`, `postgresql://…`) to `path`, and
+/// `Study` with a storage, a Kernel Tuner cache file, or a storage URL: `sqlite:///…`,
+/// `postgresql://…`) to `path`, and
 /// returns the path. `study` names the study where the storage holds several; `max_points`
 /// successful measurements are drawn one by one (beyond, the figure is decimated and says
 /// so); `top` configurations are listed as the best.
@@ -43,7 +44,12 @@ pub(crate) fn report(
     };
     let shown = location.display();
     let gathered = py
-        .detach(|| ktune_problem::report::study_for_report(&location, study, &shown))
+        .detach(|| match &location {
+            Location::Sqlite(path) if ktune_problem::report::is_cache(path) => {
+                ktune_problem::report::study_from_cache(path, None)
+            }
+            _ => ktune_problem::report::study_for_report(&location, study, &shown),
+        })
         .map_err(|e| KtuneError::new_err(e.to_string()))?;
     write(py, &gathered, &path, max_points, top)
 }

@@ -74,3 +74,12 @@ def test_bad_sources_are_named(tmp_path):
     assert not (tmp_path / "r.html").exists()
     with pytest.raises(OSError, match="no/such/folder"):
         tuned(None, n=3).report(tmp_path / "no" / "such" / "folder" / "r.html")
+
+
+SHARED = pathlib.Path(__file__).resolve().parents[4] / "shared" / "data" / "spaces" / "dedispersion_A100.json.gz"
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="no ../shared/data/spaces beside the checkout")
+def test_a_kernel_tuner_cache_is_reported(tmp_path):
+    html = pathlib.Path(ktune.report(SHARED, tmp_path / "c.html")).read_text()
+    assert "Kernel Tuner cache" in html and 'id="n-evaluations"' in html

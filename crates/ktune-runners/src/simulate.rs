@@ -308,7 +308,7 @@ fn unreachable_outcome() -> Outcome {
 }
 
 /// The outcome a cache record describes. Kernel Tuner records times in milliseconds.
-fn outcome_of(record: &serde_json::Map<String, Json>, objective: &str) -> Outcome {
+pub fn outcome_of(record: &serde_json::Map<String, Json>, objective: &str) -> Outcome {
     let ms = |key: &str| record.get(key).and_then(Json::as_f64).unwrap_or(0.0) / 1000.0;
     let timings = Timings {
         compile: ms("compile_time"),

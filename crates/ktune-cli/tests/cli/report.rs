@@ -272,3 +272,30 @@ fn a_postgresql_study_is_reported_with_its_default_marked() {
     assert!(!html.contains("password="));
     let _ = spec;
 }
+
+#[test]
+fn a_kernel_tuner_cache_is_reported_in_its_file_order() {
+    let cache = crate::common::shared_space("convolution_A100");
+    if !cache.exists() {
+        eprintln!("SKIPPED: no ../shared/data/spaces beside the checkout");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("cache.html");
+    let out = ktune()
+        .arg("report")
+        .arg(&cache)
+        .arg("-o")
+        .arg(&page)
+        .succeeds();
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["4362 evaluations", "no clock"],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    // 4,201 measured and 161 failed configurations, as the cache holds them.
+    assert!(html.contains(r#"<b id="n-evaluations">4362</b>"#));
+    assert!(html.contains(r#"<b id="n-failed">161</b>"#));
+    assert!(html.contains("of 4201 successful measurements (the lowest and highest"));
+    assert_mentions(&html, &["Kernel Tuner cache", "NVIDIA A100"]);
+}
