@@ -306,18 +306,27 @@ async fn index(State(shared): State<Arc<Shared>>, Query(q): Q) -> Response {
         ),
         Ok(Ok((list, claims))) => (String::new(), list, claims),
     };
-    // The list is drawn here and kept current by the page's script (`/api/studies`).
+    Html(index_page(&shown, &warning, &list, &claims, &suffix)).into_response()
+}
+
+/// The list of studies as first drawn; the page's script keeps it current (`/api/studies`).
+fn index_page(
+    shown: &str,
+    warning: &str,
+    list: &[StudySummary],
+    claims: &[(String, String, u64)],
+    suffix: &str,
+) -> String {
     let empty = format!(
         "<p id=\"no-studies\"{}>This storage holds no study yet: start one with <code>ktune tune SPEC --storage URL</code>; it appears here when its first worker joins.</p>",
         if list.is_empty() { "" } else { " hidden" }
     );
-    let table = studies_table(&list, &claims, &suffix);
+    let table = studies_table(list, claims, suffix);
     let esc = ktune_report::svg::escape;
-    Html(format!(
+    format!(
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'self'; connect-src 'self'"><title>ktune dashboard</title><style>body{{font:15px/1.45 system-ui,sans-serif;max-width:980px;margin:0 auto;padding:0 18px}}table{{border-collapse:collapse;width:100%}}th,td{{border-bottom:1px solid #d9dde5;padding:4px 6px;text-align:left}}.running{{color:#1f77b4;font-weight:600}}.finished{{color:#2ca02c}}.warning{{background:#fff4e5;border-left:4px solid #ff7f0e;padding:6px 10px}}.caption{{color:#5b6475;font-size:13px}}</style><script src="/live.js{suffix}" defer></script></head><body data-studies="/api/studies"><h1>ktune dashboard</h1><p>{} · read only · kept current</p><p id="live"></p>{warning}{empty}{table}</body></html>"#,
-        esc(&shown)
-    ))
-    .into_response()
+        esc(shown)
+    )
 }
 
 fn studies_table(list: &[StudySummary], claims: &[(String, String, u64)], suffix: &str) -> String {
@@ -447,4 +456,50 @@ fn page_error(message: &str) -> Response {
         )),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(name: &str, evaluations: u64, budget: Option<u64>, claims: u64) -> StudySummary {
+        StudySummary {
+            name: name.into(),
+            evaluations,
+            failed: 0,
+            best: Some(1.5),
+            direction: Some("minimize".into()),
+            budget,
+            workers: 1,
+            claims,
+            created: None,
+        }
+    }
+
+    #[test]
+    fn an_empty_storage_says_how_studies_get_there() {
+        let page = index_page("sqlite:///s.db", "", &[], &[], "");
+        assert!(page.contains("<p id=\"no-studies\">This storage holds no study yet"));
+        assert!(!page.contains("<tr class=\"study"));
+    }
+
+    #[test]
+    fn studies_are_running_finished_or_stopped_and_names_are_escaped() {
+        let list = [
+            summary("a<b>", 3, Some(10), 2),
+            summary("done", 10, Some(10), 0),
+            summary("idle", 4, None, 0),
+        ];
+        let claims = [
+            ("a<b>".to_string(), "w&1".to_string(), 1),
+            ("a<b>".to_string(), "w2".to_string(), 1),
+        ];
+        let page = index_page("x", "", &list, &claims, "?token=t");
+        assert!(page.contains("<p id=\"no-studies\" hidden>"));
+        assert!(page.contains("running: 2 being measured by w&amp;1 (1), w2 (1)"));
+        assert!(page.contains(r#"<tr class="study finished">"#));
+        assert!(page.contains(r#"<tr class="study stopped">"#));
+        assert!(page.contains(r#"href="/study/a%3Cb%3E?token=t">a&lt;b&gt;</a>"#));
+        assert!(!page.contains("<b>"));
+    }
 }
