@@ -10,8 +10,8 @@ use ktune_store::Location;
 /// Arguments of `ktune report`.
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// The results database written by `ktune tune`, or a Kernel Tuner cache file (`.json`,
-    /// `.json.gz`), or give --storage.
+    /// The results database written by `ktune tune`, or a Kernel Tuner cache or T4 file
+    /// (`.json`, `.json.gz`), or give --storage.
     db: Option<PathBuf>,
     /// A shared study's storage: sqlite:///path/study.db or postgresql://user@host/db.
     #[arg(long, value_name = "URL")]
@@ -25,7 +25,7 @@ pub struct ReportArgs {
     /// Successful measurements drawn one by one; beyond, the figure is decimated (and says so).
     #[arg(long, default_value_t = 4000, value_name = "N", allow_negative_numbers = true, value_parser = crate::numbers::count)]
     max_points: usize,
-    /// A cache's objective (default: the one it names, else `time`).
+    /// A cache's or T4 file's objective (default: the one it names, else `time`).
     #[arg(long, value_name = "NAME")]
     objective: Option<String>,
     /// Configurations in the table of the best.
@@ -52,7 +52,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     }
     let study = match &location {
         Location::Sqlite(path) if ktune_problem::report::is_cache(path) => {
-            ktune_problem::report::study_from_cache(path, args.objective.as_deref())?
+            ktune_problem::report::study_from_file(path, args.objective.as_deref())?
         }
         _ => ktune_problem::report::study_for_report(&location, args.study.as_deref(), &shown)?,
     };

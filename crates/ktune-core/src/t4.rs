@@ -140,54 +140,8 @@ pub fn import(space: &SearchSpace, objective: &str, doc: &Json) -> Result<Vec<Re
                     index,
                     configuration: Json::Object(conf.clone()).to_string(),
                 })?;
-            let times = r.get("times");
-            let ms = |keys: &[&str]| {
-                keys.iter()
-                    .find_map(|k| times.and_then(|t| t.get(*k)).and_then(Json::as_f64))
-                    .unwrap_or(0.0)
-                    / 1000.0
-            };
-            let timings = Timings {
-                compile: ms(&["compilation_time", "compilation"]),
-                benchmark: ms(&["benchmark"]),
-                verification: ms(&["validation"]),
-                framework: ms(&["framework"]),
-            };
-            let name = r
-                .get("objectives")
-                .and_then(Json::as_array)
-                .and_then(|o| o.first())
-                .and_then(Json::as_str)
-                .unwrap_or(objective);
-            let measured = r
-                .get("measurements")
-                .and_then(Json::as_array)
-                .and_then(|ms| {
-                    ms.iter()
-                        .find(|m| m.get("name").and_then(Json::as_str) == Some(name))
-                })
-                .and_then(|m| m.get("value"));
-            let stated = r
-                .get("invalidity")
-                .and_then(Json::as_str)
-                .unwrap_or("correct");
-            let outcome = match (measured.and_then(Json::as_f64), stated) {
-                (Some(v), "correct") => Outcome::ok(vec![v], timings),
-                _ => {
-                    let reason = match measured {
-                        Some(Json::String(s)) => s.clone(),
-                        _ => stated.to_string(),
-                    };
-                    let kind = match (stated, reason.as_str()) {
-                        ("compile", _) | (_, "CompilationFailedConfig") => FailureKind::Compile,
-                        ("timeout", _) => FailureKind::Timeout,
-                        ("correctness", _) => FailureKind::WrongOutput,
-                        ("constraints", _) | (_, "InvalidConfig") => FailureKind::Invalid,
-                        _ => FailureKind::Runtime,
-                    };
-                    Outcome::failed(kind, reason, timings)
-                }
-            };
+            let outcome = result_outcome(r, objective);
+            let timings = *outcome.timings();
             clock = r
                 .get("ktune_clock_seconds")
                 .and_then(Json::as_f64)
@@ -199,6 +153,58 @@ pub fn import(space: &SearchSpace, objective: &str, doc: &Json) -> Result<Vec<Re
             })
         })
         .collect()
+}
+
+/// The outcome one T4 result records (its first objective, else `objective`), with its times.
+pub fn result_outcome(r: &Json, objective: &str) -> Outcome {
+    let times = r.get("times");
+    let ms = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| times.and_then(|t| t.get(*k)).and_then(Json::as_f64))
+            .unwrap_or(0.0)
+            / 1000.0
+    };
+    let timings = Timings {
+        compile: ms(&["compilation_time", "compilation"]),
+        benchmark: ms(&["benchmark"]),
+        verification: ms(&["validation"]),
+        framework: ms(&["framework"]),
+    };
+    let name = r
+        .get("objectives")
+        .and_then(Json::as_array)
+        .and_then(|o| o.first())
+        .and_then(Json::as_str)
+        .unwrap_or(objective);
+    let measured = r
+        .get("measurements")
+        .and_then(Json::as_array)
+        .and_then(|ms| {
+            ms.iter()
+                .find(|m| m.get("name").and_then(Json::as_str) == Some(name))
+        })
+        .and_then(|m| m.get("value"));
+    let stated = r
+        .get("invalidity")
+        .and_then(Json::as_str)
+        .unwrap_or("correct");
+    match (measured.and_then(Json::as_f64), stated) {
+        (Some(v), "correct") => Outcome::ok(vec![v], timings),
+        _ => {
+            let reason = match measured {
+                Some(Json::String(s)) => s.clone(),
+                _ => stated.to_string(),
+            };
+            let kind = match (stated, reason.as_str()) {
+                ("compile", _) | (_, "CompilationFailedConfig") => FailureKind::Compile,
+                ("timeout", _) => FailureKind::Timeout,
+                ("correctness", _) => FailureKind::WrongOutput,
+                ("constraints", _) | (_, "InvalidConfig") => FailureKind::Invalid,
+                _ => FailureKind::Runtime,
+            };
+            Outcome::failed(kind, reason, timings)
+        }
+    }
 }
 
 #[cfg(test)]

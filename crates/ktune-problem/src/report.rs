@@ -19,9 +19,112 @@ pub enum ReportSourceError {
     /// The Kernel Tuner cache cannot be read.
     #[error(transparent)]
     Cache(#[from] ktune_space::SpaceError),
+    /// The file cannot be read, or is no JSON.
+    #[error("cannot read `{path}`: {message}")]
+    File {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
 }
 
-/// Whether `path` names a Kernel Tuner cache (`.json`, `.json.gz`) rather than a study.
+/// A Kernel Tuner cache or a T4 results file (a JSON document with a `results` array) as a
+/// study.
+pub fn study_from_file(path: &Path, objective: Option<&str>) -> Result<Study, ReportSourceError> {
+    if path.to_string_lossy().ends_with(".json") {
+        let text = std::fs::read_to_string(path).map_err(|e| ReportSourceError::File {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        // A T4 document: its `results`; anything else is read (and refused) as a cache.
+        if let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text)
+            && let Some(results) = doc.get("results").and_then(serde_json::Value::as_array)
+        {
+            return Ok(study_from_t4(path, results, objective.unwrap_or("time")));
+        }
+    }
+    study_from_cache(path, objective)
+}
+
+/// A T4 document's results as a study, in their order.
+fn study_from_t4(path: &Path, results: &[serde_json::Value], objective: &str) -> Study {
+    let mut clock = 0.0;
+    let rows = results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let outcome = ktune_core::t4::result_outcome(r, objective);
+            let t = *outcome.timings();
+            clock = r
+                .get("ktune_clock_seconds")
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(clock + t.total());
+            row(i, configuration_of(r), &outcome, clock, None)
+        })
+        .collect();
+    Study {
+        name: path
+            .file_name()
+            .map_or("t4".into(), |n| n.to_string_lossy().into_owned()),
+        source: path.display().to_string(),
+        meta: vec![
+            (ktune_core::OBJECTIVE_KEY.to_string(), objective.to_string()),
+            (
+                ktune_core::DIRECTION_KEY.to_string(),
+                ktune_core::Direction::guess(objective).name().to_string(),
+            ),
+            ("format".to_string(), "T4".to_string()),
+        ],
+        rows,
+        notes: vec!["a T4 file records no default configuration and no workers".into()],
+        ..Study::default()
+    }
+}
+
+/// A T4 result's `configuration`, names and values in the file's order.
+fn configuration_of(r: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    r.get("configuration")
+        .and_then(serde_json::Value::as_object)
+        .map(|c| c.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+/// A report row of an outcome read from a file.
+fn row(
+    seq: usize,
+    params: Vec<(String, serde_json::Value)>,
+    outcome: &ktune_core::Outcome,
+    clock: f64,
+    device: Option<String>,
+) -> ktune_store::Row {
+    let t = *outcome.timings();
+    let (status, reason) = match outcome {
+        ktune_core::Outcome::Ok { .. } => ("ok".to_string(), None),
+        ktune_core::Outcome::Failed { kind, reason, .. } => {
+            (kind.name().to_string(), Some(reason.clone()))
+        }
+    };
+    ktune_store::Row {
+        seq: seq as i64,
+        params,
+        status,
+        objective: outcome.objective(),
+        reason,
+        compile_s: t.compile,
+        benchmark_s: t.benchmark,
+        verification_s: t.verification,
+        framework_s: t.framework,
+        clock_s: clock,
+        observed: Default::default(),
+        samples: None,
+        worker: None,
+        device,
+    }
+}
+
+/// Whether `path` names a Kernel Tuner cache or a T4 file (`.json`, `.json.gz`) rather than a
+/// study.
 pub fn is_cache(path: &Path) -> bool {
     let name = path.to_string_lossy();
     name.ends_with(".json") || name.ends_with(".json.gz")
@@ -29,7 +132,7 @@ pub fn is_cache(path: &Path) -> bool {
 
 /// A Kernel Tuner cache file as a study, its records in the file's order (the order a tuning
 /// run wrote them), the clock their recorded compile and benchmark times added up.
-pub fn study_from_cache(path: &Path, objective: Option<&str>) -> Result<Study, ReportSourceError> {
+fn study_from_cache(path: &Path, objective: Option<&str>) -> Result<Study, ReportSourceError> {
     let data = ktune_space::spec::read_cache_file(path)?;
     let objective = objective
         .map(str::to_string)
@@ -48,41 +151,20 @@ pub fn study_from_cache(path: &Path, objective: Option<&str>) -> Result<Study, R
         .enumerate()
         .map(|(i, (config, record))| {
             let outcome = ktune_runners::simulate::outcome_of(record, &objective);
-            let t = *outcome.timings();
-            clock += t.total();
-            let (status, reason) = match &outcome {
-                ktune_core::Outcome::Ok { .. } => ("ok".to_string(), None),
-                ktune_core::Outcome::Failed { kind, reason, .. } => {
-                    (kind.name().to_string(), Some(reason.clone()))
-                }
-            };
-            ktune_store::Row {
-                seq: i as i64,
-                params: names
-                    .iter()
-                    .zip(&data.parameters)
-                    .zip(config)
-                    .map(|((n, p), &v)| {
-                        let value = p
-                            .values()
-                            .get(v as usize)
-                            .map_or(serde_json::Value::Null, |x| x.to_json());
-                        (n.clone(), value)
-                    })
-                    .collect(),
-                status,
-                objective: outcome.objective(),
-                reason,
-                compile_s: t.compile,
-                benchmark_s: t.benchmark,
-                verification_s: t.verification,
-                framework_s: t.framework,
-                clock_s: clock,
-                observed: Default::default(),
-                samples: None,
-                worker: None,
-                device: data.device_name.clone(),
-            }
+            clock += outcome.timings().total();
+            let params = names
+                .iter()
+                .zip(&data.parameters)
+                .zip(config)
+                .map(|((n, p), &v)| {
+                    let value = p
+                        .values()
+                        .get(v as usize)
+                        .map_or(serde_json::Value::Null, |x| x.to_json());
+                    (n.clone(), value)
+                })
+                .collect();
+            row(i, params, &outcome, clock, data.device_name.clone())
         })
         .collect();
     let mut meta = vec![

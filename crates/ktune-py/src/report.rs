@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use crate::KtuneError;
 
 /// Writes the report of the study in `source` (an SQLite file written by `ktune tune` or a
-/// `Study` with a storage, a Kernel Tuner cache file, or a storage URL: `sqlite:///…`,
+/// `Study` with a storage, a Kernel Tuner cache or T4 file, or a storage URL: `sqlite:///…`,
 /// `postgresql://…`) to `path`, and
 /// returns the path. `study` names the study where the storage holds several; `max_points`
 /// successful measurements are drawn one by one (beyond, the figure is decimated and says
@@ -46,7 +46,7 @@ pub(crate) fn report(
     let gathered = py
         .detach(|| match &location {
             Location::Sqlite(path) if ktune_problem::report::is_cache(path) => {
-                ktune_problem::report::study_from_cache(path, None)
+                ktune_problem::report::study_from_file(path, None)
             }
             _ => ktune_problem::report::study_for_report(&location, study, &shown),
         })

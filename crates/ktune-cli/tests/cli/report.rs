@@ -299,3 +299,45 @@ fn a_kernel_tuner_cache_is_reported_in_its_file_order() {
     assert!(html.contains("of 4201 successful measurements (the lowest and highest"));
     assert_mentions(&html, &["Kernel Tuner cache", "NVIDIA A100"]);
 }
+
+#[test]
+fn a_t4_file_is_reported_with_its_failure_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = fixture(dir.path());
+    let t4 = dir.path().join("fixture.t4.json");
+    ktune()
+        .arg("results")
+        .arg(&db)
+        .args(["--format", "t4", "--out"])
+        .arg(&t4)
+        .succeeds();
+    let page = dir.path().join("t4.html");
+    ktune()
+        .arg("report")
+        .arg(&t4)
+        .arg("-o")
+        .arg(&page)
+        .succeeds();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let from_study = dir.path().join("study.html");
+    ktune()
+        .arg("report")
+        .arg(&db)
+        .arg("-o")
+        .arg(&from_study)
+        .succeeds();
+    let study = std::fs::read_to_string(&from_study).unwrap();
+    // The same marks as the study's own report: every kind survives the round trip.
+    for class in [
+        "pt ok",
+        "fail f-compile",
+        "fail f-runtime",
+        "fail f-timeout",
+        "fail f-wrong",
+    ] {
+        let marks = |page: &str| page.matches(&format!("class=\"{class}\"")).count();
+        assert_eq!(marks(&html), marks(&study), "{class}");
+        assert!(marks(&html) > 0, "{class}");
+    }
+    assert_mentions(&html, &["T4", "records no default configuration"]);
+}
