@@ -236,6 +236,9 @@ impl<'a> OpenStudy<'a> {
             Err(_) => Some("the heartbeat thread panicked".into()),
         };
         let stop = result?;
+        // Why the last process to stop stopped, for reports (a failure to say so is no reason
+        // to fail a run that ended well).
+        let _ = self.storage.set_meta("stopped", stop.name());
         Ok(Ended {
             stop,
             released: released?,

@@ -198,6 +198,25 @@ fn summary(
 
 /// Why the study stopped, as far as its records tell.
 fn stopping(study: &Study, n: usize, budget: Option<usize>) -> String {
+    // `ktune tune` stores why its last worker stopped.
+    let why = study.meta("stopped").map(|s| match s {
+        "evaluations" => "its evaluation budget was spent".to_string(),
+        "time" => "its time limit was reached".to_string(),
+        "target" => "its target value was reached".to_string(),
+        "space_exhausted" => "every configuration had been evaluated".to_string(),
+        "strategy_exhausted" => "the strategy proposed nothing new".to_string(),
+        "interrupted" => "it was interrupted (Ctrl-C)".to_string(),
+        other => other.to_string(),
+    });
+    if let Some(why) = why {
+        let of = budget.map_or(String::new(), |b| format!(" of its budget of {b}"));
+        return format!(
+            r#"<p class="caption" id="stopping">{}</p>"#,
+            escape(&format!(
+                "{n} evaluations{of}; the last worker stopped because {why}."
+            ))
+        );
+    }
     let text = match budget {
         Some(b) if n >= b => format!("Stopped at its budget: {n} of {b} evaluations."),
         Some(b) => format!(

@@ -306,5 +306,10 @@ fn the_default_and_the_budget_are_marked_and_maximised_objectives_rank_upwards()
     assert!(html.contains(r#"class="default-line""#));
     assert!(html.contains("<b>10×</b>better than the default (1)"));
     assert!(html.contains("40 of its budget of 50 evaluations"));
+    s.meta.push(("stopped".into(), "time".into()));
+    let html = render(&s, &Options::default()).unwrap();
+    assert!(html.contains(
+        "40 evaluations of its budget of 50; the last worker stopped because its time limit was reached."
+    ));
     assert!(html.contains(r#"class="budget-line""#));
 }

@@ -159,6 +159,10 @@ fn join<'a>(
     if let Ok(abs) = std::path::absolute(&problem.path) {
         study.storage.set_meta("spec", &abs.display().to_string())?;
     }
+    // The version of the last ktune that tuned it, for reports and bug reports.
+    study
+        .storage
+        .set_meta("ktune_version", env!("CARGO_PKG_VERSION"))?;
     if let Some(w) = ktune_problem::note_inputs(study.storage.as_mut(), problem, study.resumed)? {
         eprintln!("warning: {w}");
     }

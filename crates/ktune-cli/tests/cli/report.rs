@@ -270,6 +270,15 @@ fn a_postgresql_study_is_reported_with_its_default_marked() {
     assert!(html.contains("<b>5×</b>better than the default (5)"));
     // The password-free URL only.
     assert!(!html.contains("password="));
+    assert_mentions(
+        &html,
+        &["5 evaluations of its budget of 5; the last worker stopped because"],
+    );
+    // The facts name the ktune that tuned it.
+    assert!(html.contains(&format!(
+        "<tr><th>ktune_version</th><td>{}</td></tr>",
+        env!("CARGO_PKG_VERSION")
+    )));
     let _ = spec;
 }
 
