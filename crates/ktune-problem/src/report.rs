@@ -90,8 +90,8 @@ fn configuration_of(r: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
         .unwrap_or_default()
 }
 
-/// A report row of an outcome read from a file.
-fn row(
+/// A report row of an outcome (read from a file, or held by a session).
+pub fn row(
     seq: usize,
     params: Vec<(String, serde_json::Value)>,
     outcome: &ktune_core::Outcome,

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ktune_core::{Outcome, Record};
+use ktune_core::Record;
 use ktune_problem::StudyPlace;
 use ktune_space::SearchSpace;
 use ktune_store::{Location, Row};
@@ -79,15 +79,7 @@ pub(crate) fn of_study(
         (None, Some((space, records, objective, direction))) => ktune_report::Study {
             name: "in memory".into(),
             source: "a Study without a storage (this Python process)".into(),
-            meta: vec![
-                (ktune_core::OBJECTIVE_KEY.into(), objective.to_string()),
-                (
-                    ktune_core::DIRECTION_KEY.into(),
-                    direction.name().to_string(),
-                ),
-            ],
-            rows: rows(space, records),
-            ..ktune_report::Study::default()
+            ..memory_study(space, records, objective, direction)
         },
         (None, None) => return Err(KtuneError::new_err("the study is not open")),
     };
@@ -100,36 +92,35 @@ fn rows(space: &SearchSpace, records: &[Record]) -> Vec<Row> {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let t = r.outcome.timings();
-            let (status, reason) = match &r.outcome {
-                Outcome::Ok { .. } => ("ok".to_string(), None),
-                Outcome::Failed { kind, reason, .. } => {
-                    (kind.name().to_string(), Some(reason.clone()))
-                }
-            };
-            Row {
-                seq: i as i64,
-                params: space
-                    .params()
-                    .iter()
-                    .zip(space.values(&r.config))
-                    .map(|(p, v)| (p.name().to_string(), v.to_json()))
-                    .collect(),
-                status,
-                objective: r.outcome.objective(),
-                reason,
-                compile_s: t.compile,
-                benchmark_s: t.benchmark,
-                verification_s: t.verification,
-                framework_s: t.framework,
-                clock_s: r.clock,
-                observed: r.outcome.observed().clone(),
-                samples: r.outcome.samples().cloned(),
-                worker: None,
-                device: None,
-            }
+            let params = space
+                .params()
+                .iter()
+                .zip(space.values(&r.config))
+                .map(|(p, v)| (p.name().to_string(), v.to_json()))
+                .collect();
+            ktune_problem::report::row(i, params, &r.outcome, r.clock, None)
         })
         .collect()
+}
+
+/// A study kept in memory, as the report reads it.
+fn memory_study(
+    space: &SearchSpace,
+    records: &[Record],
+    objective: &str,
+    direction: ktune_core::Direction,
+) -> ktune_report::Study {
+    ktune_report::Study {
+        meta: vec![
+            (ktune_core::OBJECTIVE_KEY.into(), objective.to_string()),
+            (
+                ktune_core::DIRECTION_KEY.into(),
+                direction.name().to_string(),
+            ),
+        ],
+        rows: rows(space, records),
+        ..ktune_report::Study::default()
+    }
 }
 
 fn write(
@@ -171,16 +162,5 @@ pub(crate) fn fragment(
     objective: &str,
     direction: ktune_core::Direction,
 ) -> String {
-    let study = ktune_report::Study {
-        meta: vec![
-            (ktune_core::OBJECTIVE_KEY.into(), objective.to_string()),
-            (
-                ktune_core::DIRECTION_KEY.into(),
-                direction.name().to_string(),
-            ),
-        ],
-        rows: rows(space, records),
-        ..ktune_report::Study::default()
-    };
-    ktune_report::fragment(&study, 5)
+    ktune_report::fragment(&memory_study(space, records, objective, direction), 5)
 }

@@ -12,6 +12,20 @@ use crate::{Options, ReportError, Study};
 
 const STYLE: &str = include_str!("report.css");
 
+/// The successful rows, best first.
+fn ranked(rows: &[Row], maximize: bool) -> Vec<&Row> {
+    let mut ranked: Vec<&Row> = rows.iter().filter(|r| ok_value(r).is_some()).collect();
+    ranked.sort_by(|a, b| {
+        let (x, y) = (ok_value(a).unwrap_or(0.0), ok_value(b).unwrap_or(0.0));
+        if maximize {
+            y.total_cmp(&x)
+        } else {
+            x.total_cmp(&y)
+        }
+    });
+    ranked
+}
+
 /// The report of `study` as one HTML document.
 pub fn render(study: &Study, options: &Options) -> Result<String, ReportError> {
     if study.rows.is_empty() {
@@ -26,15 +40,7 @@ pub fn render(study: &Study, options: &Options) -> Result<String, ReportError> {
         None => study.objective().to_string(),
     };
     let rows = &study.rows;
-    let mut ranked: Vec<&Row> = rows.iter().filter(|r| ok_value(r).is_some()).collect();
-    ranked.sort_by(|a, b| {
-        let (x, y) = (ok_value(a).unwrap_or(0.0), ok_value(b).unwrap_or(0.0));
-        if maximize {
-            y.total_cmp(&x)
-        } else {
-            x.total_cmp(&y)
-        }
-    });
+    let ranked = ranked(rows, maximize);
     let default_row = study
         .default
         .as_ref()
@@ -222,7 +228,6 @@ fn stopping(study: &Study, n: usize, budget: Option<usize>) -> String {
         Some(b) => format!(
             "{n} of its budget of {b} evaluations: it stopped early (a time limit, an interruption, a strategy that ran out of configurations) or is still running."
         ),
-        None if study.rows.is_empty() => String::new(),
         None => format!("{n} evaluations, no budget recorded."),
     };
     format!(r#"<p class="caption" id="stopping">{}</p>"#, escape(&text))
@@ -527,15 +532,7 @@ fn facts(page: &mut String, study: &Study) {
 pub fn fragment(study: &Study, top: usize) -> String {
     let maximize = study.maximize();
     let rows = &study.rows;
-    let mut ranked: Vec<&Row> = rows.iter().filter(|r| ok_value(r).is_some()).collect();
-    ranked.sort_by(|a, b| {
-        let (x, y) = (ok_value(a).unwrap_or(0.0), ok_value(b).unwrap_or(0.0));
-        if maximize {
-            y.total_cmp(&x)
-        } else {
-            x.total_cmp(&y)
-        }
-    });
+    let ranked = ranked(rows, maximize);
     let failed = rows.len() - rows.iter().filter(|r| r.status == "ok").count();
     let mut out = format!(
         "<div class=\"ktune-study\"><p><b>ktune study</b>: {} evaluations, {failed} failed; {} {}</p>",
