@@ -71,6 +71,17 @@ pub enum BenchError {
         /// What the plotting library said.
         message: String,
     },
+    /// An objective of a two-objective space has its best valid value at its median, so the
+    /// box between the ideal point and the reference point is empty.
+    #[error(
+        "space `{space}`: objective {objective} has its best value at its median (the front has no area to score)"
+    )]
+    FlatObjective {
+        /// Name of the space.
+        space: String,
+        /// Which objective (0 or 1).
+        objective: usize,
+    },
     /// A direction name other than `minimize` or `maximize`.
     #[error("unknown direction `{0}` (expected `minimize` or `maximize`)")]
     InvalidDirection(String),

@@ -14,6 +14,8 @@
 //! - [`Trace`], [`read_traces`], [`write_traces`]: runs as JSON Lines, shared with other tools.
 //! - [`score_traces`] and [`ScoreTable`]: rows per (tool, strategy, space), means over spaces,
 //!   Markdown.
+//! - [`FrontStats`] and [`score_front_run`]: the same for two objectives at once, on the
+//!   hypervolume of the Pareto front against the exact expected hypervolume of random search.
 //! - [`plot_convergence`]: PNG and SVG convergence plots.
 //!
 //! The crate works on plain numbers and depends on no other ktune crate. An objective to maximise
@@ -35,6 +37,7 @@
 //!     seed,
 //!     values,
 //!     wall_seconds: 1.0,
+//!     points: Vec::new(),
 //!     meta: None,
 //! };
 //! let traces = [run(0, vec![Some(50.0), Some(3.0), Some(1.0)]), run(1, vec![None, Some(9.0)])];
@@ -53,6 +56,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod front;
 mod plot;
 mod score;
 mod space;
@@ -63,6 +67,7 @@ mod trace;
 mod workers;
 
 pub use error::BenchError;
+pub use front::{FrontScore, FrontStats, front_report, score_front_run};
 pub use plot::plot_convergence;
 pub use score::{RunScore, score_run};
 pub use space::{Direction, MAE_CHECKPOINTS, MIN_HORIZON, N_MAX_CAP, N_MAX_FRACTION, SpaceStats};

@@ -311,6 +311,7 @@ mod tests {
             seed: 0,
             values: vec![Some(4.0), Some(2.0)],
             wall_seconds: 1.0,
+            points: Vec::new(),
             meta: None,
         };
         let other = Trace {

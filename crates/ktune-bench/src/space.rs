@@ -106,6 +106,8 @@ pub struct SpaceStats {
     /// `curve[n - 1] = B(n)` in the minimised direction, `n = 1..=min(N, N_MAX_CAP)`.
     curve: Vec<f64>,
     n_max: usize,
+    /// Evaluations a run gets at least (see [`SpaceStats::with_budget_at_least`]).
+    budget_floor: usize,
 }
 
 impl SpaceStats {
@@ -152,6 +154,7 @@ impl SpaceStats {
             median,
             curve,
             n_max,
+            budget_floor: 0,
         })
     }
 
@@ -212,9 +215,16 @@ impl SpaceStats {
     }
 
     /// The number of evaluations to give every strategy on this space: `max(n_max, 220)`,
-    /// capped at N.
+    /// or more where [`with_budget_at_least`](Self::with_budget_at_least) asked, capped at N.
     pub fn budget(&self) -> usize {
-        self.horizon().min(self.n_total)
+        self.horizon().max(self.budget_floor).min(self.n_total)
+    }
+
+    /// The same space with runs given at least `n` evaluations (the score is unchanged): a
+    /// space scored on two objectives too needs runs as long as its front's `n_max`.
+    pub fn with_budget_at_least(mut self, n: usize) -> SpaceStats {
+        self.budget_floor = n;
+        self
     }
 
     /// The scoring horizon `max(n_max, 220)` (not capped at N: a run is followed to 220

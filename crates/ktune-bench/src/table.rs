@@ -427,7 +427,7 @@ fn fmt(x: f64, digits: usize) -> String {
 
 /// `x` with `digits` significant digits (like Python's `g` format, without trailing zeros
 /// trimmed).
-fn significant(x: f64, digits: usize) -> String {
+pub(crate) fn significant(x: f64, digits: usize) -> String {
     if x == 0.0 || !x.is_finite() {
         return x.to_string();
     }
@@ -448,7 +448,7 @@ fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Mean and standard error (sample standard deviation / sqrt(n); NaN for one value).
-fn mean_se(xs: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_se(xs: &[f64]) -> (f64, f64) {
     let m = mean(xs);
     if xs.len() < 2 {
         return (m, f64::NAN);
@@ -502,6 +502,7 @@ mod tests {
             seed,
             values,
             wall_seconds: seed as f64,
+            points: Vec::new(),
             meta: None,
         }
     }

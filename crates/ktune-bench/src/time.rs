@@ -335,6 +335,7 @@ mod tests {
             seed: 0,
             values,
             wall_seconds: 0.0,
+            points: Vec::new(),
             meta: Some(serde_json::json!({ "strategy_seconds": strategy_seconds })),
         }
     }

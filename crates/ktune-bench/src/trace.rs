@@ -6,7 +6,9 @@
 //! ```
 //!
 //! `values` are the raw objective values of the distinct configurations evaluated, in order,
-//! `null` for one that failed. Other tools write the same format (the Kernel Tuner harness
+//! `null` for one that failed. A run of several objectives also has `points`: each
+//! configuration's raw values of every objective (`[[1.92, 410.0], null, [1.71, 455.2]]`,
+//! the first objective first), which the multi-objective score reads. Other tools write the same format (the Kernel Tuner harness
 //! through Python's `json`), so reading is lenient: unknown fields are ignored, a missing or
 //! `null` `wall_seconds` reads as NaN, the non-standard tokens `NaN`, `Infinity` and
 //! `-Infinity` that Python writes read as `null` (a failed value in `values`), and the seed may be
@@ -39,6 +41,11 @@ pub struct Trace {
     /// Raw objective values of the distinct configurations evaluated, in order; `None` for a
     /// configuration that failed.
     pub values: Vec<Option<f64>>,
+    /// With several objectives: every objective's raw value of the same configurations, in
+    /// order (`values` repeats the first), `None` for one that failed; empty for a run of one
+    /// objective, and not written then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<Option<Vec<f64>>>,
     /// Wall-clock seconds of the whole run (NaN when unknown; written as `null`).
     #[serde(default = "nan", deserialize_with = "de_f64_or_null")]
     pub wall_seconds: f64,
@@ -324,6 +331,7 @@ mod tests {
             seed,
             values: vec![Some(1.5), None, Some(0.25)],
             wall_seconds: 2.5,
+            points: Vec::new(),
             meta: None,
         }
     }

@@ -301,6 +301,7 @@ mod tests {
             seed,
             values: values.iter().map(|&v| Some(v)).collect(),
             wall_seconds: f64::NAN,
+            points: Vec::new(),
             meta: Some(serde_json::json!({ "finished": finished })),
         }
     }

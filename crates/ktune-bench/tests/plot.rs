@@ -33,6 +33,7 @@ fn writes_png_and_svg() {
                 seed,
                 values: run,
                 wall_seconds: 1.0,
+                points: Vec::new(),
                 meta: None,
             });
         }

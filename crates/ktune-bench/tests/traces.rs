@@ -34,6 +34,7 @@ fn write_read_score_round_trip() {
                 seed,
                 values: run,
                 wall_seconds: rng.random::<f64>(),
+                points: Vec::new(),
                 meta: (seed == 3).then(|| serde_json::json!({"note": "x", "n": [1, 2]})),
             });
         }

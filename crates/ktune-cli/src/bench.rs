@@ -211,7 +211,8 @@ struct ScoreArgs {
     files: Vec<PathBuf>,
     #[command(flatten)]
     objective: Objective,
-    /// Also write the table here.
+    /// Also write the table here (with two or more objectives, the hypervolume scores beside
+    /// it: `scores.md` → `scores.fronts.md`).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write convergence plots into this directory.
@@ -591,10 +592,12 @@ fn run_one(
     let mut strategy = strategy.build();
     let mut runner = sim.runner();
     let t = Instant::now();
-    let (values, mut meta) = match workers {
+    let objectives = sim.metrics().len();
+    let (records, mut meta) = match workers {
         None => {
             let run = Tuner::new(sim.space(), &mut runner, budget)
                 .priors(priors)
+                .objectives(objectives)
                 .run(strategy.as_mut(), &mut Rng::seed_from_u64(*seed))?;
             let meta = serde_json::json!({
                 "budget": given,
@@ -602,7 +605,7 @@ fn run_one(
                 "strategy_seconds": run.strategy_seconds,
                 "stop": run.stop,
             });
-            (run.objective_values(), meta)
+            (run.records, meta)
         }
         Some(n) => {
             let direction = ktune_core::Runner::metrics(&runner)[0].direction;
@@ -614,6 +617,10 @@ fn run_one(
                 Rng::seed_from_u64(*seed),
             )?;
             session.set_priors(priors);
+            if objectives > 1 {
+                let directions: Vec<_> = sim.metrics().iter().map(|m| m.direction).collect();
+                session.set_objectives(&directions)?;
+            }
             let run = simulate_workers(session, &mut runner, *n)?;
             let meta = serde_json::json!({
                 "budget": given,
@@ -623,9 +630,27 @@ fn run_one(
                 "stop": run.stop,
                 "finished": run.finished,
             });
-            let values = run.records.iter().map(|r| r.outcome.objective()).collect();
-            (values, meta)
+            (run.records, meta)
         }
+    };
+    // The distinct configurations evaluated, in order (a record repeated is told again, not
+    // evaluated again), as `TuningRun::objective_values` counts them.
+    let mut seen = HashSet::new();
+    let evaluated: Vec<&ktune_core::Record> = records
+        .iter()
+        .filter(|r| seen.insert(r.config.clone()))
+        .collect();
+    let values = evaluated.iter().map(|r| r.outcome.objective()).collect();
+    let points = if objectives > 1 {
+        evaluated
+            .iter()
+            .map(|r| match &r.outcome {
+                ktune_core::Outcome::Ok { values, .. } => Some(values.clone()),
+                ktune_core::Outcome::Failed { .. } => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
     };
     if !priors.is_empty() {
         meta["priors"] = serde_json::json!(prior_sources(priors));
@@ -637,6 +662,7 @@ fn run_one(
         seed: *seed as i64,
         values,
         wall_seconds: t.elapsed().as_secs_f64(),
+        points,
         meta: Some(meta),
     })
 }
@@ -689,6 +715,12 @@ fn write_reports(
     if args.budget_kind == BudgetKind::Time {
         time_scores(traces, sims, stats, Some(&args.out.join("time.md")))?;
     }
+    fronts(
+        &args.objective,
+        traces,
+        sims,
+        Some(&args.out.join("fronts.md")),
+    )?;
     if !args.workers.is_empty() {
         let markdown = ktune_bench::workers_report(traces, stats, args.target);
         outln!("{markdown}")?;
@@ -753,6 +785,8 @@ fn score(args: &ScoreArgs) -> Result<()> {
         }
         return time_scores(&traces, &sims, &stats, args.out.as_deref());
     }
+    let fronts_path = args.out.as_ref().map(|o| o.with_extension("fronts.md"));
+    fronts(&args.objective, &traces, &sims, fronts_path.as_deref())?;
     let horizon = args
         .horizon
         .map(|h| usize::try_from(h).unwrap_or(usize::MAX));
@@ -766,6 +800,27 @@ fn score(args: &ScoreArgs) -> Result<()> {
         args.plots.as_deref(),
         horizon,
     )
+}
+
+/// With two or more objectives: the hypervolume scores of the traces on the spaces' Pareto
+/// fronts, printed and written to `path`.
+fn fronts(
+    objective: &Objective,
+    traces: &[Trace],
+    sims: &[Simulation],
+    path: Option<&Path>,
+) -> Result<()> {
+    let Some(fronts) = objective.fronts(sims)? else {
+        return Ok(());
+    };
+    let markdown = ktune_bench::front_report(traces, &fronts);
+    outln!("{markdown}")?;
+    if let Some(path) = path {
+        std::fs::write(path, &markdown)
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        eprintln!("fronts: {}", path.display());
+    }
+    Ok(())
 }
 
 /// What evaluating each configuration of a simulated space costs: its recorded compile,

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-use ktune_bench::{Direction as BenchDirection, SpaceStats};
+use anyhow::{Context, Result, bail};
+use ktune_bench::{Direction as BenchDirection, FrontStats, SpaceStats};
 use ktune_core::Direction;
 use ktune_runners::Simulation;
 use rayon::prelude::*;
@@ -12,9 +12,18 @@ use rayon::prelude::*;
 /// Which recorded key of the spaces is the objective, and its direction.
 #[derive(clap::Args, Clone, Debug)]
 pub(crate) struct Objective {
-    /// The recorded key to optimise.
-    #[arg(long, default_value = "time")]
-    pub(crate) objective: String,
+    /// The recorded key to optimise; several, comma-separated (`time,compile_time`), make
+    /// each space one of several objectives: runs record every objective of each evaluation
+    /// and are also scored on the Pareto front of the first two (`fronts.md`). A key may end
+    /// in `:min` or `:max` to set its direction (default: rates such as GFLOP/s are
+    /// maximised, everything else minimised).
+    #[arg(
+        long,
+        default_value = "time",
+        value_delimiter = ',',
+        value_name = "KEY[:min|:max],..."
+    )]
+    pub(crate) objective: Vec<String>,
     /// Maximise the objective instead of minimising it (default: rates such as GFLOP/s are
     /// maximised, everything else minimised).
     #[arg(long)]
@@ -30,11 +39,14 @@ pub(crate) struct Objective {
 impl Objective {
     /// Opens each space of `paths` with this objective, and its statistics, in parallel.
     pub(crate) fn open(&self, paths: &[PathBuf]) -> Result<Vec<(Simulation, SpaceStats)>> {
-        let direction = self.maximize.then_some(Direction::Maximize);
+        let objectives = self.objectives()?;
+        if objectives.len() > 1 && self.instances {
+            bail!("--instances takes one objective, not {}", objectives.len());
+        }
         let sims = paths
             .par_iter()
             .map(|p| {
-                let sim = Simulation::open(p, Some(&self.objective), direction)
+                let sim = Simulation::open_objectives(p, &objectives)
                     .with_context(|| format!("cannot use `{}` as a space", p.display()))?;
                 for w in sim.warnings() {
                     eprintln!("warning: {w}");
@@ -49,14 +61,82 @@ impl Objective {
         };
         sims.into_iter()
             .map(|sim| {
-                let dir = match sim.objective().direction {
-                    Direction::Minimize => BenchDirection::Minimize,
-                    Direction::Maximize => BenchDirection::Maximize,
-                };
+                let dir = bench_direction(sim.objective().direction);
                 let stats = SpaceStats::new(sim.name(), &sim.objective_values(), dir)?;
+                // runs as long as the front's score needs too
+                let stats = match front_of(&sim)? {
+                    Some(front) => stats.with_budget_at_least(front.n_max()),
+                    None => stats,
+                };
                 Ok((sim, stats))
             })
             .collect()
+    }
+}
+
+impl Objective {
+    /// The objectives asked for: each key and its direction (`None`: what its name
+    /// suggests); `--maximize` sets the first's.
+    pub(crate) fn objectives(&self) -> Result<Vec<(&str, Option<Direction>)>> {
+        let mut out: Vec<(&str, Option<Direction>)> = Vec::new();
+        for text in &self.objective {
+            let (key, direction) = match text.rsplit_once(':') {
+                Some((key, "min")) => (key, Some(Direction::Minimize)),
+                Some((key, "max")) => (key, Some(Direction::Maximize)),
+                _ => (text.as_str(), None),
+            };
+            if key.trim().is_empty() {
+                bail!(
+                    "--objective: an empty key in `{}`",
+                    self.objective.join(",")
+                );
+            }
+            if out.iter().any(|(k, _)| *k == key) {
+                bail!("--objective: `{key}` is given twice");
+            }
+            out.push((key, direction));
+        }
+        if self.maximize
+            && let Some(first) = out.first_mut()
+        {
+            first.1 = Some(Direction::Maximize);
+        }
+        Ok(out)
+    }
+
+    /// The two-objective statistics of each space, when two or more objectives were asked
+    /// for (the first two; `None` with one).
+    pub(crate) fn fronts(&self, sims: &[Simulation]) -> Result<Option<Vec<FrontStats>>> {
+        if self.objective.len() < 2 {
+            return Ok(None);
+        }
+        let fronts = sims
+            .par_iter()
+            .map(|sim| front_of(sim)?.context("a space of one objective"))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(fronts))
+    }
+}
+
+/// The Pareto-front statistics of a simulation's first two metrics (`None` with one).
+fn front_of(sim: &Simulation) -> Result<Option<FrontStats>> {
+    let metrics = sim.metrics();
+    if metrics.len() < 2 {
+        return Ok(None);
+    }
+    let directions = [&metrics[0], &metrics[1]].map(|m| bench_direction(m.direction));
+    let points: Vec<Option<[f64; 2]>> = sim
+        .metric_values()
+        .into_iter()
+        .map(|v| v.map(|v| [v[0], v[1]]))
+        .collect();
+    Ok(Some(FrontStats::new(sim.name(), &points, directions)?))
+}
+
+fn bench_direction(d: Direction) -> BenchDirection {
+    match d {
+        Direction::Minimize => BenchDirection::Minimize,
+        Direction::Maximize => BenchDirection::Maximize,
     }
 }
 

@@ -181,6 +181,10 @@ pub enum CoreError {
         /// Outcomes of the batch's first configurations, in order.
         outcomes: Vec<Outcome>,
     },
+    /// The objectives asked for do not fit the runner or the session (more objectives than
+    /// the runner has metrics, a first objective other than the session's).
+    #[error("objectives: {0}")]
+    Objectives(String),
     /// A limit of the budget is out of range (NaN, negative, too large to be a duration).
     #[error("budget: {0}")]
     Budget(String),

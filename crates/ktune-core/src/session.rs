@@ -107,6 +107,9 @@ pub struct Session<'a> {
     strategy: Box<dyn Strategy + 'a>,
     budget: Budget,
     direction: Direction,
+    /// With several objectives: the direction of each, the first metrics of every outcome in
+    /// order (the first is `direction`); empty with one.
+    objectives: Vec<Direction>,
     rng: Rng,
     history: History,
     records: Vec<Record>,
@@ -146,6 +149,7 @@ impl<'a> Session<'a> {
             strategy,
             budget,
             direction,
+            objectives: Vec::new(),
             rng,
             history: History::new(),
             records: Vec::new(),
@@ -160,6 +164,39 @@ impl<'a> Session<'a> {
             on_record: None,
             stop: None,
         })
+    }
+
+    /// Makes the study one of several objectives: the first `directions.len()` metrics of each
+    /// outcome, in their directions, the first being the objective given to
+    /// [`new`](Self::new); strategies see them as [`Observation::objectives`]. Before the
+    /// first [`ask`](Self::ask).
+    ///
+    /// # Errors
+    /// [`CoreError::Objectives`] when the first direction is not the session's own.
+    pub fn set_objectives(&mut self, directions: &[Direction]) -> Result<(), CoreError> {
+        if directions.first().is_some_and(|&d| d != self.direction) {
+            return Err(CoreError::Objectives(format!(
+                "the first objective is to {} but the session's objective is to {}",
+                directions[0].name(),
+                self.direction.name()
+            )));
+        }
+        self.objectives = if directions.len() > 1 {
+            directions.to_vec()
+        } else {
+            Vec::new()
+        };
+        Ok(())
+    }
+
+    /// The directions of the study's objectives: one, or as many as
+    /// [`set_objectives`](Self::set_objectives) gave.
+    pub fn objectives(&self) -> Vec<Direction> {
+        if self.objectives.is_empty() {
+            vec![self.direction]
+        } else {
+            self.objectives.clone()
+        }
     }
 
     /// Tells the strategy the study's priors (see [`Strategy::set_priors`]); before the first
@@ -465,6 +502,26 @@ impl<'a> Session<'a> {
             value: outcome.objective().map(|v| self.direction.to_min(v)),
             failure: outcome.failure(),
             variance: outcome.summary().and_then(|s| s.estimate_variance()),
+            objectives: self.objective_values(outcome),
+        }
+    }
+
+    /// An outcome's objectives in minimisation form, with several objectives and where it
+    /// ran and reported all of them (an outcome short of some is told as having none: the
+    /// strategy cannot place it on a front).
+    fn objective_values(&self, outcome: &Outcome) -> Vec<f64> {
+        match outcome {
+            Outcome::Ok { values, .. } if !self.objectives.is_empty() => {
+                if values.len() < self.objectives.len() {
+                    return Vec::new();
+                }
+                self.objectives
+                    .iter()
+                    .zip(values)
+                    .map(|(d, &v)| d.to_min(v))
+                    .collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -687,5 +744,73 @@ mod tests {
         assert!(s.tell(evaluate(a)).is_err());
         drop(s);
         assert!(strategy.told.is_empty());
+    }
+
+    #[test]
+    fn several_objectives_are_told_in_minimisation_form() {
+        let space = space();
+        let mut strategy = Counter::default();
+        let mut s = Session::new(
+            &space,
+            Box::new(&mut strategy),
+            Budget::default(),
+            Direction::Minimize,
+            Rng::seed_from_u64(0),
+        )
+        .unwrap();
+        // the first objective must be the session's own
+        assert!(matches!(
+            s.set_objectives(&[Direction::Maximize, Direction::Minimize]),
+            Err(CoreError::Objectives(_))
+        ));
+        s.set_objectives(&[Direction::Minimize, Direction::Maximize])
+            .unwrap();
+        assert_eq!(s.objectives(), [Direction::Minimize, Direction::Maximize]);
+        let Asked::Evaluate(a) = s.ask(3).unwrap() else {
+            panic!()
+        };
+        let outcomes = vec![
+            (
+                a[0].clone(),
+                Outcome::ok(vec![2.0, 50.0], Timings::default()),
+            ),
+            // short of the second objective: told without a point
+            (a[1].clone(), Outcome::ok(vec![1.0], Timings::default())),
+            (
+                a[2].clone(),
+                Outcome::failed(crate::FailureKind::Runtime, "x", Timings::default()),
+            ),
+        ];
+        s.tell(outcomes).unwrap();
+        drop(s);
+        assert_eq!(strategy.told[0].objectives, [2.0, -50.0]);
+        assert_eq!(strategy.told[0].value, Some(2.0));
+        assert!(strategy.told[1].objectives.is_empty());
+        assert!(strategy.told[2].objectives.is_empty());
+    }
+
+    #[test]
+    fn one_objective_tells_no_points() {
+        let space = space();
+        let mut strategy = Counter::default();
+        let mut s = Session::new(
+            &space,
+            Box::new(&mut strategy),
+            Budget::default(),
+            Direction::Minimize,
+            Rng::seed_from_u64(0),
+        )
+        .unwrap();
+        s.set_objectives(&[Direction::Minimize]).unwrap();
+        let Asked::Evaluate(a) = s.ask(1).unwrap() else {
+            panic!()
+        };
+        s.tell(vec![(
+            a[0].clone(),
+            Outcome::ok(vec![2.0, 50.0], Timings::default()),
+        )])
+        .unwrap();
+        drop(s);
+        assert!(strategy.told[0].objectives.is_empty());
     }
 }

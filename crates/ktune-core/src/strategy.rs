@@ -22,6 +22,10 @@ pub struct Observation {
     /// The variance of `value` as an estimate, when it was measured repeatedly (the
     /// measurement noise, for models with a noise term); `None` for one measurement.
     pub variance: Option<f64>,
+    /// Every objective in minimisation form, the first equal to `value`, when the study has
+    /// several (time and energy, say); empty when it has one or the configuration failed.
+    /// Single-objective strategies read `value` only.
+    pub objectives: Vec<f64>,
 }
 
 /// Every configuration evaluated so far, in order, with O(1) look-up.
@@ -164,6 +168,7 @@ mod tests {
             value: v,
             failure: v.is_none().then_some(FailureKind::Runtime),
             variance: None,
+            objectives: Vec::new(),
         }
     }
 

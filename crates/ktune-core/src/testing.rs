@@ -445,6 +445,7 @@ pub fn observe(history: &mut History, config: &[u32], value: Option<f64>) -> Obs
         value,
         failure: value.is_none().then_some(FailureKind::Runtime),
         variance: None,
+        objectives: Vec::new(),
     };
     history.push(o.clone());
     o

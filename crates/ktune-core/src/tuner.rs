@@ -148,6 +148,7 @@ pub struct Tuner<'a> {
     queue: Vec<Configuration>,
     stop: Option<&'a std::sync::atomic::AtomicBool>,
     priors: &'a [crate::MatchedPrior],
+    objectives: usize,
 }
 
 impl<'a> Tuner<'a> {
@@ -164,7 +165,16 @@ impl<'a> Tuner<'a> {
             queue: Vec::new(),
             stop: None,
             priors: &[],
+            objectives: 1,
         }
+    }
+
+    /// The first `n` metrics of the runner are the study's objectives, each in the direction
+    /// the runner gives it (1, the default: the first metric only); see
+    /// [`Session::set_objectives`].
+    pub fn objectives(mut self, n: usize) -> Tuner<'a> {
+        self.objectives = n.max(1);
+        self
     }
 
     /// How many configurations to ask for per round (runners that compile in parallel want
@@ -226,6 +236,22 @@ impl<'a> Tuner<'a> {
             direction,
             rng.clone(),
         )?;
+        let metrics = self.runner.metrics();
+        if self.objectives > metrics.len().max(1) {
+            return Err(CoreError::Objectives(format!(
+                "{} objectives asked for, but runner `{}` measures {} metric(s)",
+                self.objectives,
+                self.runner.name(),
+                metrics.len()
+            )));
+        }
+        if self.objectives > 1 {
+            let directions: Vec<crate::Direction> = metrics[..self.objectives]
+                .iter()
+                .map(|m| m.direction)
+                .collect();
+            session.set_objectives(&directions)?;
+        }
         if let Some(f) = self.on_record {
             session.on_record(f);
         }
@@ -359,6 +385,19 @@ mod tests {
                 .unwrap();
             assert_eq!(runner.incumbents(), want.as_slice());
         }
+    }
+
+    #[test]
+    fn more_objectives_than_the_runner_measures_are_refused() {
+        let space = space();
+        let mut runner = linear(Direction::Minimize);
+        let mut strategy = Script::of(&[5, 3]);
+        let e = Tuner::new(&space, &mut runner, Budget::default())
+            .objectives(2)
+            .run(&mut strategy, &mut Rng::seed_from_u64(0))
+            .unwrap_err();
+        assert!(e.to_string().contains("2 objectives"), "{e}");
+        assert!(strategy.told.is_empty());
     }
 
     #[test]

@@ -79,6 +79,18 @@ impl Simulation {
         objective: Option<&str>,
         direction: Option<Direction>,
     ) -> Result<Simulation, SimulationError> {
+        let objective = objective.unwrap_or("time");
+        Simulation::open_objectives(path, &[(objective, direction)])
+    }
+
+    /// Opens a cache file for a study of several objectives: each a recorded key and its
+    /// direction (`None`: what its name suggests), the first being the objective that
+    /// single-objective statistics use. A configuration that lacks a finite value of any of
+    /// them counts as failed.
+    pub fn open_objectives(
+        path: &Path,
+        objectives: &[(&str, Option<Direction>)],
+    ) -> Result<Simulation, SimulationError> {
         let data = read_cache_file(path)?;
         let name = path
             .file_name()
@@ -89,13 +101,7 @@ impl Simulation {
                     .to_string()
             })
             .unwrap_or_default();
-        Simulation::from_cache(
-            data,
-            &name,
-            &path.display().to_string(),
-            objective,
-            direction,
-        )
+        Simulation::from_cache_objectives(data, &name, &path.display().to_string(), objectives)
     }
 
     /// Builds a simulation from cache contents already read; `name` names the space in
@@ -107,12 +113,61 @@ impl Simulation {
         objective: Option<&str>,
         direction: Option<Direction>,
     ) -> Result<Simulation, SimulationError> {
-        let objective = objective.unwrap_or("time").to_string();
-        if data.configurations.is_empty() {
+        let objective = objective.unwrap_or("time");
+        Simulation::from_cache_objectives(data, name, file, &[(objective, direction)])
+    }
+
+    /// [`from_cache`](Self::from_cache) for several objectives (see
+    /// [`open_objectives`](Self::open_objectives)).
+    pub fn from_cache_objectives(
+        data: CacheData,
+        name: &str,
+        file: &str,
+        objectives: &[(&str, Option<Direction>)],
+    ) -> Result<Simulation, SimulationError> {
+        if objectives.is_empty() || data.configurations.is_empty() {
             return Err(SimulationError::Empty {
                 file: file.to_string(),
             });
         }
+        for &(objective, _) in objectives {
+            Simulation::has_key(&data, file, objective)?;
+        }
+        let space = SearchSpace::from_configurations(data.parameters, &data.configurations)?;
+        let names: Vec<&str> = objectives.iter().map(|(n, _)| *n).collect();
+        let mut outcomes: Vec<Option<Outcome>> = vec![None; space.size() as usize];
+        for (config, record) in data.configurations.iter().zip(&data.records) {
+            if let Some(rank) = space.rank(config) {
+                outcomes[rank as usize].get_or_insert_with(|| outcome_of_all(record, &names));
+            }
+        }
+        let outcomes: Vec<Outcome> = outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(unreachable_outcome))
+            .collect();
+        if outcomes.iter().all(|o| o.objective().is_none()) {
+            return Err(SimulationError::NoValidValue {
+                file: file.to_string(),
+                objective: names.join(", "),
+            });
+        }
+        let metrics = objectives
+            .iter()
+            .map(|&(n, d)| Metric::new(n, d.unwrap_or_else(|| Direction::guess(n))))
+            .collect();
+        Ok(Simulation {
+            name: name.to_string(),
+            space,
+            outcomes,
+            metrics,
+            warnings: data.warnings,
+            device: data.device_name,
+        })
+    }
+
+    /// Fails naming the numeric keys the records have when none records `objective`.
+    fn has_key(data: &CacheData, file: &str, objective: &str) -> Result<(), SimulationError> {
+        let objective = objective.to_string();
         if !data.records.iter().any(|r| r.contains_key(&objective)) {
             let mut keys: Vec<&str> = data
                 .records
@@ -132,32 +187,7 @@ impl Simulation {
                 available: keys.join(", "),
             });
         }
-        let space = SearchSpace::from_configurations(data.parameters, &data.configurations)?;
-        let mut outcomes: Vec<Option<Outcome>> = vec![None; space.size() as usize];
-        for (config, record) in data.configurations.iter().zip(&data.records) {
-            if let Some(rank) = space.rank(config) {
-                outcomes[rank as usize].get_or_insert_with(|| outcome_of(record, &objective));
-            }
-        }
-        let outcomes: Vec<Outcome> = outcomes
-            .into_iter()
-            .map(|o| o.unwrap_or_else(unreachable_outcome))
-            .collect();
-        if outcomes.iter().all(|o| o.objective().is_none()) {
-            return Err(SimulationError::NoValidValue {
-                file: file.to_string(),
-                objective,
-            });
-        }
-        let direction = direction.unwrap_or_else(|| Direction::guess(&objective));
-        Ok(Simulation {
-            name: name.to_string(),
-            space,
-            outcomes,
-            metrics: vec![Metric::new(objective, direction)],
-            warnings: data.warnings,
-            device: data.device_name,
-        })
+        Ok(())
     }
 
     /// One configuration for several instances (devices or problem sizes), each a brute-forced
@@ -245,6 +275,23 @@ impl Simulation {
     /// The objective.
     pub fn objective(&self) -> &Metric {
         &self.metrics[0]
+    }
+
+    /// Every metric the simulation replays: the objectives it was opened with, in order.
+    pub fn metrics(&self) -> &[Metric] {
+        &self.metrics
+    }
+
+    /// Every configuration's values of all [`metrics`](Self::metrics), by rank (`None` where
+    /// it failed).
+    pub fn metric_values(&self) -> Vec<Option<Vec<f64>>> {
+        self.outcomes
+            .iter()
+            .map(|o| match o {
+                Outcome::Ok { values, .. } => Some(values.clone()),
+                Outcome::Failed { .. } => None,
+            })
+            .collect()
     }
 
     /// The objective value of every configuration, by rank (`None` where it failed), in the
@@ -349,6 +396,34 @@ pub fn outcome_of(record: &serde_json::Map<String, Json>, objective: &str) -> Ou
             timings,
         ),
     }
+}
+
+/// The outcome a cache record describes for several metrics: [`outcome_of`] for the first,
+/// then each further one's value; a record without a finite value of one fails.
+fn outcome_of_all(record: &serde_json::Map<String, Json>, names: &[&str]) -> Outcome {
+    let mut outcome = outcome_of(record, names[0]);
+    if let Outcome::Ok {
+        values, timings, ..
+    } = &mut outcome
+    {
+        for name in &names[1..] {
+            match record
+                .get(*name)
+                .and_then(Json::as_f64)
+                .filter(|v| v.is_finite())
+            {
+                Some(v) => values.push(v),
+                None => {
+                    return Outcome::failed(
+                        FailureKind::Runtime,
+                        format!("no finite `{name}` recorded"),
+                        *timings,
+                    );
+                }
+            }
+        }
+    }
+    outcome
 }
 
 /// Replays a [`Simulation`].

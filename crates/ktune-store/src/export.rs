@@ -272,7 +272,9 @@ fn failure_marker(status: &str) -> &'static str {
 /// values joined by commas (as Kernel Tuner writes them), with the parameter values, the
 /// objective's value (or `CompilationFailedConfig`, `RuntimeFailedConfig` or
 /// `InvalidConfig` for failures) and `compile_time`, `benchmark_time`, `verification_time`,
-/// `framework_time` in milliseconds. [`ktune_space::spec::read_cache`] reads it back.
+/// `framework_time` in milliseconds, and every number the runner observed beside them
+/// (`energy_j`, `power_w`, clocks: what a study of several objectives, or `ktune bench
+/// --objective time,energy_j`, reads). [`ktune_space::spec::read_cache`] reads it back.
 ///
 /// Only the objective is written, since rows hold no other metric; timeouts and wrong
 /// outputs become `RuntimeFailedConfig`, as Kernel Tuner has no marker for them.
@@ -325,6 +327,14 @@ pub fn to_kernel_tuner_cache(rows: &[Row], objective: &str, kernel_name: &str) -
         record.insert("benchmark_time".into(), ms(r.benchmark_s));
         record.insert("verification_time".into(), ms(r.verification_s));
         record.insert("framework_time".into(), ms(r.framework_s));
+        // What the runner observed beside the objective (energy, power, clocks), as Kernel
+        // Tuner's observers add their keys to a record: numbers only, under their own names,
+        // never over a parameter or a key written above.
+        for (name, v) in &r.observed {
+            if v.is_number() && !record.contains_key(name) {
+                record.insert(name.clone(), v.clone());
+            }
+        }
         cache.insert(key.join(","), Json::Object(record));
     }
     json!({
@@ -502,6 +512,16 @@ mod tests {
         assert_eq!(doc["cache"]["1,plain"]["time"], "InvalidConfig");
         let text = serde_json::to_string_pretty(&doc).unwrap();
         let data = ktune_space::spec::read_cache(&text, "export.json").unwrap();
+        // observed numbers ride along under their own names, never over a parameter or time
+        let mut observed = rows.clone();
+        observed[3].observed.insert("energy_j".into(), json!(0.5));
+        observed[3].observed.insert("device".into(), json!("H100"));
+        observed[3].observed.insert("x".into(), json!(99));
+        let with = to_kernel_tuner_cache(&observed, "time", "vector_add");
+        assert_eq!(with["cache"]["2,a,b"]["energy_j"], 0.5);
+        assert_eq!(with["cache"]["2,a,b"]["x"], 2);
+        assert!(with["cache"]["2,a,b"].get("device").is_none());
+        assert!(with["cache"]["4,a,b"].get("energy_j").is_none());
         assert!(data.warnings.is_empty(), "{:?}", data.warnings);
         assert_eq!(data.kernel_name.as_deref(), Some("vector_add"));
         assert_eq!(data.objective.as_deref(), Some("time"));

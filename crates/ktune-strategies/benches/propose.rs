@@ -86,6 +86,7 @@ fn main() {
             value: Some(objective(&v)),
             failure: None,
             variance: None,
+            objectives: Vec::new(),
         };
         strategy.tell(&space, std::slice::from_ref(&observation));
         if round >= observations {

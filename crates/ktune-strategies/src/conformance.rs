@@ -555,6 +555,18 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     refused("ga:method=three_point", &["three_point"]),
     refused("ga:popsise=20", &["popsise"]),
     refused("ga:constraint_aware=maybe", &["maybe"]),
+    // nsga2
+    canonical(
+        "nsga_ii:popsize=8:method=two_point",
+        "nsga2:popsize=8:method=two_point",
+    ),
+    refused("nsga2:popsize=1", &["nsga2", "popsize"]),
+    refused("nsga2:mutation_chance=0", &["mutation_chance"]),
+    refused("nsga2:method=three_point", &["three_point"]),
+    refused("nsga2:maxiter=5", &["maxiter"]),
+    // auto's options for priors and several objectives
+    accepted("auto:prior_fusion=0:front_share=0"),
+    refused("auto:front_share=1.5", &["front_share"]),
     // bayes_opt
     accepted("bayes_opt:exploration=0.01:lengthscale=2"),
     accepted("bayes_opt:exploration=cv:alignment=Validated:initial_sampling=LHS"),

@@ -294,6 +294,7 @@ pub const REGISTRY: &[Entry] = &[
     population::pso::ENTRY,
     population::firefly::ENTRY,
     population::genetic_algorithm::ENTRY,
+    population::nsga2::ENTRY,
     model_based::bayes_opt::ENTRY,
     model_based::baco::ENTRY,
     model_based::tpe::ENTRY,

@@ -118,6 +118,87 @@ fn bad_input_is_a_clear_error() {
 }
 
 #[test]
+fn several_objectives_record_points_and_score_the_front() {
+    let out = tempfile::tempdir().unwrap();
+    let result = ktune()
+        .args(["bench", "-s", "random,nsga2", "--seeds", "2"])
+        .args(["--objective", "time,compile_time", "--no-plots", "--out"])
+        .arg(out.path())
+        .arg(space("convolution_W6600"))
+        .succeeds();
+    let stdout = String::from_utf8(result.stdout).unwrap();
+    // The single-objective table of the first objective, then the fronts'.
+    assert_mentions(
+        &stdout,
+        &[
+            "Performance score",
+            "Hypervolume score",
+            "ktune-0.1.0/nsga2",
+        ],
+    );
+    let fronts = std::fs::read_to_string(out.path().join("fronts.md")).unwrap();
+    assert_mentions(
+        &fronts,
+        &["| convolution_W6600 | minimize, minimize | 4362 |"],
+    );
+    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    for line in traces.lines() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (values, points) = (
+            t["values"].as_array().unwrap(),
+            t["points"].as_array().unwrap(),
+        );
+        // every run lasts as long as the front's score needs (at least 220 here)
+        assert_eq!(values.len(), points.len());
+        assert!(values.len() >= 220, "{}", values.len());
+        for (v, p) in values.iter().zip(points) {
+            match v.as_f64() {
+                Some(v) => {
+                    assert_eq!(p[0].as_f64(), Some(v));
+                    assert!(p[1].as_f64().unwrap() > 0.0);
+                }
+                None => assert!(p.is_null()),
+            }
+        }
+    }
+    // Scored again from the traces, the fronts are the same.
+    let scores = out.path().join("again.md");
+    ktune()
+        .args([
+            "bench",
+            "score",
+            "--objective",
+            "time,compile_time",
+            "--out",
+        ])
+        .arg(&scores)
+        .arg(out.path().join("traces.jsonl"))
+        .arg(space("convolution_W6600"))
+        .succeeds();
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("again.fronts.md")).unwrap(),
+        fronts
+    );
+
+    let w6600 = space("convolution_W6600");
+    fails_with(
+        &["bench", "--objective", "time,time"],
+        std::slice::from_ref(&w6600),
+        "`time` is given twice",
+    );
+    fails_with(
+        &["bench", "--objective", "time,energy"],
+        std::slice::from_ref(&w6600),
+        "no objective `energy`",
+    );
+    fails_with(
+        &["bench", "--instances", "--objective", "time,compile_time"],
+        &[w6600],
+        "--instances takes one objective",
+    );
+}
+
+#[test]
 fn strategy_options_come_from_the_command_line_or_a_spec() {
     let (dir, spec) = in_tempdir(
         "ga.toml",

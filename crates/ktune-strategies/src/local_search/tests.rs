@@ -24,6 +24,7 @@ fn following_the_best_climbs_from_what_others_found() {
         value: Some(1.0),
         failure: None,
         variance: None,
+        objectives: Vec::new(),
     };
     let neighbours_proposed = |follow: bool| -> usize {
         let mut s = MultiStartLocalSearch::default().following_best(follow);
@@ -39,6 +40,7 @@ fn following_the_best_climbs_from_what_others_found() {
                     value: Some(2.0),
                     failure: None,
                     variance: None,
+                    objectives: Vec::new(),
                 };
                 history.push(o.clone());
                 s.tell(&space, &[o]);

@@ -372,6 +372,7 @@ mod tests {
                 value: Some(truth(x)),
                 failure: None,
                 variance: None,
+                objectives: Vec::new(),
             });
         }
         m.hear(&told);

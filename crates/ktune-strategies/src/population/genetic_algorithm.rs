@@ -332,7 +332,12 @@ impl GeneticAlgorithm {
 /// picks the parameter among all of them and leaves the individual unchanged when it has a
 /// single value; the paper says mutation happens in exactly one parameter value, so ktune
 /// only picks parameters that can change.
-fn mutate(child: Configuration, space: &SearchSpace, aware: bool, rng: &mut Rng) -> Configuration {
+pub(crate) fn mutate(
+    child: Configuration,
+    space: &SearchSpace,
+    aware: bool,
+    rng: &mut Rng,
+) -> Configuration {
     if aware {
         let mut neighbours = space.neighbours(&child, Neighbourhood::Hamming);
         if neighbours.is_empty() {
@@ -358,7 +363,7 @@ fn mutate(child: Configuration, space: &SearchSpace, aware: bool, rng: &mut Rng)
 }
 
 /// Two children of `a` and `b` (of equal length) by `method`.
-fn crossover(
+pub(crate) fn crossover(
     method: Crossover,
     a: &[u32],
     b: &[u32],

@@ -68,6 +68,7 @@ use crate::model_based::baco::CheckedBaco;
 use crate::model_based::bayes_opt::{
     Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, ModelGuide,
 };
+use crate::model_based::tpe::{Tpe, TpeOptions};
 use crate::sampling::prior_rank::PriorRank;
 use crate::transfer::PriorTrust;
 use crate::{Baco, BacoOptions};
@@ -254,6 +255,13 @@ pub struct AutoOptions {
     /// With several priors: after this many of their joint picks, each trusted prior's own
     /// best (0: only the joint order).
     pub prior_each_best: usize,
+    /// With several priors: the constant of the reciprocal rank fusion that orders their
+    /// joint picks (0: their mean rank).
+    pub prior_fusion: usize,
+    /// With several objectives: the share of the proposals after the first `startup` of
+    /// the multi-objective TPE that come from it (0: the members alone, on the first
+    /// objective).
+    pub front_share: f64,
 }
 
 /// Where `auto`'s first proposals from the priors stand to the model's initial sample.
@@ -303,6 +311,8 @@ impl Default for AutoOptions {
             prior_trust: PriorTrust::Evidence,
             prior_sample: PriorSample::Several,
             prior_each_best: 0,
+            prior_fusion: 300,
+            front_share: 0.5,
         }
     }
 }
@@ -353,6 +363,14 @@ pub struct Auto {
     prior_sample: PriorSample,
     /// After how many joint picks each trusted prior's own best comes (0: never).
     prior_each_best: usize,
+    /// The reciprocal rank fusion constant of the priors' order (0: their mean rank).
+    prior_fusion: usize,
+    /// With several objectives: the multi-objective TPE, the share of proposals it makes,
+    /// and the proposals made by it and by the members since it started.
+    front: Tpe,
+    front_share: f64,
+    front_asked: usize,
+    members_asked: usize,
     /// The number of priors the study has.
     priors: usize,
     /// The configurations the priors' member proposed (not a sample of the landscape).
@@ -499,6 +517,11 @@ impl Auto {
             prior_trust: o.prior_trust,
             prior_sample: o.prior_sample,
             prior_each_best: o.prior_each_best,
+            prior_fusion: o.prior_fusion,
+            front: Tpe::checked(TpeOptions::default()),
+            front_share: o.front_share,
+            front_asked: 0,
+            members_asked: 0,
             priors: 0,
             from_priors: Default::default(),
             c: o.c,
@@ -568,7 +591,68 @@ impl Auto {
 }
 
 impl Strategy for Auto {
+    /// With several objectives, after the multi-objective TPE's random start, a share of
+    /// the proposals comes from it: the members chase the first objective (they are told
+    /// its values) and find the front's fast end, the TPE, whose good group is the first
+    /// Pareto fronts, spreads along the front. Measured in BENCHMARKS.md (multi-objective).
     fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        let several = self.front_share > 0.0
+            && history.len() >= TpeOptions::default().startup
+            && history
+                .observations()
+                .iter()
+                .any(|o| o.objectives.len() > 1);
+        if !several {
+            return self.ask_members(space, history, n, rng);
+        }
+        let mut to_front = 0;
+        for _ in 0..n.max(1) {
+            let total = (self.front_asked + self.members_asked + 1) as f64;
+            if ((self.front_asked + to_front) as f64) < self.front_share * total {
+                to_front += 1;
+            } else {
+                self.members_asked += 1;
+            }
+        }
+        let mut out = self.front.ask(space, history, to_front.min(n), rng);
+        self.front_asked += to_front;
+        let rest = n.saturating_sub(out.len());
+        if rest > 0 {
+            let more = self.ask_members(space, history, rest, rng);
+            for c in more {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        self.tell_members(space, observations);
+    }
+
+    fn set_budget(&mut self, evaluations: Option<usize>) {
+        self.set_members_budget(evaluations);
+    }
+
+    fn set_priors(&mut self, priors: &[MatchedPrior]) {
+        self.set_members_priors(priors);
+    }
+
+    fn name(&self) -> &str {
+        NAME
+    }
+}
+
+impl Auto {
+    fn ask_members(
         &mut self,
         space: &SearchSpace,
         history: &History,
@@ -674,7 +758,7 @@ impl Strategy for Auto {
         out
     }
 
-    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+    fn tell_members(&mut self, space: &SearchSpace, observations: &[Observation]) {
         for o in observations {
             let improved = o.value.is_some_and(|v| self.best.is_none_or(|b| v < b));
             if improved {
@@ -698,7 +782,7 @@ impl Strategy for Auto {
         self.exhausted.iter_mut().for_each(|e| *e = false);
     }
 
-    fn set_budget(&mut self, evaluations: Option<usize>) {
+    fn set_members_budget(&mut self, evaluations: Option<usize>) {
         for m in &mut self.members {
             m.strategy().set_budget(evaluations);
         }
@@ -706,7 +790,7 @@ impl Strategy for Auto {
 
     /// With priors, a member joins that proposes in their order (each prior weighted by how
     /// well it ranks the study's results); the others are told them too.
-    fn set_priors(&mut self, priors: &[MatchedPrior]) {
+    fn set_members_priors(&mut self, priors: &[MatchedPrior]) {
         for m in &mut self.members {
             m.strategy().set_priors(priors);
         }
@@ -715,16 +799,12 @@ impl Strategy for Auto {
         }
         self.priors = priors.len();
         let each_best = (self.prior_each_best > 0).then_some(self.prior_each_best);
-        let mut member = PriorRank::guarded_only(self.prior_trust, each_best);
+        let mut member = PriorRank::guarded_only(self.prior_trust, each_best, self.prior_fusion);
         member.set_priors(priors);
         self.members.push(Member::Other(Box::new(member)));
         self.exhausted.push(false);
         self.prior_arm = Some(self.members.len() - 1);
         self.bandit = AucBandit::new(self.members.len(), self.c, self.window);
-    }
-
-    fn name(&self) -> &str {
-        NAME
     }
 }
 

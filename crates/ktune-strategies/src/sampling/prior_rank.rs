@@ -71,6 +71,8 @@ pub struct PriorRank {
     ranking: Option<PriorRanking>,
     /// With several priors: after this many joint picks, each trusted prior's own best.
     each_best_after: Option<usize>,
+    /// The constant of reciprocal rank fusion of the priors' order (0: their mean rank).
+    fusion: usize,
     fresh: FreshSampler,
     proposed: FxHashSet<Configuration>,
 }
@@ -145,8 +147,11 @@ impl Strategy for PriorRank {
 
     /// Not told to `then`: it starts cold.
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
-        self.ranking =
-            Some(PriorRanking::new(priors, self.trust).with_each_best_after(self.each_best_after));
+        self.ranking = Some(
+            PriorRanking::new(priors, self.trust)
+                .with_each_best_after(self.each_best_after)
+                .with_fusion(self.fusion),
+        );
         self.each_best = Vec::new();
         for p in priors {
             let best = p
@@ -170,11 +175,16 @@ impl Strategy for PriorRank {
 impl PriorRank {
     /// The priors' order, each prior weighted by how well it ranks the study's results, and
     /// nothing once that is used up or switched off: `auto`'s member for priors.
-    pub(crate) fn guarded_only(trust: PriorTrust, each_best_after: Option<usize>) -> PriorRank {
+    pub(crate) fn guarded_only(
+        trust: PriorTrust,
+        each_best_after: Option<usize>,
+        fusion: usize,
+    ) -> PriorRank {
         PriorRank {
             trust,
             priors_only: true,
             each_best_after,
+            fusion,
             ..PriorRank::default()
         }
     }

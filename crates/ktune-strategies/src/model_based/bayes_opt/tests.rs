@@ -515,6 +515,7 @@ fn a_batch_ask_gives_distinct_new_configurations() {
                 value: o.objective(),
                 failure: o.failure(),
                 variance: None,
+                objectives: Vec::new(),
             };
             history.push(observation.clone());
             told.push(observation);

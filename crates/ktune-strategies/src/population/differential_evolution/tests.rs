@@ -275,6 +275,7 @@ fn an_unchanged_population_is_reinitialised_keeping_the_best() {
             value: Some(k as f64),
             failure: None,
             variance: None,
+            objectives: Vec::new(),
         };
         history.push(o.clone());
         s.tell(&space, &[o]);

@@ -142,6 +142,7 @@ fn a_nan_observation_has_no_value() {
         value: Some(f64::NAN),
         failure: None,
         variance: None,
+        objectives: Vec::new(),
     };
     assert_eq!(value_of(&o), None);
 }
@@ -335,6 +336,7 @@ fn the_swarm_evaluates_the_repair_and_keeps_its_position() {
             value: (i != 3).then_some(i as f64 + 10.0),
             failure: None,
             variance: None,
+            objectives: Vec::new(),
         })
         .collect();
     for t in &told {
@@ -425,6 +427,7 @@ fn the_swarm_restarts_after_maxiter_and_diversifies_when_stalled() {
             value: Some(i as f64),
             failure: None,
             variance: None,
+            objectives: Vec::new(),
         });
     }
     let before: Vec<Vec<f64>> = s.particles.iter().map(|p| p.x.clone()).collect();

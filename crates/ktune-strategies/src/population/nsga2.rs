@@ -1,0 +1,512 @@
+//! NSGA-II: the non-dominated sorting genetic algorithm for several objectives at once,
+//! constraint-aware as ktune's genetic algorithm is.
+//!
+//! Each generation of `popsize` children is bred from the parents, and once the children are
+//! evaluated the next parents are chosen from parents and children together (elitism): the
+//! configurations are sorted into fronts by Pareto dominance (the first front is dominated by
+//! none, the second only by the first, ...), whole fronts are taken while they fit, and the
+//! front that does not fit is cut by crowding distance (the spread a point leaves between its
+//! neighbours on the front, in each objective relative to the front's range), so the parents
+//! cover the front evenly. Parents are chosen by binary tournament on (front, crowding).
+//!
+//! Failures follow Deb's constraint domination: every configuration that ran dominates every
+//! one that failed, and the failures form the last front, so they are bred from only when
+//! nothing else is left. Children are made as the genetic algorithm makes them (crossover,
+//! repair to a random valid neighbour, Hamming mutation with chance 1/`mutation_chance`), and
+//! the first generation is a random sample of valid configurations. A child evaluated before
+//! costs nothing: its objectives are read from the history. With one objective NSGA-II is an
+//! elitist genetic algorithm with tournament selection.
+//!
+//! ## References
+//! K. Deb, A. Pratap, S. Agarwal, T. Meyarivan, "A fast and elitist multiobjective genetic
+//! algorithm: NSGA-II", IEEE Transactions on Evolutionary Computation 6(2), 2002 (the fast
+//! non-dominated sort, the crowding distance, constraint domination); Kernel Tuner 1.5's
+//! multi-objective tuning goes through pymoo's NSGA-II.
+
+use std::cmp::Ordering;
+use std::collections::VecDeque;
+
+use ktune_core::{History, Observation, Rng, Strategy};
+use ktune_space::{Configuration, SearchSpace};
+use rand::RngExt;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::genetic_algorithm::{Crossover, crossover, mutate};
+
+const NAME: &str = "nsga2";
+
+/// Crossovers tried per population slot before the rest of a generation is filled with random
+/// individuals.
+const BREED_ATTEMPTS: usize = 5;
+
+/// Random draws tried for an unevaluated individual before giving up on one.
+const FRESH_TRIES: usize = 64;
+
+/// Generations one `ask` may step through while every child is evaluated already.
+const MAX_GENERATIONS_PER_ASK: usize = 64;
+
+/// The options of [`Nsga2`].
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Nsga2Options {
+    /// Parents kept, and children bred, per generation.
+    pub popsize: usize,
+    /// The crossover method.
+    pub method: Crossover,
+    /// A child mutates with chance one in `mutation_chance`.
+    pub mutation_chance: u32,
+}
+
+impl Default for Nsga2Options {
+    fn default() -> Self {
+        Nsga2Options {
+            popsize: 20,
+            method: Crossover::Uniform,
+            mutation_chance: 10,
+        }
+    }
+}
+
+/// An individual's objectives in minimisation form; `None`: failed (or never told).
+pub(crate) type Objectives = Option<Vec<f64>>;
+
+#[derive(Clone, Debug, PartialEq)]
+enum State {
+    Pending,
+    Asked,
+    Known(Objectives),
+}
+
+#[derive(Clone, Debug)]
+struct Child {
+    config: Configuration,
+    state: State,
+}
+
+/// NSGA-II. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct Nsga2 {
+    options: Nsga2Options,
+    /// The parents with their objectives, with their fronts and crowding distances.
+    parents: Vec<(Configuration, Objectives)>,
+    ranks: Vec<(usize, f64)>,
+    /// The generation being evaluated.
+    children: Vec<Child>,
+    index: FxHashMap<Configuration, usize>,
+    pending: VecDeque<usize>,
+    outstanding: usize,
+}
+
+crate::registry::checked_by!(Nsga2Options => Nsga2);
+
+impl Nsga2 {
+    fn checked(options: Nsga2Options) -> Nsga2 {
+        Nsga2 {
+            options,
+            parents: Vec::new(),
+            ranks: Vec::new(),
+            children: Vec::new(),
+            index: FxHashMap::default(),
+            pending: VecDeque::new(),
+            outstanding: 0,
+        }
+    }
+
+    /// The parents of the next generation from the parents and the children just evaluated.
+    fn select(&mut self) {
+        let mut pool: Vec<(Configuration, Objectives)> = std::mem::take(&mut self.parents);
+        let mut seen: FxHashSet<Configuration> = pool.iter().map(|(c, _)| c.clone()).collect();
+        for child in self.children.drain(..) {
+            if seen.insert(child.config.clone()) {
+                let objectives = match child.state {
+                    State::Known(o) => o,
+                    _ => None,
+                };
+                pool.push((child.config, objectives));
+            }
+        }
+        let points: Vec<&Objectives> = pool.iter().map(|(_, o)| o).collect();
+        let fronts = non_dominated_fronts(&points);
+        let mut keep: Vec<usize> = Vec::with_capacity(self.options.popsize);
+        let mut ranks: Vec<(usize, f64)> = Vec::with_capacity(self.options.popsize);
+        for (f, front) in fronts.iter().enumerate() {
+            let crowding = crowding_distances(front, &points);
+            if keep.len() + front.len() <= self.options.popsize {
+                keep.extend(front);
+                ranks.extend(crowding.iter().map(|&d| (f, d)));
+                continue;
+            }
+            // The front that does not fit: its most isolated points.
+            let mut order: Vec<usize> = (0..front.len()).collect();
+            order.sort_by(|&a, &b| crowding[b].total_cmp(&crowding[a]));
+            for &i in order.iter().take(self.options.popsize - keep.len()) {
+                keep.push(front[i]);
+                ranks.push((f, crowding[i]));
+            }
+            break;
+        }
+        let mut pool: Vec<Option<(Configuration, Objectives)>> =
+            pool.into_iter().map(Some).collect();
+        self.parents = keep.iter().filter_map(|&i| pool[i].take()).collect();
+        self.ranks = ranks;
+    }
+
+    /// A parent by binary tournament: the lower front wins, then the larger crowding distance.
+    fn tournament(&self, rng: &mut Rng) -> usize {
+        let n = self.parents.len();
+        let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+        let (ra, rb) = (self.ranks[a], self.ranks[b]);
+        match ra.0.cmp(&rb.0).then(rb.1.total_cmp(&ra.1)) {
+            Ordering::Greater => b,
+            _ => a,
+        }
+    }
+
+    /// A random valid configuration neither evaluated nor taken.
+    fn fresh(
+        space: &SearchSpace,
+        history: &History,
+        taken: &FxHashSet<Configuration>,
+        rng: &mut Rng,
+    ) -> Option<Configuration> {
+        (0..FRESH_TRIES)
+            .map(|_| space.sample(rng))
+            .find(|c| !history.contains(c) && !taken.contains(c))
+    }
+
+    /// The next generation of children (the first: a random sample). Returns whether it has
+    /// any.
+    fn advance(&mut self, space: &SearchSpace, history: &History, rng: &mut Rng) -> bool {
+        if !self.children.is_empty() {
+            self.select();
+        }
+        let popsize = self.options.popsize;
+        let mut next: Vec<Configuration> = Vec::with_capacity(popsize);
+        let mut taken: FxHashSet<Configuration> = FxHashSet::default();
+        if !self.parents.is_empty() {
+            let mut attempts = 0;
+            while next.len() < popsize && attempts < popsize * BREED_ATTEMPTS {
+                attempts += 1;
+                let (i, j) = (self.tournament(rng), self.tournament(rng));
+                let (a, b) = (&self.parents[i].0, &self.parents[j].0);
+                let (c1, c2) = crossover(self.options.method, a, b, rng);
+                for child in [c1, c2] {
+                    if next.len() == popsize {
+                        break;
+                    }
+                    let child = space.repair_random_neighbour(&child, rng);
+                    let child = if rng.random_range(0..self.options.mutation_chance) == 0 {
+                        mutate(child, space, true, rng)
+                    } else {
+                        child
+                    };
+                    // A child that is a parent adds nothing to the pool.
+                    if self.parents.iter().any(|(p, _)| *p == child) {
+                        continue;
+                    }
+                    if taken.insert(child.clone()) {
+                        next.push(child);
+                    }
+                }
+            }
+        }
+        while next.len() < popsize {
+            match Nsga2::fresh(space, history, &taken, rng) {
+                Some(c) => {
+                    taken.insert(c.clone());
+                    next.push(c);
+                }
+                None => break,
+            }
+        }
+        self.index = next
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.clone(), i))
+            .collect();
+        self.children = next
+            .into_iter()
+            .map(|config| Child {
+                config,
+                state: State::Pending,
+            })
+            .collect();
+        self.pending = (0..self.children.len()).collect();
+        self.outstanding = 0;
+        !self.children.is_empty()
+    }
+}
+
+/// An observation's objectives in minimisation form (`None`: failed).
+pub(crate) fn objectives_of(o: &Observation) -> Objectives {
+    let v = o.value.filter(|v| !v.is_nan())?;
+    if o.objectives.is_empty() {
+        Some(vec![v])
+    } else {
+        Some(o.objectives.clone()).filter(|x| x.iter().all(|v| !v.is_nan()))
+    }
+}
+
+/// Whether `a` dominates `b` under constraint domination: a point that ran dominates one that
+/// failed; of two that ran, `a` is nowhere worse and somewhere better.
+fn dominates(a: &Objectives, b: &Objectives) -> bool {
+    match (a, b) {
+        (Some(_), None) => true,
+        (None, _) => false,
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(x, y)| x <= y)
+                && a.iter().zip(b).any(|(x, y)| x < y)
+        }
+    }
+}
+
+/// The fast non-dominated sort: the indices of `points` front by front, the first front first.
+pub(crate) fn non_dominated_fronts(points: &[&Objectives]) -> Vec<Vec<usize>> {
+    let n = points.len();
+    let mut dominated_by = vec![0usize; n];
+    let mut dominates_list: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j && dominates(points[i], points[j]) {
+                dominates_list[i].push(j);
+                dominated_by[j] += 1;
+            }
+        }
+    }
+    let mut fronts = Vec::new();
+    let mut current: Vec<usize> = (0..n).filter(|&i| dominated_by[i] == 0).collect();
+    while !current.is_empty() {
+        let mut next = Vec::new();
+        for &i in &current {
+            for &j in &dominates_list[i] {
+                dominated_by[j] -= 1;
+                if dominated_by[j] == 0 {
+                    next.push(j);
+                }
+            }
+        }
+        fronts.push(current);
+        current = next;
+    }
+    fronts
+}
+
+/// The indices of `points` best first for several objectives: front by front, and within a
+/// front the most isolated first (crowding distance), failures last.
+pub(crate) fn pareto_order(points: &[&Objectives]) -> Vec<usize> {
+    let mut order = Vec::with_capacity(points.len());
+    for front in non_dominated_fronts(points) {
+        let crowding = crowding_distances(&front, points);
+        let mut by: Vec<usize> = (0..front.len()).collect();
+        by.sort_by(|&a, &b| {
+            crowding[b]
+                .total_cmp(&crowding[a])
+                .then(front[a].cmp(&front[b]))
+        });
+        order.extend(by.into_iter().map(|k| front[k]));
+    }
+    order
+}
+
+/// The crowding distance of each point of `front` (indices into `points`): the sum over the
+/// objectives of the gap between its two neighbours relative to the front's range; the
+/// extremes of every objective are infinitely far (always kept); failures 0.
+pub(crate) fn crowding_distances(front: &[usize], points: &[&Objectives]) -> Vec<f64> {
+    let mut distance = vec![0.0; front.len()];
+    let Some(m) = front.iter().find_map(|&i| points[i].as_ref().map(Vec::len)) else {
+        return distance;
+    };
+    let ran: Vec<usize> = (0..front.len())
+        .filter(|&k| points[front[k]].is_some())
+        .collect();
+    for obj in 0..m {
+        let value = |k: usize| points[front[k]].as_ref().map_or(f64::NAN, |v| v[obj]);
+        let mut order = ran.clone();
+        order.sort_by(|&a, &b| value(a).total_cmp(&value(b)));
+        let (Some(&lo), Some(&hi)) = (order.first(), order.last()) else {
+            continue;
+        };
+        let range = value(hi) - value(lo);
+        distance[lo] = f64::INFINITY;
+        distance[hi] = f64::INFINITY;
+        if range <= 0.0 {
+            continue;
+        }
+        for w in order.windows(3) {
+            distance[w[1]] += (value(w[2]) - value(w[0])) / range;
+        }
+    }
+    distance
+}
+
+impl Strategy for Nsga2 {
+    fn ask(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+    ) -> Vec<Configuration> {
+        let mut out = Vec::with_capacity(n);
+        let mut generations = 0;
+        while out.len() < n {
+            if let Some(i) = self.pending.pop_front() {
+                let child = &mut self.children[i];
+                if child.state != State::Pending {
+                    continue;
+                }
+                if let Some(o) = history.get(&child.config) {
+                    child.state = State::Known(objectives_of(o));
+                    continue;
+                }
+                child.state = State::Asked;
+                self.outstanding += 1;
+                out.push(child.config.clone());
+                continue;
+            }
+            if self.outstanding > 0 {
+                if !out.is_empty() {
+                    break;
+                }
+                // Handed out but never told: they count as failed, so the search goes on.
+                for c in &mut self.children {
+                    if c.state == State::Asked {
+                        c.state = State::Known(None);
+                    }
+                }
+                self.outstanding = 0;
+            }
+            if generations == MAX_GENERATIONS_PER_ASK {
+                break;
+            }
+            generations += 1;
+            if !self.advance(space, history, rng) {
+                break;
+            }
+        }
+        out
+    }
+
+    fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
+        for o in observations {
+            if let Some(&i) = self.index.get(&o.config) {
+                let child = &mut self.children[i];
+                match child.state {
+                    State::Known(_) => continue,
+                    State::Asked => self.outstanding -= 1,
+                    State::Pending => {}
+                }
+                child.state = State::Known(objectives_of(o));
+            }
+        }
+    }
+
+    fn name(&self) -> &str {
+        NAME
+    }
+}
+
+pub(crate) const ENTRY: crate::Entry = crate::Entry {
+    name: NAME,
+    aliases: &["nsga_ii"],
+    about: "NSGA-II for several objectives: elitist generations whose parents are chosen by \
+            non-dominated sorting and crowding distance, failures dominated by every \
+            configuration that ran; children by crossover, repair to a valid neighbour and \
+            Hamming mutation.",
+    options: &[
+        crate::OptionDoc::new(
+            "popsize",
+            "20",
+            "Parents kept, and children bred, per generation.",
+        )
+        .count(2, 10_000),
+        crate::OptionDoc::new(
+            "method",
+            "\"uniform\"",
+            "Crossover: `single_point`, `two_point`, `uniform` or `disruptive_uniform`.",
+        ),
+        crate::OptionDoc::new(
+            "mutation_chance",
+            "10",
+            "A child mutates with chance 1 in mutation_chance (1 always mutates).",
+        )
+        .count(1, 1_000_000),
+    ],
+    tunable: &[
+        crate::Tunable::new("popsize", &["10", "20", "40"]),
+        crate::Tunable::new("mutation_chance", &["3", "10", "55"]),
+    ],
+    check: crate::registry::check::<Nsga2Options>,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn some(v: &[f64]) -> Objectives {
+        Some(v.to_vec())
+    }
+
+    #[test]
+    fn fronts_follow_dominance_and_failures_come_last() {
+        let points = [
+            some(&[1.0, 5.0]),
+            some(&[2.0, 2.0]),
+            None,
+            some(&[3.0, 3.0]),
+            some(&[5.0, 1.0]),
+            some(&[4.0, 4.0]),
+        ];
+        let refs: Vec<&Objectives> = points.iter().collect();
+        let fronts = non_dominated_fronts(&refs);
+        let sorted: Vec<Vec<usize>> = fronts
+            .into_iter()
+            .map(|mut f| {
+                f.sort_unstable();
+                f
+            })
+            .collect();
+        assert_eq!(sorted, vec![vec![0, 1, 4], vec![3], vec![5], vec![2]]);
+    }
+
+    #[test]
+    fn the_extremes_of_a_front_are_always_kept() {
+        let points = [
+            some(&[1.0, 5.0]),
+            some(&[2.0, 4.0]),
+            some(&[2.5, 3.9]),
+            some(&[5.0, 1.0]),
+        ];
+        let refs: Vec<&Objectives> = points.iter().collect();
+        let d = crowding_distances(&[0, 1, 2, 3], &refs);
+        assert!(d[0].is_infinite() && d[3].is_infinite());
+        // the point between two close neighbours is the most crowded
+        assert!(d[1] < d[2] || d[2] < d[1]);
+        assert!(d[1].is_finite() && d[2].is_finite());
+    }
+
+    #[test]
+    fn selection_keeps_the_front_and_drops_failures() {
+        let mut nsga = Nsga2::checked(Nsga2Options {
+            popsize: 3,
+            ..Nsga2Options::default()
+        });
+        let child = |c: u32, o: Objectives| Child {
+            config: vec![c],
+            state: State::Known(o),
+        };
+        nsga.children = vec![
+            child(0, some(&[1.0, 5.0])),
+            child(1, None),
+            child(2, some(&[3.0, 3.0])),
+            child(3, some(&[5.0, 1.0])),
+            child(4, some(&[4.0, 4.0])),
+        ];
+        nsga.select();
+        let mut kept: Vec<u32> = nsga.parents.iter().map(|(c, _)| c[0]).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, vec![0, 2, 3]);
+        assert!(nsga.ranks.iter().all(|&(front, _)| front == 0));
+    }
+}
