@@ -82,6 +82,15 @@ pub enum BenchError {
         /// Which objective (0 or 1).
         objective: usize,
     },
+    /// No configuration of a two-objective space beats the medians of both objectives (the
+    /// reference point), so its Pareto front has no hypervolume to score.
+    #[error(
+        "space `{space}`: no configuration is better than the median in both objectives, so the front has no hypervolume to score"
+    )]
+    EmptyFront {
+        /// Name of the space.
+        space: String,
+    },
     /// A direction name other than `minimize` or `maximize`.
     #[error("unknown direction `{0}` (expected `minimize` or `maximize`)")]
     InvalidDirection(String),

@@ -90,7 +90,9 @@ impl FrontStats {
     /// # Errors
     /// [`BenchError::NoValidValue`] when no configuration is valid,
     /// [`BenchError::NonFiniteValue`] for a NaN or infinite value, [`BenchError::FlatObjective`]
-    /// when an objective's best valid value is its median (the box is empty).
+    /// when an objective's best valid value is its median (the box is empty),
+    /// [`BenchError::EmptyFront`] when no configuration beats the medians in both (the
+    /// objectives are exactly opposed, and the front has no area against the reference).
     pub fn new(
         name: impl Into<String>,
         points: &[Option<[f64; 2]>],
@@ -146,6 +148,9 @@ impl FrontStats {
             .collect();
         let areas = areas_by_dominance(&boxed);
         stats.hv_true = areas.iter().sum();
+        if stats.hv_true <= 0.0 {
+            return Err(BenchError::EmptyFront { space: stats.name });
+        }
         stats.curve = (1..=stats.n_total.min(N_MAX_CAP))
             .map(|n| expected_hypervolume(&areas, stats.n_total, n))
             .collect();
@@ -240,13 +245,20 @@ impl FrontStats {
 /// ```
 /// use ktune_bench::{score_front_run, Direction, FrontStats};
 ///
-/// // time falls and energy rises with the index: every configuration is on the front
-/// let space: Vec<Option<[f64; 2]>> =
-///     (0..200).map(|i| Some([200.0 - i as f64, 1.0 + i as f64])).collect();
+/// // 400 configurations (i, j): time 1 + i; energy 1 + j plus more the faster it runs, so
+/// // the 20 with j = 0 trade time for energy (the front) and the others are behind them
+/// let space: Vec<Option<[f64; 2]>> = (0..400)
+///     .map(|k| {
+///         let (i, j) = ((k / 20) as f64, (k % 20) as f64);
+///         Some([1.0 + i, 1.0 + j + 0.3 * (19.0 - i)])
+///     })
+///     .collect();
 /// let stats = FrontStats::new("toy", &space, [Direction::Minimize; 2])?;
-/// let lucky = score_front_run(&stats, &space[60..140]);
-/// let poor = score_front_run(&stats, &space[..5]);
-/// assert!(lucky.score > 0.0 && poor.score < lucky.score);
+/// let front: Vec<Option<[f64; 2]>> = (0..20).map(|i| space[i * 20]).collect();
+/// let worst: Vec<Option<[f64; 2]>> = (0..20).map(|i| space[i * 20 + 19]).collect();
+/// assert_eq!(stats.front().len(), 20);
+/// assert!(score_front_run(&stats, &front).score > 0.5);
+/// assert!(score_front_run(&stats, &worst).score < 0.0);
 /// # Ok::<(), ktune_bench::BenchError>(())
 /// ```
 pub fn score_front_run(stats: &FrontStats, points: &[Option<[f64; 2]>]) -> FrontScore {
@@ -525,9 +537,15 @@ mod tests {
 
     #[test]
     fn the_baseline_is_the_mean_over_every_subset() {
-        for seed in 0..4 {
+        let mut tested = 0;
+        for seed in 0..40 {
             let space = random_space(12, 5, seed);
-            let stats = FrontStats::new("tiny", &space, [Direction::Minimize; 2]).unwrap();
+            // a few draws of so few points have none beating both medians
+            let stats = match FrontStats::new("tiny", &space, [Direction::Minimize; 2]) {
+                Err(BenchError::EmptyFront { .. }) => continue,
+                other => other.unwrap(),
+            };
+            tested += 1;
             for n in 1..=12 {
                 let exact = enumerate(&stats, &space, n);
                 assert!(
@@ -538,6 +556,7 @@ mod tests {
             }
             assert!((stats.baseline(12) - stats.hypervolume()).abs() < 1e-12);
         }
+        assert!(tested >= 4, "only {tested} spaces had a front");
     }
 
     #[test]
@@ -610,6 +629,12 @@ mod tests {
             matches!(e, BenchError::FlatObjective { objective: 0, .. }),
             "{e}"
         );
+        // exactly opposed: nothing beats both medians
+        let opposed: Vec<Option<[f64; 2]>> =
+            (0..9).map(|i| Some([i as f64, 9.0 - i as f64])).collect();
+        let e = FrontStats::new("opposed", &opposed, [Direction::Minimize; 2]).unwrap_err();
+        assert!(matches!(e, BenchError::EmptyFront { .. }), "{e}");
+        assert!(e.to_string().contains("opposed"), "{e}");
         let nan = vec![Some([1.0, f64::NAN])];
         assert!(FrontStats::new("nan", &nan, [Direction::Minimize; 2]).is_err());
     }

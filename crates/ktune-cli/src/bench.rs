@@ -633,16 +633,10 @@ fn run_one(
             (run.records, meta)
         }
     };
-    // The distinct configurations evaluated, in order (a record repeated is told again, not
-    // evaluated again), as `TuningRun::objective_values` counts them.
-    let mut seen = HashSet::new();
-    let evaluated: Vec<&ktune_core::Record> = records
-        .iter()
-        .filter(|r| seen.insert(r.config.clone()))
-        .collect();
-    let values = evaluated.iter().map(|r| r.outcome.objective()).collect();
+    // Every record of the run, in order (a repeat is told from memory, not recorded).
+    let values = records.iter().map(|r| r.outcome.objective()).collect();
     let points = if objectives > 1 {
-        evaluated
+        records
             .iter()
             .map(|r| match &r.outcome {
                 ktune_core::Outcome::Ok { values, .. } => Some(values.clone()),

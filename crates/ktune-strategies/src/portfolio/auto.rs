@@ -613,7 +613,7 @@ impl Strategy for Auto {
         }
         let mut to_front = 0;
         for _ in 0..n.max(1) {
-            let total = (self.front_asked + self.members_asked + 1) as f64;
+            let total = (self.front_asked + to_front + self.members_asked + 1) as f64;
             if ((self.front_asked + to_front) as f64) < self.front_share * total {
                 to_front += 1;
             } else {
