@@ -25,6 +25,14 @@ Budget per space: max(n_max, 220) distinct evaluations, the budget of every othe
 unless --budget is given (the GP sampler refits on every ask, infeasible ones included, and
 took over 27 minutes for 743 asks on convolution_A100, whose budget is 926); with a smaller
 budget only the scores up to it (@20, @60) compare with the other tools.
+
+With `--objective A,B` (two recorded keys) the study has two objectives (each minimised, or
+maximised where its name is a rate, as ktune guesses): the `tpe` sampler is then Optuna's
+multi-objective TPE (MOTPE, its default for several objectives), told the constraints the same
+way (an infeasible trial is told (1e30, 1e30)), and each trace also holds `points`, both values
+of every evaluation, for `ktune bench score --objective A,B`. The budget per space is then
+ktune's for two objectives: max(n_max, the front's n_max, 220), capped at the space's size
+(the front's n_max from `bench/front_score.py`).
 """
 from __future__ import annotations
 
@@ -39,6 +47,7 @@ sys.path.insert(0, KT_PEER)
 from spaces import stem_of  # noqa: E402
 from peer_runs import append_runs, arguments, choices, numeric, shared_spaces, trace  # noqa: E402
 
+import front_score  # noqa: E402
 import optuna  # noqa: E402
 
 TOOL = f"optuna-{optuna.__version__}"
@@ -71,11 +80,15 @@ def violation(trial):
 INFEASIBLE = 1e30
 
 
-def run_one(space, sampler_name, seed, max_fevals):
+def run_one(space, sampler_name, seed, max_fevals, objectives=None):
     params = space.data["tune_params"]
     keys = space.keys
     cache = space.cache
-    study = optuna.create_study(direction="minimize", sampler=SAMPLERS[sampler_name](seed))
+    signs = [front_score.guess_sign(k) for k in objectives] if objectives else None
+    if objectives:
+        study = optuna.create_study(directions=["minimize", "minimize"], sampler=SAMPLERS[sampler_name](seed))
+    else:
+        study = optuna.create_study(direction="minimize", sampler=SAMPLERS[sampler_name](seed))
     ordinal = sampler_name == "gp-ordinal"
     sorted_values = {k: sorted(params[k]) if numeric(params[k]) else list(params[k]) for k in keys}
 
@@ -90,6 +103,19 @@ def run_one(space, sampler_name, seed, max_fevals):
     dists = {k: distribution(k) for k in keys}
     known = {}  # cache key -> value (None: failed)
     values = []
+    points = []
+
+    def point_of(record):
+        """Both objectives' raw values, or None where it failed or lacks one."""
+        if space.value_of(record) is None:
+            return None
+        out = []
+        for k in objectives:
+            v = record.get(k)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v != v:
+                return None
+            out.append(float(v))
+        return out
     asks = infeasible = repeats = 0
     ask_limit = 50 * max_fevals
     constrained = not sampler_name.endswith("-fail")
@@ -97,7 +123,10 @@ def run_one(space, sampler_name, seed, max_fevals):
 
     def tell_infeasible(trial):
         feasible = [v for v in known.values() if v is not None]
-        if constrained and not (impute and not feasible):
+        if objectives and constrained:
+            trial.set_user_attr("violation", 1.0)
+            study.tell(trial, [INFEASIBLE, INFEASIBLE])
+        elif constrained and not (impute and not feasible):
             trial.set_user_attr("violation", 1.0)
             study.tell(trial, max(feasible) if impute else INFEASIBLE)
         else:
@@ -114,30 +143,48 @@ def run_one(space, sampler_name, seed, max_fevals):
             continue
         if key in known:
             repeats += 1
+        elif objectives:
+            p = point_of(cache[key])
+            known[key] = p
+            values.append(p[0] if p else None)
+            points.append(p)
         else:
             known[key] = space.value_of(cache[key])
             values.append(known[key])
         v = known[key]
         if v is None:
             tell_infeasible(trial)
+        elif objectives:
+            study.tell(trial, [s * x for s, x in zip(signs, v)])
         else:
             study.tell(trial, v)
     meta = dict(max_fevals=max_fevals, asks=asks, infeasible=infeasible, repeats=repeats)
-    return trace(TOOL, sampler_name, space, seed, values, t0, **meta)
+    rec = trace(TOOL, sampler_name, space, seed, values, t0, **meta)
+    if objectives:
+        rec["points"] = points
+    return rec
 
 
 def main():
     ap = arguments(__doc__, "folder for <sampler>__<space>.jsonl")
     ap.add_argument("--samplers", default="tpe", help=f"comma-separated, of: {', '.join(SAMPLERS)}")
+    ap.add_argument("--objective", help="two recorded keys, A,B: a study of two objectives (see above)")
     a = ap.parse_args()
     samplers = choices(ap, a.samplers, SAMPLERS, "sampler")
+    objectives = a.objective.split(",") if a.objective else None
+    if objectives and len(objectives) != 2:
+        ap.error("--objective takes two keys")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     for path, space, max_fevals in shared_spaces(a):
+        if objectives and not a.budget:
+            front = front_score.Front(space.stem, front_score.points_of(space.data, objectives),
+                                      [front_score.guess_sign(k) for k in objectives])
+            max_fevals = min(max(max_fevals, front.n_max), front.n_total)
         for s in samplers:
             append_runs(
                 os.path.join(a.out, f"{s}__{stem_of(path)}.jsonl"),
                 a.seeds,
-                lambda seed: run_one(space, s, seed, max_fevals),
+                lambda seed: run_one(space, s, seed, max_fevals, objectives),
                 lambda seed, rec: (
                     f"{s:17s} {space.stem:20s} seed {seed:3d} evals {len(rec['values']):4d}/{max_fevals}"
                     f" asks {rec['meta']['asks']:6d} infeasible {rec['meta']['infeasible']:6d}"
