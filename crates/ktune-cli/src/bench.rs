@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use ktune_bench::{
-    SpaceStats, TimeModel, Trace, TraceAppender, plot_convergence, read_finished_traces,
-    read_traces, score_traces,
+    FrontStats, SpaceStats, TimeModel, Trace, TraceAppender, plot_convergence,
+    read_finished_traces, read_traces, score_traces,
 };
 use ktune_core::{Budget, MatchedPrior, Rng, Session, Tuner, simulate_workers};
 use ktune_runners::Simulation;
@@ -247,7 +247,7 @@ fn bench(args: &RunArgs) -> Result<()> {
     let seeds = seeds(args)?;
     let strategies = contenders(args)?;
     let started = Instant::now();
-    let spaces = args.objective.open(&args.spaces)?;
+    let (spaces, fronts_of_spaces) = args.objective.open_with_fronts(&args.spaces)?;
     announce(args, &strategies, &spaces, &seeds, started)?;
     let priors = priors(args, &spaces)?;
     let tool = format!("ktune-{}", env!("CARGO_PKG_VERSION"));
@@ -328,7 +328,7 @@ fn bench(args: &RunArgs) -> Result<()> {
         .collect::<Result<_>>()?;
     let traces = in_order(finished, &kept, &spaces, fresh);
     let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) = spaces.into_iter().unzip();
-    write_reports(args, &traces, &sims, &stats)?;
+    write_reports(args, &traces, &sims, &stats, fronts_of_spaces.as_deref())?;
     eprintln!("traces: {}", traces_path.display());
     eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
@@ -698,6 +698,7 @@ fn write_reports(
     traces: &[Trace],
     sims: &[Simulation],
     stats: &[SpaceStats],
+    front_stats: Option<&[FrontStats]>,
 ) -> Result<()> {
     report(
         traces,
@@ -709,12 +710,7 @@ fn write_reports(
     if args.budget_kind == BudgetKind::Time {
         time_scores(traces, sims, stats, Some(&args.out.join("time.md")))?;
     }
-    fronts(
-        &args.objective,
-        traces,
-        sims,
-        Some(&args.out.join("fronts.md")),
-    )?;
+    fronts(traces, front_stats, Some(&args.out.join("fronts.md")))?;
     if !args.workers.is_empty() {
         let markdown = ktune_bench::workers_report(traces, stats, args.target);
         outln!("{markdown}")?;
@@ -768,8 +764,8 @@ fn score(args: &ScoreArgs) -> Result<()> {
         traces.extend(read);
     }
     let spaces: Vec<PathBuf> = space_files.into_iter().cloned().collect();
-    let (sims, mut stats): (Vec<Simulation>, Vec<SpaceStats>) =
-        args.objective.open(&spaces)?.into_iter().unzip();
+    let (opened, front_stats) = args.objective.open_with_fronts(&spaces)?;
+    let (sims, mut stats): (Vec<Simulation>, Vec<SpaceStats>) = opened.into_iter().unzip();
     for doubt in ktune_bench::doubts(&traces, &stats) {
         eprintln!("warning: {doubt}");
     }
@@ -780,7 +776,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
         return time_scores(&traces, &sims, &stats, args.out.as_deref());
     }
     let fronts_path = args.out.as_ref().map(|o| o.with_extension("fronts.md"));
-    fronts(&args.objective, &traces, &sims, fronts_path.as_deref())?;
+    fronts(&traces, front_stats.as_deref(), fronts_path.as_deref())?;
     let horizon = args
         .horizon
         .map(|h| usize::try_from(h).unwrap_or(usize::MAX));
@@ -798,16 +794,11 @@ fn score(args: &ScoreArgs) -> Result<()> {
 
 /// With two or more objectives: the hypervolume scores of the traces on the spaces' Pareto
 /// fronts, printed and written to `path`.
-fn fronts(
-    objective: &Objective,
-    traces: &[Trace],
-    sims: &[Simulation],
-    path: Option<&Path>,
-) -> Result<()> {
-    let Some(fronts) = objective.fronts(sims)? else {
+fn fronts(traces: &[Trace], front_stats: Option<&[FrontStats]>, path: Option<&Path>) -> Result<()> {
+    let Some(front_stats) = front_stats else {
         return Ok(());
     };
-    let markdown = ktune_bench::front_report(traces, &fronts);
+    let markdown = ktune_bench::front_report(traces, front_stats);
     outln!("{markdown}")?;
     if let Some(path) = path {
         std::fs::write(path, &markdown)

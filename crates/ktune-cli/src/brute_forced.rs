@@ -39,6 +39,13 @@ pub(crate) struct Objective {
 impl Objective {
     /// Opens each space of `paths` with this objective, and its statistics, in parallel.
     pub(crate) fn open(&self, paths: &[PathBuf]) -> Result<Vec<(Simulation, SpaceStats)>> {
+        Ok(self.open_with_fronts(paths)?.0)
+    }
+
+    /// [`open`](Self::open), and with two or more objectives each space's two-objective
+    /// statistics (of the first two; `None` with one), computed once for the budget and the
+    /// scores.
+    pub(crate) fn open_with_fronts(&self, paths: &[PathBuf]) -> Result<Opened> {
         let objectives = self.objectives()?;
         if objectives.len() > 1 && self.instances {
             bail!("--instances takes one objective, not {}", objectives.len());
@@ -59,20 +66,33 @@ impl Objective {
         } else {
             sims
         };
-        sims.into_iter()
+        let opened: Vec<(Simulation, SpaceStats, Option<FrontStats>)> = sims
+            .into_par_iter()
             .map(|sim| {
                 let dir = bench_direction(sim.objective().direction);
                 let stats = SpaceStats::new(sim.name(), &sim.objective_values(), dir)?;
+                let front = front_of(&sim)?;
                 // runs as long as the front's score needs too
-                let stats = match front_of(&sim)? {
+                let stats = match &front {
                     Some(front) => stats.with_budget_at_least(front.n_max()),
                     None => stats,
                 };
-                Ok((sim, stats))
+                Ok((sim, stats, front))
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        let several = objectives.len() > 1;
+        let mut spaces = Vec::with_capacity(opened.len());
+        let mut fronts = Vec::new();
+        for (sim, stats, front) in opened {
+            spaces.push((sim, stats));
+            fronts.extend(front);
+        }
+        Ok((spaces, several.then_some(fronts)))
     }
 }
+
+/// The spaces opened, and with two or more objectives their fronts (in the same order).
+pub(crate) type Opened = (Vec<(Simulation, SpaceStats)>, Option<Vec<FrontStats>>);
 
 impl Objective {
     /// The objectives asked for: each key and its direction (`None`: what its name
@@ -102,19 +122,6 @@ impl Objective {
             first.1 = Some(Direction::Maximize);
         }
         Ok(out)
-    }
-
-    /// The two-objective statistics of each space, when two or more objectives were asked
-    /// for (the first two; `None` with one).
-    pub(crate) fn fronts(&self, sims: &[Simulation]) -> Result<Option<Vec<FrontStats>>> {
-        if self.objective.len() < 2 {
-            return Ok(None);
-        }
-        let fronts = sims
-            .par_iter()
-            .map(|sim| front_of(sim)?.context("a space of one objective"))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(fronts))
     }
 }
 

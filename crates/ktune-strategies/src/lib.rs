@@ -32,6 +32,7 @@ pub mod conformance;
 pub mod local_search;
 pub mod model_based;
 mod options;
+mod pareto;
 pub mod population;
 pub mod portfolio;
 mod registry;

@@ -34,7 +34,7 @@ use rand::RngExt;
 use rustc_hash::FxHashSet;
 use serde::Deserialize;
 
-use crate::population::nsga2::{Objectives, objectives_of, pareto_order};
+use crate::pareto::{Objectives, objectives_of, pareto_order};
 use crate::sampling::FreshSampler;
 
 const NAME: &str = "tpe";

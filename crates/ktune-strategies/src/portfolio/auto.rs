@@ -635,15 +635,52 @@ impl Strategy for Auto {
     }
 
     fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        self.tell_members(space, observations);
+        for o in observations {
+            let improved = o.value.is_some_and(|v| self.best.is_none_or(|b| v < b));
+            if improved {
+                self.best = o.value;
+            }
+            if let Some(arm) = self.pending.remove(&o.config) {
+                self.bandit.record(arm, improved);
+                if arm == self.turn {
+                    self.stale = if improved { 0 } else { self.stale + 1 };
+                    if self.stale >= self.patience {
+                        self.pass_turn(true);
+                    }
+                }
+            }
+        }
+        for m in &mut self.members {
+            m.strategy().tell(space, observations);
+        }
+        // What one member has told another may give the exhausted one something to do
+        // (the local search climbs from a new best).
+        self.exhausted.iter_mut().for_each(|e| *e = false);
     }
 
     fn set_budget(&mut self, evaluations: Option<usize>) {
-        self.set_members_budget(evaluations);
+        for m in &mut self.members {
+            m.strategy().set_budget(evaluations);
+        }
     }
 
+    /// With priors, a member joins that proposes in their order (each prior weighted by how
+    /// well it ranks the study's results); the others are told them too.
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
-        self.set_members_priors(priors);
+        for m in &mut self.members {
+            m.strategy().set_priors(priors);
+        }
+        if priors.is_empty() || self.prior_arm.is_some() {
+            return;
+        }
+        self.priors = priors.len();
+        let each_best = (self.prior_each_best > 0).then_some(self.prior_each_best);
+        let mut member = PriorRank::guarded_only(self.prior_trust, each_best, self.prior_fusion);
+        member.set_priors(priors);
+        self.members.push(Member::Other(Box::new(member)));
+        self.exhausted.push(false);
+        self.prior_arm = Some(self.members.len() - 1);
+        self.bandit = AucBandit::new(self.members.len(), self.c, self.window);
     }
 
     fn name(&self) -> &str {
@@ -756,55 +793,6 @@ impl Auto {
             }
         }
         out
-    }
-
-    fn tell_members(&mut self, space: &SearchSpace, observations: &[Observation]) {
-        for o in observations {
-            let improved = o.value.is_some_and(|v| self.best.is_none_or(|b| v < b));
-            if improved {
-                self.best = o.value;
-            }
-            if let Some(arm) = self.pending.remove(&o.config) {
-                self.bandit.record(arm, improved);
-                if arm == self.turn {
-                    self.stale = if improved { 0 } else { self.stale + 1 };
-                    if self.stale >= self.patience {
-                        self.pass_turn(true);
-                    }
-                }
-            }
-        }
-        for m in &mut self.members {
-            m.strategy().tell(space, observations);
-        }
-        // What one member has told another may give the exhausted one something to do
-        // (the local search climbs from a new best).
-        self.exhausted.iter_mut().for_each(|e| *e = false);
-    }
-
-    fn set_members_budget(&mut self, evaluations: Option<usize>) {
-        for m in &mut self.members {
-            m.strategy().set_budget(evaluations);
-        }
-    }
-
-    /// With priors, a member joins that proposes in their order (each prior weighted by how
-    /// well it ranks the study's results); the others are told them too.
-    fn set_members_priors(&mut self, priors: &[MatchedPrior]) {
-        for m in &mut self.members {
-            m.strategy().set_priors(priors);
-        }
-        if priors.is_empty() || self.prior_arm.is_some() {
-            return;
-        }
-        self.priors = priors.len();
-        let each_best = (self.prior_each_best > 0).then_some(self.prior_each_best);
-        let mut member = PriorRank::guarded_only(self.prior_trust, each_best, self.prior_fusion);
-        member.set_priors(priors);
-        self.members.push(Member::Other(Box::new(member)));
-        self.exhausted.push(false);
-        self.prior_arm = Some(self.members.len() - 1);
-        self.bandit = AucBandit::new(self.members.len(), self.c, self.window);
     }
 }
 
