@@ -118,6 +118,10 @@ pub struct ResultsArgs {
     /// Only the best N (successful) evaluations.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::count)]
     top: Option<usize>,
+    /// A study of several objectives: only its Pareto front (the successful evaluations no
+    /// other one beats on every objective), by the first objective.
+    #[arg(long, conflicts_with_all = ["top", "rerank"])]
+    pareto: bool,
     /// Output format.
     #[arg(long, value_parser = ["table", "csv", "json", "t4", "cache"], default_value = "table")]
     format: String,
@@ -266,11 +270,32 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
         Some("minimize") => Direction::Minimize,
         _ => Direction::guess(&objective),
     };
+    let objectives: Vec<ktune_core::Metric> = match store.meta(ktune_core::OBJECTIVES_KEY)? {
+        Some(text) => serde_json::from_str(&text)
+            .with_context(|| format!("{}: the study's objectives cannot be read", from.shown))?,
+        None => Vec::new(),
+    };
     let mut rows: Vec<Row> = store.rows()?;
     match args.status.as_str() {
         "ok" => rows.retain(|r| r.status == "ok"),
         "failed" => rows.retain(|r| r.status != "ok"),
         _ => {}
+    }
+    if args.pareto {
+        if objectives.len() < 2 {
+            bail!(
+                "--pareto: {} has one objective (`{objective}`); the Pareto front is for a study of several (`objectives = [...]` in the spec's [runner])",
+                from.shown
+            );
+        }
+        rows = pareto_rows(rows, &objectives);
+    }
+    // The other objectives go with what the runner observed, by name: every export format
+    // carries them there.
+    for r in &mut rows {
+        for (m, v) in objectives.iter().zip(&r.metrics).skip(1) {
+            r.observed.insert(m.name.clone(), json!(v));
+        }
     }
     if let Some(n) = args.top {
         rows.retain(|r| r.objective.is_some());
@@ -293,7 +318,8 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
                 Some(unit) => format!("{objective} ({unit})"),
                 None => objective.clone(),
             };
-            let mut text = table(&rows, &header);
+            let others: Vec<&str> = objectives.iter().skip(1).map(|m| m.name.as_str()).collect();
+            let mut text = table(&rows, &header, &others);
             if let Some(r) = store.meta(RERANK_KEY)?
                 && let Ok(r) = serde_json::from_str::<serde_json::Value>(&r)
             {
@@ -436,7 +462,36 @@ fn rerank_stored(args: &ResultsArgs, from: &Source, k: usize) -> Result<()> {
     emit(args.out.as_deref(), &text)
 }
 
-fn table(rows: &[Row], objective: &str) -> String {
+/// The successful rows no other one dominates on `objectives` (each row's first metrics),
+/// best first objective first.
+fn pareto_rows(rows: Vec<Row>, objectives: &[ktune_core::Metric]) -> Vec<Row> {
+    let points: Vec<Option<Vec<f64>>> = rows
+        .iter()
+        .map(|r| {
+            (r.status == "ok" && r.metrics.len() >= objectives.len()).then(|| {
+                objectives
+                    .iter()
+                    .zip(&r.metrics)
+                    .map(|(m, &v)| m.direction.to_min(v))
+                    .collect()
+            })
+        })
+        .collect();
+    let front = ktune_core::pareto::pareto_front(&points);
+    let mut keep: Vec<(f64, Row)> = Vec::with_capacity(front.len());
+    let mut rows: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
+    for i in front {
+        let first = points[i].as_ref().map_or(f64::NAN, |p| p[0]);
+        if let Some(r) = rows[i].take() {
+            keep.push((first, r));
+        }
+    }
+    keep.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.seq.cmp(&b.1.seq)));
+    keep.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The rows as a table: the objective, and the other objectives of a study of several.
+fn table(rows: &[Row], objective: &str, others: &[&str]) -> String {
     // Repeated measurements add their count and the interval's half-width.
     let with_samples = rows.iter().any(|r| r.samples.is_some());
     let stats = |a: &str, b: &str| {
@@ -446,8 +501,9 @@ fn table(rows: &[Row], objective: &str) -> String {
             String::new()
         }
     };
+    let other_header: String = others.iter().map(|o| format!("  {o:>14}")).collect();
     let mut out = format!(
-        "{:>5}  {:<10}  {:>14}{}  configuration\n",
+        "{:>5}  {:<10}  {:>14}{other_header}{}  configuration\n",
         "seq",
         "status",
         objective,
@@ -487,8 +543,15 @@ fn table(rows: &[Row], objective: &str) -> String {
             (Some(_), None) => ("-".into(), "-".into()),
             (None, _) => (String::new(), String::new()),
         };
+        let other_values: String = (1..=others.len())
+            .map(|i| match (r.objective, r.metrics.get(i)) {
+                (Some(_), Some(v)) => format!("  {v:>14.6}"),
+                (Some(_), None) => format!("  {:>14}", "-"),
+                (None, _) => format!("  {:>14}", ""),
+            })
+            .collect();
         out.push_str(&format!(
-            "{:>5}  {:<10}  {:>14}{}  {config}{reason}\n",
+            "{:>5}  {:<10}  {:>14}{other_values}{}  {config}{reason}\n",
             r.seq,
             r.status,
             value,

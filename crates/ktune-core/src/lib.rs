@@ -52,6 +52,7 @@ mod cooperate;
 mod measurement;
 mod observe;
 mod outcome;
+pub mod pareto;
 mod prior;
 mod rerank;
 mod runner;
@@ -76,8 +77,8 @@ pub use simulated::{SimulatedRun, simulate_workers};
 pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker, worker_seed};
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use study::{
-    BUDGET_KEY, DIRECTION_KEY, JoinNote, Joined, OBJECTIVE_KEY, PRIORS_KEY, PriorFact, SEED_KEY,
-    STRATEGY_KEY, StudyFacts, UNIT_KEY,
+    BUDGET_KEY, DIRECTION_KEY, JoinNote, Joined, OBJECTIVE_KEY, OBJECTIVES_KEY, PRIORS_KEY,
+    PriorFact, SEED_KEY, STRATEGY_KEY, StudyFacts, UNIT_KEY,
 };
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 
@@ -203,15 +204,15 @@ pub enum CoreError {
     /// that no result goes unrecorded.
     #[error(transparent)]
     Storage(Box<dyn std::error::Error + Send + Sync>),
-    /// A process joined a study with another objective or direction than the study's.
+    /// A process joined a study with another objective, direction or list of objectives than the study's.
     #[error(
-        "study `{study}` {}: a study has one {fact}; start another with another study name or database",
+        "study `{study}` {}: a study keeps its {fact}; start another with another study name or database",
         conflict(fact, stored, given)
     )]
     Conflict {
         /// The study's name.
         study: String,
-        /// `objective` or `direction`.
+        /// `objective`, `direction` or `objectives`.
         fact: &'static str,
         /// What the study holds.
         stored: String,

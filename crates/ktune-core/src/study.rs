@@ -7,7 +7,8 @@
 //!
 //! - **the first writer wins**: a fact the study holds stays as it is;
 //! - **another objective or direction is refused**, naming both (results measured for one
-//!   objective cannot steer the search for another);
+//!   objective cannot steer the search for another), and so are other objectives for a
+//!   study of several (their names and directions, in order);
 //! - **another budget or strategy is a note** naming both ([`JoinNote`]): the process works
 //!   to the study's budget and runs its own strategy;
 //! - a study whose budget is **spent** takes a larger one: that is how a finished study is
@@ -38,6 +39,9 @@ pub const STRATEGY_KEY: &str = "strategy";
 pub const SEED_KEY: &str = "seed";
 /// The metadata key of the priors the study was started with (a JSON list of [`PriorFact`]).
 pub const PRIORS_KEY: &str = "priors";
+/// The metadata key of a study's objectives where it has several (a JSON list of
+/// [`Metric`](crate::Metric)s, the first the `objective`); absent with one.
+pub const OBJECTIVES_KEY: &str = "objectives";
 
 /// A prior as a study records it: enough to find it again and to tell whether it changed.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -79,6 +83,9 @@ pub struct StudyFacts {
     pub seed: u64,
     /// The priors, in order (empty: none).
     pub priors: Vec<PriorFact>,
+    /// Where the study has several objectives, all of them in order, the first being
+    /// `objective` with `direction` (empty: one objective).
+    pub objectives: Vec<crate::Metric>,
 }
 
 /// Something joining a study noticed, for the front end to say (the process goes on).
@@ -205,6 +212,7 @@ impl StudyFacts {
                 given: self.direction.name().to_string(),
             });
         }
+        let objectives = self.join_objectives(storage, &study)?;
         let unit = match &self.unit {
             Some(u) => Some(storage.meta_or_insert(UNIT_KEY, u)?),
             None => storage.meta(UNIT_KEY)?,
@@ -256,9 +264,57 @@ impl StudyFacts {
                 strategy,
                 seed: seed.parse().unwrap_or(self.seed),
                 priors,
+                objectives,
             },
             notes,
         })
+    }
+
+    /// The objectives: this process's, which must be the study's (a study of one objective
+    /// records none and is joined by processes of one).
+    fn join_objectives(
+        &self,
+        storage: &mut dyn Storage,
+        study: &str,
+    ) -> Result<Vec<crate::Metric>, CoreError> {
+        let names = |list: &[crate::Metric]| {
+            list.iter()
+                .map(|m| format!("{} ({})", m.name, m.direction.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let stored = if self.objectives.len() > 1 {
+            let mine = serde_json::to_string(&self.objectives).expect("metrics serialise");
+            Some(storage.meta_or_insert(OBJECTIVES_KEY, &mine)?)
+        } else {
+            storage.meta(OBJECTIVES_KEY)?
+        };
+        let Some(stored) = stored else {
+            return Ok(Vec::new());
+        };
+        let held: Vec<crate::Metric> = serde_json::from_str(&stored).map_err(|e| {
+            CoreError::Storage(
+                format!("study `{study}`: its recorded objectives cannot be read ({e})").into(),
+            )
+        })?;
+        let mine: &[crate::Metric] = if self.objectives.len() > 1 {
+            &self.objectives
+        } else {
+            &[]
+        };
+        if held != mine {
+            let given = match mine {
+                [] => format!("{} ({}) alone", self.objective, self.direction.name()),
+                m => names(m),
+            };
+            return Err(CoreError::Conflict {
+                study: study.to_string(),
+                fact: "objectives",
+                stored: names(&held),
+                given,
+            });
+        }
+        Ok(held)
     }
 
     /// The priors to use: this process's where it brings any (noted where the study was

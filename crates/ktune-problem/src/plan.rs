@@ -263,6 +263,10 @@ impl Plan {
             strategy: self.strategy.canonical().to_string(),
             seed: self.seed,
             priors: self.priors.iter().map(|p| p.fact.clone()).collect(),
+            objectives: match problem.objectives() {
+                several if several.len() > 1 => several,
+                _ => Vec::new(),
+            },
         }
     }
 }

@@ -110,6 +110,10 @@ pub fn row(
         params,
         status,
         objective: outcome.objective(),
+        metrics: match outcome {
+            ktune_core::Outcome::Ok { values, .. } => values.clone(),
+            ktune_core::Outcome::Failed { .. } => Vec::new(),
+        },
         reason,
         compile_s: t.compile,
         benchmark_s: t.benchmark,

@@ -37,18 +37,44 @@ impl RunnerSpec {
     /// The unit of the objective's values, when known.
     pub fn unit(&self) -> Option<&str> {
         match self {
-            RunnerSpec::Command(c) => c.objective.unit(),
-            RunnerSpec::Cuda(c) => Some(c.objective.unit()),
+            RunnerSpec::Command(c) => c
+                .objective_specs()
+                .ok()
+                .and_then(|o| o.first().and_then(|o| o.unit())),
+            RunnerSpec::Cuda(c) => c
+                .objective_list()
+                .ok()
+                .and_then(|o| o.first().map(|o| o.unit())),
         }
     }
 
     /// The objective the runner measures, with its direction (the runner's first metric).
     pub fn objective(&self) -> Metric {
+        self.objectives().swap_remove(0)
+    }
+
+    /// The objectives the runner measures, in order, with their directions (its first
+    /// metrics): one, or the list of `objectives`. A list that cannot be used (given beside
+    /// `objective`, a name twice) is refused when the runner is made; here it reads as the
+    /// list given.
+    pub fn objectives(&self) -> Vec<Metric> {
         match self {
-            RunnerSpec::Command(c) => {
-                Metric::new(c.objective.name.clone(), c.objective.direction())
-            }
-            RunnerSpec::Cuda(c) => Metric::new(c.objective.name(), c.objective.direction()),
+            RunnerSpec::Command(c) => match c.objective_specs() {
+                Ok(specs) => specs
+                    .into_iter()
+                    .map(|o| Metric::new(o.name.clone(), o.direction()))
+                    .collect(),
+                Err(_) => vec![Metric::new(
+                    c.objective.name.clone(),
+                    c.objective.direction(),
+                )],
+            },
+            RunnerSpec::Cuda(c) => c
+                .objective_list()
+                .unwrap_or_else(|_| vec![c.objective])
+                .into_iter()
+                .map(|o| Metric::new(o.name(), o.direction()))
+                .collect(),
         }
     }
 }
@@ -327,6 +353,17 @@ impl ProblemSpec {
             .transpose()
             .map_err(|e| section_error("transfer", e.to_string()))?
             .unwrap_or_default();
+        if !instances.is_empty()
+            && let Some(r) = &runner
+            && r.objectives().len() > 1
+        {
+            return Err(section_error(
+                "instance",
+                "a study of several instances has one objective (their geometric mean): \
+                 give the runner one `objective`, not `objectives`"
+                    .into(),
+            ));
+        }
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -349,6 +386,14 @@ impl ProblemSpec {
     /// The objective and its direction, when the file has a `[runner]`.
     pub fn objective(&self) -> Option<Metric> {
         self.runner.as_ref().map(RunnerSpec::objective)
+    }
+
+    /// The objectives and their directions, in order (empty without a `[runner]`).
+    pub fn objectives(&self) -> Vec<Metric> {
+        self.runner
+            .as_ref()
+            .map(RunnerSpec::objectives)
+            .unwrap_or_default()
     }
 
     /// What a results database for this problem is tied to: the space, the `[runner]`

@@ -145,6 +145,15 @@ impl StudyPlace {
             joined.facts.direction,
             Rng::seed_from_u64(seed),
         )?;
+        if joined.facts.objectives.len() > 1 {
+            let directions: Vec<_> = joined
+                .facts
+                .objectives
+                .iter()
+                .map(|m| m.direction)
+                .collect();
+            session.set_objectives(&directions)?;
+        }
         let priors = if opening.priors.is_empty() && !joined.facts.priors.is_empty() {
             crate::prior::reload_priors(&joined.facts.priors, &joined.facts.objective)
                 .map_err(|e| CoreError::Prior(Box::new(e)))?

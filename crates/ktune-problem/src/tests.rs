@@ -403,6 +403,7 @@ fn facts(direction: Direction, budget: Option<usize>, strategy: &str) -> StudyFa
         strategy: strategy.into(),
         seed: 0,
         priors: Vec::new(),
+        objectives: Vec::new(),
     }
 }
 
@@ -437,6 +438,58 @@ fn a_process_with_another_direction_or_objective_is_refused_naming_both() {
         &e,
         &["measures `time` and this process would measure `energy`"],
     );
+}
+
+#[test]
+fn a_study_of_several_objectives_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let two = StudyFacts {
+        objectives: vec![
+            ktune_core::Metric::new("time", Direction::Minimize),
+            ktune_core::Metric::new("energy", Direction::Minimize),
+        ],
+        ..facts(Direction::Minimize, Some(4), "random")
+    };
+    let fingerprint = Fingerprint::new(&read(SPACE).unwrap().space.build().unwrap(), "{}", "time");
+    let open = || StudyPlace::Single(db.clone()).open(&fingerprint).unwrap();
+    let joined = two.join(open().as_mut(), 0).unwrap();
+    assert_eq!(joined.facts.objectives, two.objectives);
+    // The same list joins; one objective alone, or another list, is refused naming both.
+    assert_eq!(
+        two.join(open().as_mut(), 0).unwrap().facts.objectives,
+        two.objectives
+    );
+    let one = facts(Direction::Minimize, Some(4), "random");
+    let e = one.join(open().as_mut(), 0).unwrap_err().to_string();
+    ktune_core::testing::assert_mentions(
+        &e,
+        &[
+            "measures `time (minimize), energy (minimize)`",
+            "`time (minimize) alone`",
+            "keeps its objectives",
+        ],
+    );
+    let flipped = StudyFacts {
+        objectives: vec![
+            ktune_core::Metric::new("time", Direction::Minimize),
+            ktune_core::Metric::new("energy", Direction::Maximize),
+        ],
+        ..two.clone()
+    };
+    let e = flipped.join(open().as_mut(), 0).unwrap_err().to_string();
+    ktune_core::testing::assert_mentions(&e, &["energy (maximize)"]);
+    // A study of one objective records no list, and takes one objective as before.
+    let db1 = dir.path().join("one.db");
+    let mut storage = StudyPlace::Single(db1).open(&fingerprint).unwrap();
+    assert!(
+        one.join(storage.as_mut(), 0)
+            .unwrap()
+            .facts
+            .objectives
+            .is_empty()
+    );
+    assert_eq!(storage.meta(ktune_core::OBJECTIVES_KEY).unwrap(), None);
 }
 
 #[test]

@@ -206,6 +206,7 @@ impl CudaKernel {
             kernel_timeout: 10.0,
             jobs: None,
             objective: CudaObjective::Time,
+            objectives: Vec::new(),
             flops: None,
             power: Some(false),
             power_seconds: 0.5,

@@ -169,6 +169,7 @@ impl Study {
             strategy: strategy.canonical().to_string(),
             seed,
             priors: loaded.iter().map(|p| p.fact.clone()).collect(),
+            objectives: Vec::new(),
         };
         let setup = Setup {
             space,

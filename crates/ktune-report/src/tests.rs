@@ -14,6 +14,7 @@ fn row(seq: usize, params: &[(&str, Json)], status: &str, objective: Option<f64>
             .collect(),
         status: status.into(),
         objective,
+        metrics: objective.into_iter().collect(),
         reason: (status != "ok").then(|| format!("{status} failed at line {seq}")),
         compile_s: 0.1,
         benchmark_s: 0.2,

@@ -111,6 +111,8 @@ pub struct Problem {
     constants: Vec<HostConstant>,
     verify: Option<(f64, f64)>,
     reference: Option<Configuration>,
+    /// The objectives, in order (the spec's `objectives`, or its one `objective`).
+    objectives: Vec<CudaObjective>,
     metrics: Vec<Metric>,
     measure: Measure,
 }
@@ -205,17 +207,20 @@ impl Problem {
                 return Err(err(format!("[runner] {name}: {m}")));
             }
         }
-        if spec.objective.needs_flops() && spec.flops.is_none() {
-            return Err(err(format!(
-                "[runner] objective = \"{}\" needs `flops`, the floating-point operations of one launch (e.g. flops = \"2 * 4096 * 4096 * 4096\")",
-                spec.objective.name()
-            )));
-        }
-        if spec.objective.needs_power() && spec.power == Some(false) {
-            return Err(err(format!(
-                "[runner] objective = \"{}\" needs power measurements, but power = false",
-                spec.objective.name()
-            )));
+        let objectives = spec.objective_list().map_err(err)?;
+        for o in &objectives {
+            if o.needs_flops() && spec.flops.is_none() {
+                return Err(err(format!(
+                    "[runner] objective \"{}\" needs `flops`, the floating-point operations of one launch (e.g. flops = \"2 * 4096 * 4096 * 4096\")",
+                    o.name()
+                )));
+            }
+            if o.needs_power() && spec.power == Some(false) {
+                return Err(err(format!(
+                    "[runner] objective \"{}\" needs power measurements, but power = false",
+                    o.name()
+                )));
+            }
         }
         let plan = LaunchPlan::new(spec, space).map_err(err)?;
         for (i, a) in args.iter().enumerate() {
@@ -276,14 +281,16 @@ impl Problem {
         } else {
             None
         };
-        let mut metrics = Vec::new();
-        let objective = spec.objective;
-        metrics.push(Metric::new(objective.name(), objective.direction()));
-        if objective != CudaObjective::Time {
+        let mut metrics: Vec<Metric> = objectives
+            .iter()
+            .map(|o| Metric::new(o.name(), o.direction()))
+            .collect();
+        if !objectives.contains(&CudaObjective::Time) {
             metrics.push(Metric::new("time", Direction::Minimize));
         }
         metrics.push(Metric::new("time stdev", Direction::Minimize));
         Ok(Problem {
+            objectives,
             spec: spec.clone(),
             plan,
             source,
@@ -297,10 +304,51 @@ impl Problem {
         })
     }
 
-    /// The metrics every successful outcome reports: the objective, the kernel time in
-    /// milliseconds (when it is not the objective), its standard deviation.
+    /// The metrics every successful outcome reports: the objectives, the kernel time in
+    /// milliseconds (when it is not one of them), its standard deviation.
     pub fn metrics(&self) -> &[Metric] {
         &self.metrics
+    }
+
+    /// Whether some objective needs NVML's power readings.
+    fn needs_power(&self) -> bool {
+        self.objectives.iter().any(|o| o.needs_power())
+    }
+
+    /// An outcome's values (one per metric) from the mean kernel time and its spread in
+    /// milliseconds, the throughput and the power measured; `Err` names the objective that
+    /// could not be computed.
+    fn values(
+        &self,
+        mean: f64,
+        stdev: f64,
+        gflops: Option<f64>,
+        power: Option<(f64, f64)>,
+    ) -> Result<Vec<f64>, String> {
+        let mut values = Vec::with_capacity(self.metrics.len());
+        for &o in &self.objectives {
+            let v = match o {
+                CudaObjective::Time => Some(mean),
+                CudaObjective::Gflops => gflops,
+                CudaObjective::Energy => power.map(|(_, joules)| joules),
+                CudaObjective::GflopsPerWatt => gflops.zip(power).map(|(g, (w, _))| g / w),
+            };
+            match v {
+                Some(v) if v.is_finite() => values.push(v),
+                _ => {
+                    return Err(format!(
+                        "could not compute {} (GFLOP/s {gflops:?}, power {:?} W)",
+                        o.name(),
+                        power.map(|(w, _)| w)
+                    ));
+                }
+            }
+        }
+        if !self.objectives.contains(&CudaObjective::Time) {
+            values.push(mean);
+        }
+        values.push(stdev);
+        Ok(values)
     }
 
     /// The launch of a configuration.
@@ -534,10 +582,7 @@ impl CudaRunner {
         let gpu = opened.map_err(|e| CudaError::Device(e.to_string()))?;
         let (arch, cubin) =
             nvrtc::arch_option(gpu.info.compute_capability, &nvrtc.supported_archs());
-        let wants_power = problem
-            .spec
-            .power
-            .unwrap_or(problem.spec.objective.needs_power());
+        let wants_power = problem.spec.power.unwrap_or(problem.needs_power());
         let power = match nvml::PowerMeter::open(&gpu.info.uuid) {
             Ok(p) => Some(p),
             Err(e) if wants_power => {
@@ -850,28 +895,19 @@ impl CudaRunner {
         if let Some(g) = gflops {
             observed.insert("gflops".into(), json!(g));
         }
-        let objective = match spec.objective {
-            CudaObjective::Time => return Ok((vec![mean, stdev], samples)),
-            CudaObjective::Gflops => gflops,
-            CudaObjective::Energy => watts.as_ref().map(|p| p.joules_per_launch),
-            CudaObjective::GflopsPerWatt => gflops.zip(watts.as_ref()).map(|(g, p)| g / p.watts),
-        };
-        match objective {
-            Some(v) if v.is_finite() => Ok((vec![v, mean, stdev], samples)),
-            _ => Err(Measured::Gpu(GpuError::Launch(format!(
-                "could not compute {} (flops {:?}, power {:?})",
-                spec.objective.name(),
-                launch.flops,
-                watts.as_ref().map(|p| p.watts)
-            )))),
-        }
+        let power = watts.as_ref().map(|p| (p.watts, p.joules_per_launch));
+        let values = self
+            .problem
+            .values(mean, stdev, gflops, power)
+            .map_err(|m| Measured::Gpu(GpuError::Launch(m)))?;
+        Ok((values, samples))
     }
 
     /// The best so far as a kernel time for `launch` (the unit of the samples), when the
     /// objective is a time or a rate of the time.
     fn incumbent_time(&self, launch: &Launch) -> Option<f64> {
         let best = self.incumbent?;
-        match self.problem.spec.objective {
+        match self.problem.objectives[0] {
             CudaObjective::Time => Some(best),
             CudaObjective::Gflops => launch
                 .flops
@@ -1148,8 +1184,7 @@ impl Runner for CudaRunner {
             runner: "cuda".into(),
             message,
         };
-        let objective = self.problem.spec.objective;
-        if objective.needs_power() {
+        if let Some(objective) = self.problem.objectives.iter().find(|o| o.needs_power()) {
             return Err(refuse(format!(
                 "re-measuring times the kernels; the objective `{}` needs a power measurement \
                  per configuration, which is not repeated",
@@ -1252,13 +1287,11 @@ impl Runner for CudaRunner {
                         benchmark,
                         ..Timings::default()
                     };
-                    let values = match (objective, launch.flops) {
-                        (CudaObjective::Gflops, Some(f)) => {
-                            vec![f / (s.value() * 1e-3) / 1e9, s.value(), s.stdev]
-                        }
-                        _ => vec![s.value(), s.stdev],
-                    };
-                    Outcome::ok(values, timings).with_samples(samples)
+                    let gflops = launch.flops.map(|f| f / (s.value() * 1e-3) / 1e9);
+                    match self.problem.values(s.value(), s.stdev, gflops, None) {
+                        Ok(values) => Outcome::ok(values, timings).with_samples(samples),
+                        Err(m) => Outcome::failed(FailureKind::Runtime, m, timings),
+                    }
                 }
                 Ok((_, kernel, _, _)) => {
                     if self.broken.is_none() {

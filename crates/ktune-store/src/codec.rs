@@ -63,6 +63,10 @@ pub(crate) fn decode(path: &Path, r: RawRow) -> Result<Stored, StoreError> {
         params,
         status: r.status,
         objective: outcome.objective(),
+        metrics: match &outcome {
+            Outcome::Ok { values, .. } => values.clone(),
+            Outcome::Failed { .. } => Vec::new(),
+        },
         reason: match &outcome {
             Outcome::Ok { .. } => None,
             Outcome::Failed { reason, .. } => Some(reason.clone()),

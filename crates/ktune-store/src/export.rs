@@ -17,6 +17,9 @@ pub struct Row {
     pub status: String,
     /// The objective (first metric) value, when it ran.
     pub objective: Option<f64>,
+    /// Every metric's value when it ran, in the runner's order (the first is `objective`;
+    /// a study of several objectives has them first); empty when it failed.
+    pub metrics: Vec<f64>,
     /// Why it failed, when it did.
     pub reason: Option<String>,
     /// Seconds spent compiling.
@@ -356,6 +359,7 @@ mod tests {
             params: vec![("x".into(), json!(x)), ("mode".into(), json!(mode))],
             status: status.into(),
             objective,
+            metrics: objective.into_iter().collect(),
             reason: (status != "ok").then(|| format!("{status} failed, \"badly\", twice\nsee log")),
             compile_s: 0.5,
             benchmark_s: 0.25,

@@ -174,6 +174,7 @@ fn rows_describe_the_evaluations() {
             ],
             status: "ok".into(),
             objective: Some(2.5),
+            metrics: vec![2.5, 1234.000001, 0.1 + 0.2],
             reason: None,
             compile_s: 0.7,
             benchmark_s: 0.7 / 3.0,

@@ -29,11 +29,7 @@ fn dominates(a: &Objectives, b: &Objectives) -> bool {
     match (a, b) {
         (Some(_), None) => true,
         (None, _) => false,
-        (Some(a), Some(b)) => {
-            a.len() == b.len()
-                && a.iter().zip(b).all(|(x, y)| x <= y)
-                && a.iter().zip(b).any(|(x, y)| x < y)
-        }
+        (Some(a), Some(b)) => ktune_core::pareto::dominates(a, b),
     }
 }
 

@@ -70,6 +70,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             .map(|m| m.name.clone())
             .collect(),
         direction: objective.direction,
+        objectives: study.joined.facts.objectives.clone(),
         stop: ended.stop,
         resumed: study.resumed,
         mine: overhead.evaluations,

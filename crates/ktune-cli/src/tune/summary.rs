@@ -35,6 +35,8 @@ pub(crate) struct Report<'a> {
     /// The runner's metrics' names, the objective first.
     pub(crate) metrics: Vec<String>,
     pub(crate) direction: Direction,
+    /// A study of several objectives: all of them, in order (empty: one objective).
+    pub(crate) objectives: Vec<ktune_core::Metric>,
     pub(crate) stop: StopReason,
     /// Records the study held when this process opened it.
     pub(crate) resumed: usize,
@@ -57,6 +59,48 @@ struct Failures {
 }
 
 impl Report<'_> {
+    /// A study of several objectives: its Pareto front, by the first objective.
+    fn front(&self) -> Vec<&Record> {
+        if self.objectives.len() < 2 {
+            return Vec::new();
+        }
+        let n = self.objectives.len();
+        let points: Vec<Option<Vec<f64>>> = self
+            .records
+            .iter()
+            .map(|r| match &r.outcome {
+                ktune_core::Outcome::Ok { values, .. } if values.len() >= n => Some(
+                    self.objectives
+                        .iter()
+                        .zip(values)
+                        .map(|(m, &v)| m.direction.to_min(v))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        let mut front = ktune_core::pareto::pareto_front(&points);
+        front.sort_by(|&a, &b| {
+            let first = |i: usize| points[i].as_ref().map_or(f64::NAN, |p| p[0]);
+            first(a).total_cmp(&first(b))
+        });
+        front.into_iter().map(|i| &self.records[i]).collect()
+    }
+
+    /// The objectives' values of a record of a study of several, as `time = 1.5, energy = 2`.
+    fn objective_values(&self, r: &Record) -> String {
+        let values = match &r.outcome {
+            ktune_core::Outcome::Ok { values, .. } => values.as_slice(),
+            ktune_core::Outcome::Failed { .. } => &[],
+        };
+        self.objectives
+            .iter()
+            .zip(values)
+            .map(|(m, v)| format!("{} = {v:.6}", m.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     fn best(&self) -> Option<&Record> {
         self.records
             .iter()
@@ -138,6 +182,20 @@ impl Report<'_> {
             json!({
                 "summary": {
                     "best": best.map(|b| record_json(self.space, b, self.objective)),
+                    "pareto_front": (self.objectives.len() > 1).then(|| {
+                        self.front()
+                            .into_iter()
+                            .map(|r| {
+                                let mut j = record_json(self.space, r, self.objective);
+                                if let ktune_core::Outcome::Ok { values, .. } = &r.outcome {
+                                    for (m, v) in self.objectives.iter().zip(values).skip(1) {
+                                        j[m.name.as_str()] = json!(v);
+                                    }
+                                }
+                                j
+                            })
+                            .collect::<Vec<_>>()
+                    }),
                     "default": self.default_value(),
                     "evaluations": self.records.len(),
                     "recorded": self.mine,
@@ -195,6 +253,32 @@ impl Report<'_> {
             };
             outln!(
                 "  default configuration: {objective} = {d:.6}; the best is {ratio:.2}x better"
+            )?;
+        }
+        let front = self.front();
+        if !front.is_empty() {
+            const SHOWN: usize = 10;
+            let names: Vec<&str> = self.objectives.iter().map(|m| m.name.as_str()).collect();
+            outln!(
+                "Pareto front of {}: {} configurations{}",
+                names.join(" and "),
+                front.len(),
+                if front.len() > SHOWN {
+                    format!(" (the first {SHOWN} by {})", names[0])
+                } else {
+                    String::new()
+                }
+            )?;
+            for r in front.iter().take(SHOWN) {
+                outln!(
+                    "  {}: {}",
+                    self.objective_values(r),
+                    self.space.describe(&r.config)
+                )?;
+            }
+            outln!(
+                "  (all of it: ktune results {} --pareto)",
+                self.results_args
             )?;
         }
         self.evaluations(&failures)?;

@@ -7,6 +7,7 @@ mod common;
 mod cuda;
 mod dashboard;
 mod export;
+mod objectives;
 mod report;
 mod results;
 mod space;

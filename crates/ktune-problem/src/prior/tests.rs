@@ -90,6 +90,7 @@ fn study_run_of(
             strategy: strategy.into(),
             seed: 1,
             priors: priors.iter().map(|p| p.fact.clone()).collect(),
+            objectives: Vec::new(),
         },
         budget: Budget::default(),
         strategy: strategy

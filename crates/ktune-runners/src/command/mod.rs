@@ -114,7 +114,8 @@ pub struct CommandRunner {
     wrong_output_status: Option<i32>,
     /// When the time budget runs out (set before every batch).
     deadline: Option<Instant>,
-    objective: Parser,
+    /// How each objective is read, in order.
+    parsers: Vec<Parser>,
     metrics: Vec<Metric>,
     workdir: PathBuf,
     build_root: PathBuf,
@@ -229,26 +230,16 @@ impl CommandRunner {
                 });
             }
         }
-        let objective = match (&spec.objective.regex, &spec.objective.json_key) {
-            (Some(_), Some(_)) => {
-                return Err(CommandError::Invalid {
-                    option: "objective",
-                    message: "give either `regex` or `json_key`, not both".into(),
-                });
-            }
-            (Some(r), None) => {
-                let re = regex::Regex::new(r).map_err(|e| CommandError::Regex(e.to_string()))?;
-                if !re.capture_names().any(|n| n == Some("value")) {
-                    return Err(CommandError::Regex(format!(
-                        "`{r}` has no named group `value`: write e.g. `time: (?P<value>[0-9.]+)`"
-                    )));
-                }
-                Parser::Regex(re)
-            }
-            (None, Some(k)) => Parser::JsonKey(k.clone()),
-            (None, None) => Parser::WallTime,
-        };
-        let direction = spec.objective.direction();
+        let specs = spec
+            .objective_specs()
+            .map_err(|message| CommandError::Invalid {
+                option: "objectives",
+                message,
+            })?;
+        let parsers = specs
+            .iter()
+            .map(|o| Parser::of(o))
+            .collect::<Result<Vec<_>, _>>()?;
         let build_root = match &spec.build_root {
             Some(b) if b.is_absolute() => b.clone(),
             Some(b) => spec_dir.join(b),
@@ -277,15 +268,16 @@ impl CommandRunner {
             max_output: spec.max_output,
             wrong_output_status: spec.wrong_output_status.filter(|s| *s != 0),
             deadline: None,
-            objective,
-            // The objective (mean over the measured runs), then its spread.
-            metrics: vec![
-                Metric::new(spec.objective.name.clone(), direction),
-                Metric::new(
-                    format!("{} stdev", spec.objective.name),
+            parsers,
+            // The objectives (means over the measured runs), then the first one's spread.
+            metrics: specs
+                .iter()
+                .map(|o| Metric::new(o.name.clone(), o.direction()))
+                .chain([Metric::new(
+                    format!("{} stdev", specs[0].name),
                     Direction::Minimize,
-                ),
-            ],
+                )])
+                .collect(),
             workdir,
             build_root,
             names,
@@ -424,9 +416,9 @@ impl CommandRunner {
         }
     }
 
-    /// Runs the program of a compiled configuration once: its objective value, or the
+    /// Runs the program of a compiled configuration once: its objectives' values, or the
     /// failure outcome (with the compile time and the benchmark time since it started).
-    fn run_once(&self, run: &ProgramRun<'_>) -> Result<(f64, f64), Outcome> {
+    fn run_once(&self, run: &ProgramRun<'_>) -> Result<(Vec<f64>, f64), Outcome> {
         let ProgramRun {
             argv,
             values,
@@ -507,29 +499,37 @@ impl CommandRunner {
                 ));
             }
         };
-        match self.parse(&stdout, wall) {
-            Some(v) => Ok((v, wall)),
-            None => Err(Outcome::failed(
-                FailureKind::Runtime,
-                format!(
-                    "could not read `{}` from the output: {}",
-                    self.metrics[0].name,
-                    tail(&stdout)
-                ),
-                timings,
-            )),
+        let mut read = Vec::with_capacity(self.parsers.len());
+        for (parser, metric) in self.parsers.iter().zip(&self.metrics) {
+            match parser.read(&stdout, wall) {
+                Some(v) => read.push(v),
+                None => {
+                    return Err(Outcome::failed(
+                        FailureKind::Runtime,
+                        format!(
+                            "could not read `{}` from the output: {}",
+                            metric.name,
+                            tail(&stdout)
+                        ),
+                        timings,
+                    ));
+                }
+            }
         }
+        Ok((read, wall))
     }
 
-    /// `k` runs: the mean of their values and their total wall time.
-    fn run_k(&self, k: usize, run: &ProgramRun<'_>) -> Result<(f64, f64), Outcome> {
-        let (mut sum, mut seconds) = (0.0, 0.0);
+    /// `k` runs: the means of their values and their total wall time.
+    fn run_k(&self, k: usize, run: &ProgramRun<'_>) -> Result<(Vec<f64>, f64), Outcome> {
+        let (mut sums, mut seconds) = (vec![0.0; self.parsers.len()], 0.0);
         for _ in 0..k {
             let (v, s) = self.run_once(run)?;
-            sum += v;
+            for (sum, x) in sums.iter_mut().zip(v) {
+                *sum += x;
+            }
             seconds += s;
         }
-        Ok((sum / k as f64, seconds))
+        Ok((sums.into_iter().map(|s| s / k as f64).collect(), seconds))
     }
 
     /// Runs one compiled configuration: warm-up, then measured repetitions as planned.
@@ -544,7 +544,15 @@ impl CommandRunner {
             compile,
             started,
         };
-        let measured = self.measure.run(incumbent, |k| self.run_k(k, &run));
+        // The repetitions follow the first objective; every sample's other values are kept
+        // to average over the same measured runs (the warm-up's come first and are dropped).
+        let mut all: Vec<Vec<f64>> = Vec::new();
+        let measured = self.measure.run(incumbent, |k| {
+            let (v, seconds) = self.run_k(k, &run)?;
+            let first = v[0];
+            all.push(v);
+            Ok((first, seconds))
+        });
         let timings = Timings {
             compile,
             benchmark: started.elapsed().as_secs_f64(),
@@ -552,28 +560,30 @@ impl CommandRunner {
         };
         match measured {
             Ok(samples) => {
-                let s = samples.summary();
-                Outcome::ok(vec![s.value(), s.stdev], timings).with_samples(samples)
+                let measured = &all[all.len().saturating_sub(samples.values.len())..];
+                self.measured(samples, measured, timings)
             }
             Err(failure) => failure,
         }
     }
 
-    fn parse(&self, stdout: &str, wall: f64) -> Option<f64> {
-        let v = match &self.objective {
-            Parser::WallTime => Some(wall),
-            Parser::Regex(re) => re
-                .captures_iter(stdout)
-                .last()
-                .and_then(|c| c.name("value"))
-                .and_then(|m| m.as_str().trim().parse().ok()),
-            Parser::JsonKey(k) => stdout
-                .lines()
-                .rev()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
-                .find_map(|j| j.get(k).and_then(serde_json::Value::as_f64)),
-        };
-        v.filter(|x| x.is_finite())
+    /// The outcome of measured `samples` of the first objective, `all` the values of every
+    /// objective in the same samples: the first objective's statistic, the others' means,
+    /// the first one's spread.
+    fn measured(
+        &self,
+        samples: ktune_core::Samples,
+        all: &[Vec<f64>],
+        timings: Timings,
+    ) -> Outcome {
+        let s = samples.summary();
+        let mut values = vec![s.value()];
+        for i in 1..self.parsers.len() {
+            let sum: f64 = all.iter().map(|v| v[i]).sum();
+            values.push(sum / all.len().max(1) as f64);
+        }
+        values.push(s.stdev);
+        Outcome::ok(values, timings).with_samples(samples)
     }
 }
 
@@ -654,8 +664,9 @@ impl Runner for CommandRunner {
             .map(|(id, values, dir)| self.expand(&self.run, values, dir, *id))
             .collect();
         // Per configuration: its runs per sample (calibrated as in the tuning run), its
-        // samples, or the failure that took it out.
-        let mut state: Vec<Result<(usize, Vec<f64>), Outcome>> = Vec::new();
+        // samples (every objective's value in each), or the failure that took it out.
+        type Remeasured = Result<(usize, Vec<Vec<f64>>), Outcome>;
+        let mut state: Vec<Remeasured> = Vec::new();
         let run = |i: usize, compile: f64| {
             let (_, values, dir) = &jobs[i];
             ProgramRun {
@@ -668,7 +679,9 @@ impl Runner for CommandRunner {
         };
         for (i, c) in compiled.into_iter().enumerate() {
             state.push(c.and_then(|t| {
-                let runs = self.measure.warm_up(&mut |k| self.run_k(k, &run(i, t)))?;
+                let runs = self
+                    .measure
+                    .warm_up(&mut |k| self.run_k(k, &run(i, t)).map(|(v, s)| (v[0], s)))?;
                 Ok((runs, Vec::with_capacity(rounds)))
             }));
         }
@@ -686,19 +699,18 @@ impl Runner for CommandRunner {
         Ok(state
             .into_iter()
             .map(|r| match r {
-                Ok((runs, values)) => {
+                Ok((runs, all)) => {
                     let samples = ktune_core::Samples {
-                        values,
+                        values: all.iter().map(|v| v[0]).collect(),
                         runs_per_sample: runs,
                         aborted: false,
                         statistic: self.measure.statistic,
                     };
-                    let s = samples.summary();
                     let timings = Timings {
                         benchmark,
                         ..Timings::default()
                     };
-                    Outcome::ok(vec![s.value(), s.stdev], timings).with_samples(samples)
+                    self.measured(samples, &all, timings)
                 }
                 Err(failure) => failure,
             })

@@ -111,6 +111,12 @@ pub struct CommandSpec {
     /// How the objective is read; by default the run step's wall time.
     #[serde(default)]
     pub objective: ObjectiveSpec,
+    /// Several objectives, each read from the same runs as `objective` would be (instead
+    /// of it): `objectives = [{ name = "time", json_key = "ms" }, { name = "energy",
+    /// json_key = "joules" }]`. The first is the study's objective (repetitions and early
+    /// abort follow it); the others are the means over the same measured runs.
+    #[serde(default)]
+    pub objectives: Vec<ObjectiveSpec>,
     /// The directory commands run in (default: the spec's directory).
     pub workdir: Option<PathBuf>,
     /// Where per-configuration build directories go (default: `<workdir>/.ktune/build`).
@@ -127,6 +133,28 @@ pub struct CommandSpec {
 }
 
 impl CommandSpec {
+    /// The objectives, in order: `objectives` where given, else `objective`.
+    ///
+    /// # Errors
+    /// A message naming the problem where both are given or two objectives share a name.
+    pub fn objective_specs(&self) -> Result<Vec<&ObjectiveSpec>, String> {
+        if self.objectives.is_empty() {
+            return Ok(vec![&self.objective]);
+        }
+        if self.objective != ObjectiveSpec::default() {
+            return Err("give either `objective` or `objectives`, not both".into());
+        }
+        for (i, o) in self.objectives.iter().enumerate() {
+            if self.objectives[..i].iter().any(|p| p.name == o.name) {
+                return Err(format!(
+                    "two objectives are named `{}`: give each its own `name`",
+                    o.name
+                ));
+            }
+        }
+        Ok(self.objectives.iter().collect())
+    }
+
     /// The files its commands name as the program's inputs, as written (joined to `workdir`
     /// when it is given), for telling when the program changed under stored results. From
     /// the compile command, every word that could be a file: not a flag, not the word after

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{CommandError, CommandTemplate};
+use super::{CommandError, CommandTemplate, ObjectiveSpec};
 
 /// One word of a command template, split into literal text and placeholders.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,10 +17,58 @@ pub(crate) enum Piece {
 
 pub(crate) type Word = Vec<Piece>;
 
+/// How an objective is read from a run: its wall time, the last match of a regular
+/// expression's `value` group, or a key of the last JSON object line that has it.
 pub(super) enum Parser {
     WallTime,
     Regex(regex::Regex),
     JsonKey(String),
+}
+
+impl Parser {
+    /// How `spec` reads its objective.
+    pub(super) fn of(spec: &ObjectiveSpec) -> Result<Parser, CommandError> {
+        Ok(match (&spec.regex, &spec.json_key) {
+            (Some(_), Some(_)) => {
+                return Err(CommandError::Invalid {
+                    option: "objective",
+                    message: format!(
+                        "`{}`: give either `regex` or `json_key`, not both",
+                        spec.name
+                    ),
+                });
+            }
+            (Some(r), None) => {
+                let re = regex::Regex::new(r).map_err(|e| CommandError::Regex(e.to_string()))?;
+                if !re.capture_names().any(|n| n == Some("value")) {
+                    return Err(CommandError::Regex(format!(
+                        "`{r}` has no named group `value`: write e.g. `time: (?P<value>[0-9.]+)`"
+                    )));
+                }
+                Parser::Regex(re)
+            }
+            (None, Some(k)) => Parser::JsonKey(k.clone()),
+            (None, None) => Parser::WallTime,
+        })
+    }
+
+    /// The value in a run's `stdout` (the last match), or its `wall` time.
+    pub(super) fn read(&self, stdout: &str, wall: f64) -> Option<f64> {
+        let v = match self {
+            Parser::WallTime => Some(wall),
+            Parser::Regex(re) => re
+                .captures_iter(stdout)
+                .last()
+                .and_then(|c| c.name("value"))
+                .and_then(|m| m.as_str().trim().parse().ok()),
+            Parser::JsonKey(k) => stdout
+                .lines()
+                .rev()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
+                .find_map(|j| j.get(k).and_then(serde_json::Value::as_f64)),
+        };
+        v.filter(|x| x.is_finite())
+    }
 }
 
 pub(super) fn parse_template(

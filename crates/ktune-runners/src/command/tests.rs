@@ -204,6 +204,58 @@ fn objectives_from_json_lines_wall_time_and_repetitions() {
 }
 
 #[test]
+fn several_objectives_come_from_the_same_runs_first_one_steering_repetitions() {
+    let dir = dir_with_program();
+    let space = space();
+    let text = "compile = [\"gcc\", \"-O1\", \"bench.c\", \"-o\", \"{build_dir}/bench\"]\n\
+                run = [\"{build_dir}/bench\", \"{size}\"]\ndefines = true\nrepeat = 2\n\
+                objectives = [{ name = \"time\", regex = 'time: (?P<value>[0-9.]+) ms', unit = \"ms\" },\n\
+                { name = \"score\", json_key = \"time\", direction = \"maximize\" }]\n";
+    let s: CommandSpec = toml::from_str(text).unwrap();
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    let metrics: Vec<(&str, Direction)> = runner
+        .metrics()
+        .iter()
+        .map(|m| (m.name.as_str(), m.direction))
+        .collect();
+    assert_eq!(
+        metrics,
+        [
+            ("time", Direction::Minimize),
+            ("score", Direction::Maximize),
+            ("time stdev", Direction::Minimize)
+        ]
+    );
+    let out = runner
+        .evaluate(&space, &[config(&space, 0, 3), config(&space, 4, 1)])
+        .unwrap();
+    match &out[0] {
+        Outcome::Ok { values, .. } => assert_eq!(values, &[30.5, 3.25, 0.0]),
+        other => panic!("{other:?}"),
+    }
+    // A run that prints neither fails naming the first objective it could not read.
+    assert_mentions(&format!("{:?}", out[1]), &["could not read `time`"]);
+
+    // One objective missing from the output is a failure naming it.
+    let missing = text.replace("json_key = \"time\"", "json_key = \"energy\"");
+    let s: CommandSpec = toml::from_str(&missing).unwrap();
+    let mut runner = CommandRunner::new(&s, &space, dir.path()).unwrap();
+    let out = runner.evaluate(&space, &[config(&space, 0, 3)]).unwrap();
+    assert!(out[0].objective().is_none());
+    assert_mentions(&format!("{:?}", out[0]), &["could not read `score`"]);
+
+    // Both ways at once, and two objectives of one name, are refused naming the problem.
+    let both = format!("{text}objective = {{ regex = 'time: (?P<value>[0-9.]+) ms' }}\n");
+    let s: CommandSpec = toml::from_str(&both).unwrap();
+    let e = refusal(CommandRunner::new(&s, &space, dir.path()));
+    assert_mentions(&e, &["objectives", "not both"]);
+    let twice = text.replace("name = \"score\"", "name = \"time\"");
+    let s: CommandSpec = toml::from_str(&twice).unwrap();
+    let e = refusal(CommandRunner::new(&s, &space, dir.path()));
+    assert_mentions(&e, &["two objectives are named `time`"]);
+}
+
+#[test]
 fn string_templates_split_without_a_shell_unless_asked() {
     let dir = dir_with_program();
     let space = space();

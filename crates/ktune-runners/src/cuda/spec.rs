@@ -81,6 +81,10 @@ pub struct CudaSpec {
     /// What to optimise.
     #[serde(default)]
     pub objective: CudaObjective,
+    /// Several objectives measured on the same launches, instead of `objective`
+    /// (`objectives = ["time", "energy"]`): the first steers repetitions and early abort.
+    #[serde(default)]
+    pub objectives: Vec<CudaObjective>,
     /// Floating-point operations per launch: an expression of the parameters (needed for
     /// the `GFLOP/s` objectives).
     pub flops: Option<String>,
@@ -138,6 +142,30 @@ pub enum CudaObjective {
     /// Throughput per watt of measured power (maximised).
     #[serde(rename = "GFLOP/s per watt", alias = "GFLOPS/W")]
     GflopsPerWatt,
+}
+
+impl CudaSpec {
+    /// The objectives, in order: `objectives` where given, else `objective`.
+    ///
+    /// # Errors
+    /// A message naming the problem where both are given or one is repeated.
+    pub fn objective_list(&self) -> Result<Vec<CudaObjective>, String> {
+        if self.objectives.is_empty() {
+            return Ok(vec![self.objective]);
+        }
+        if self.objective != CudaObjective::default() {
+            return Err("[runner] give either `objective` or `objectives`, not both".into());
+        }
+        for (i, o) in self.objectives.iter().enumerate() {
+            if self.objectives[..i].contains(o) {
+                return Err(format!(
+                    "[runner] objectives: `{}` is listed twice",
+                    o.name()
+                ));
+            }
+        }
+        Ok(self.objectives.clone())
+    }
 }
 
 impl CudaObjective {

@@ -305,6 +305,32 @@ fn metrics_follow_the_objective() {
         names("problem_size = [8]\nobjective = \"energy\"")[0],
         ("energy".into(), Minimize)
     );
+    // Several objectives first, in the order given, then the time where it is not one.
+    assert_eq!(
+        names("problem_size = [8]\nobjectives = [\"time\", \"energy\"]"),
+        [
+            ("time".into(), Minimize),
+            ("energy".into(), Minimize),
+            ("time stdev".into(), Minimize)
+        ]
+    );
+    assert_eq!(
+        names("problem_size = [8]\nobjectives = [\"energy\", \"GFLOP/s\"]\nflops = \"16\""),
+        [
+            ("energy".into(), Minimize),
+            ("GFLOP/s".into(), Maximize),
+            ("time".into(), Minimize),
+            ("time stdev".into(), Minimize)
+        ]
+    );
+    let e = problem_err("problem_size = [8]\nobjectives = [\"time\", \"GFLOP/s\"]");
+    ktune_core::testing::assert_mentions(&e, &["GFLOP/s", "flops"]);
+    let e = problem_err("problem_size = [8]\nobjectives = [\"time\", \"energy\"]\npower = false");
+    ktune_core::testing::assert_mentions(&e, &["energy", "power = false"]);
+    let e = problem_err("problem_size = [8]\nobjectives = [\"time\", \"time\"]");
+    ktune_core::testing::assert_mentions(&e, &["`time` is listed twice"]);
+    let e = problem_err("problem_size = [8]\nobjective = \"energy\"\nobjectives = [\"time\"]");
+    ktune_core::testing::assert_mentions(&e, &["`objective` or `objectives`"]);
 }
 
 fn arg_specs(text: &str) -> Vec<ArgumentSpec> {

@@ -1,0 +1,112 @@
+//! A study of several objectives from the command line: `objectives = [...]` in the spec's
+//! runner, `ktune tune` recording them as the study's, `ktune results --pareto` listing the
+//! front, exports carrying every objective, and a resumed study held to its objectives.
+
+use crate::common::{Succeeds, ktune_in, results_json, written};
+
+/// Time falls and energy rises with `x`; `y` only adds to both, so the front is the four
+/// configurations with `y = 1`.
+const SPEC: &str = r#"[[parameter]]
+name = "x"
+values = [1, 2, 4, 8]
+
+[[parameter]]
+name = "y"
+values = [1, 2, 3]
+
+[runner]
+run = "awk 'BEGIN {{ printf \"time: %.3f\\nenergy: %.3f\\n\", 100 / {x} + {y}, 3 * {x} + {y} }}'"
+repeat = 1
+objectives = [
+  { name = "time", regex = 'time: (?P<value>[0-9.]+)', unit = "ms" },
+  { name = "energy", regex = 'energy: (?P<value>[0-9.]+)', unit = "J" },
+]
+
+[budget]
+max_evaluations = 12
+"#;
+
+#[test]
+fn a_study_of_two_objectives_lists_its_front_and_keeps_its_objectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    written(d, "s.toml", SPEC);
+    let tuned = ktune_in(d).args(["tune", "s.toml"]).succeeds();
+    let said = String::from_utf8_lossy(&tuned.stdout).into_owned();
+    ktune_core::testing::assert_mentions(
+        &said,
+        &[
+            "Pareto front of time and energy: 4 configurations",
+            "time = 13.500000, energy = 25.000000: x=8, y=1",
+            "ktune results s.db --pareto",
+        ],
+    );
+
+    // The front: y = 1 for every x, by time (x = 8 fastest), and nothing else.
+    let front = results_json(d, &["s.db".as_ref(), "--pareto".as_ref()]);
+    let xy: Vec<(i64, i64)> = front
+        .iter()
+        .map(|r| {
+            (
+                r["params"]["x"].as_i64().unwrap(),
+                r["params"]["y"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(xy, [(8, 1), (4, 1), (2, 1), (1, 1)], "{front:?}");
+    // Each export carries the other objective by name beside the first.
+    assert_eq!(front[0]["objective"], 13.5);
+    assert_eq!(front[0]["observed"]["energy"], 25.0);
+    let table = ktune_in(d).args(["results", "s.db", "--pareto"]).succeeds();
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    ktune_core::testing::assert_mentions(&table, &["time (ms)", "energy", "x=8, y=1"]);
+    assert!(!table.contains("y=2"), "{table}");
+    let csv = ktune_in(d)
+        .args(["results", "s.db", "--format", "csv"])
+        .succeeds();
+    let header = String::from_utf8_lossy(&csv.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        header.contains(",time,") && header.ends_with(",energy"),
+        "{header}"
+    );
+
+    // The study keeps its objectives: a spec of one objective is another problem.
+    let one = SPEC.replace(
+        "  { name = \"energy\", regex = 'energy: (?P<value>[0-9.]+)', unit = \"J\" },\n",
+        "",
+    );
+    written(d, "one.toml", &one);
+    ktune_in(d)
+        .args(["tune", "one.toml", "--db", "s.db", "--max-evals", "13"])
+        .fails_saying(&["different tuning problem", "`objectives`", "energy"]);
+
+    // --pareto needs several objectives.
+    written(d, "single.toml", &one);
+    ktune_in(d).args(["tune", "single.toml"]).succeeds();
+    ktune_in(d)
+        .args(["results", "single.db", "--pareto"])
+        .fails_saying(&["--pareto", "one objective", "`time`"]);
+}
+
+#[test]
+fn several_objectives_are_refused_where_they_cannot_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A study of instances has one objective, their geometric mean.
+    let instances =
+        format!("{SPEC}\n[[instance]]\nname = \"a\"\nn = 1\n\n[[instance]]\nname = \"b\"\nn = 2\n");
+    written(d, "i.toml", &instances);
+    ktune_in(d)
+        .args(["tune", "i.toml"])
+        .fails_saying(&["instance", "one objective", "objectives"]);
+    // Both ways of naming the objective at once.
+    let both = SPEC.replace("repeat = 1\n", "repeat = 1\nobjective = { name = \"t\" }\n");
+    written(d, "b.toml", &both);
+    ktune_in(d)
+        .args(["tune", "b.toml"])
+        .fails_saying(&["`objective` or `objectives`"]);
+}
