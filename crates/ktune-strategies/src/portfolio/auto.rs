@@ -258,6 +258,9 @@ pub struct AutoOptions {
     /// With several priors: the constant of the reciprocal rank fusion that orders their
     /// joint picks (0: their mean rank).
     pub prior_fusion: usize,
+    /// With several priors: the least gap in a prior's ranks for a pair of this study's
+    /// results to count for or against it.
+    pub prior_gap: f64,
     /// With several objectives: the share of the proposals after the first `startup` of
     /// the multi-objective TPE that come from it (0: the members alone, on the first
     /// objective).
@@ -312,6 +315,7 @@ impl Default for AutoOptions {
             prior_sample: PriorSample::Several,
             prior_each_best: 0,
             prior_fusion: 300,
+            prior_gap: 0.0,
             front_share: 0.5,
         }
     }
@@ -365,6 +369,8 @@ pub struct Auto {
     prior_each_best: usize,
     /// The reciprocal rank fusion constant of the priors' order (0: their mean rank).
     prior_fusion: usize,
+    /// The least gap in a prior's ranks for a pair of results to judge it.
+    prior_gap: f64,
     /// With several objectives: the multi-objective TPE, the share of proposals it makes,
     /// and the proposals made by it and by the members since it started.
     front: Tpe,
@@ -518,6 +524,7 @@ impl Auto {
             prior_sample: o.prior_sample,
             prior_each_best: o.prior_each_best,
             prior_fusion: o.prior_fusion,
+            prior_gap: o.prior_gap,
             front: Tpe::checked(TpeOptions::default()),
             front_share: o.front_share,
             front_asked: 0,
@@ -675,7 +682,12 @@ impl Strategy for Auto {
         }
         self.priors = priors.len();
         let each_best = (self.prior_each_best > 0).then_some(self.prior_each_best);
-        let mut member = PriorRank::guarded_only(self.prior_trust, each_best, self.prior_fusion);
+        let mut member = PriorRank::guarded_only(
+            self.prior_trust,
+            each_best,
+            self.prior_fusion,
+            self.prior_gap,
+        );
         member.set_priors(priors);
         self.members.push(Member::Other(Box::new(member)));
         self.exhausted.push(false);

@@ -73,6 +73,8 @@ pub struct PriorRank {
     each_best_after: Option<usize>,
     /// The constant of reciprocal rank fusion of the priors' order (0: their mean rank).
     fusion: usize,
+    /// With several priors: the least gap in a prior's ranks for a pair of results to judge it.
+    min_gap: f64,
     fresh: FreshSampler,
     proposed: FxHashSet<Configuration>,
 }
@@ -150,7 +152,8 @@ impl Strategy for PriorRank {
         self.ranking = Some(
             PriorRanking::new(priors, self.trust)
                 .with_each_best_after(self.each_best_after)
-                .with_fusion(self.fusion),
+                .with_fusion(self.fusion)
+                .with_min_gap(self.min_gap),
         );
         self.each_best = Vec::new();
         for p in priors {
@@ -179,12 +182,14 @@ impl PriorRank {
         trust: PriorTrust,
         each_best_after: Option<usize>,
         fusion: usize,
+        min_gap: f64,
     ) -> PriorRank {
         PriorRank {
             trust,
             priors_only: true,
             each_best_after,
             fusion,
+            min_gap,
             ..PriorRank::default()
         }
     }
