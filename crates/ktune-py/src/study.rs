@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use ktune_core::{
-    Asked, Budget, FailureKind, Outcome, Rng, Session, SpaceRef, StopReason, StudyFacts, Timings,
-    Turn,
+    Asked, Budget, Direction, FailureKind, Outcome, Rng, Session, SpaceRef, StopReason, StudyFacts,
+    Timings, Turn,
 };
 use ktune_problem::{OpenStudy, Opening, Participation, Plan, RunArgs, StudyPlace};
 use ktune_space::{Configuration, SearchSpace};
@@ -45,6 +45,8 @@ use crate::space::{SearchSpacePy, build_space};
 pub(crate) struct Study {
     space: Arc<SearchSpace>,
     objective: String,
+    /// A study of several objectives: all of them, in order (empty: one objective).
+    objectives: Vec<ktune_core::Metric>,
     /// The priors its strategy was told, and how much of each maps onto the space.
     priors: Vec<(ktune_core::PriorFact, ktune_core::MatchReport)>,
     /// What calls change, one call at a time.
@@ -101,7 +103,7 @@ impl Study {
         tune_params, restrictions=None, *, strategy="auto", strategy_options=None,
         objective="time", direction="minimize", storage=None, study_name="default",
         max_evals=None, time_limit=None, seed=Whole::ZERO, device=None, allow_mixed_hardware=false,
-        lease=600.0, priors=None
+        lease=600.0, priors=None, objectives=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -121,16 +123,32 @@ impl Study {
         allow_mixed_hardware: bool,
         lease: f64,
         priors: Option<&Bound<'_, PyAny>>,
+        objectives: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let seed = seed.get("seed")?;
+        let several = objectives_of(objectives)?;
+        let (objective, direction) = match several.first() {
+            None => (objective.to_string(), parse_direction(direction)?),
+            Some(_) if objective != "time" || direction != "minimize" => {
+                return Err(PyValueError::new_err(
+                    "give either objective= (with direction=) or objectives=, not both",
+                ));
+            }
+            Some(first) => (first.name.clone(), first.direction),
+        };
+        let objective = objective.as_str();
         if objective.trim().is_empty() {
             return Err(PyValueError::new_err(
                 "objective names what is measured (e.g. \"time\"); it cannot be empty",
             ));
         }
+        let several = if several.len() > 1 {
+            several
+        } else {
+            Vec::new()
+        };
         let space = space_of(tune_params, restrictions)?;
         let loaded = load_priors(&prior_names(priors)?, objective)?;
-        let direction = parse_direction(direction)?;
         let strategy = strategy_of(strategy, strategy_options)?;
         let budget = Budget {
             max_evaluations: max_evals.map(|m| m.count("max_evals")).transpose()?,
@@ -143,10 +161,15 @@ impl Study {
                 let location =
                     Location::parse(url).map_err(|e| PyValueError::new_err(e.to_string()))?;
                 // The fingerprint of earlier versions, so that their studies open again.
-                let runner = format!(
-                    r#"{{"runner":"python","direction":"{}"}}"#,
-                    direction.name()
-                );
+                let runner = if several.is_empty() {
+                    format!(
+                        r#"{{"runner":"python","direction":"{}"}}"#,
+                        direction.name()
+                    )
+                } else {
+                    serde_json::json!({"runner": "python", "direction": direction.name(), "objectives": several})
+                        .to_string()
+                };
                 ktune_core::checked_label(study_name)
                     .map_err(|m| PyValueError::new_err(format!("study_name {m}")))?;
                 let place = StudyPlace::Shared {
@@ -169,7 +192,7 @@ impl Study {
             strategy: strategy.canonical().to_string(),
             seed,
             priors: loaded.iter().map(|p| p.fact.clone()).collect(),
-            objectives: Vec::new(),
+            objectives: several,
         };
         let setup = Setup {
             space,
@@ -322,7 +345,7 @@ impl Study {
     fn tell(
         &self,
         config: &Bound<'_, PyDict>,
-        value: Option<f64>,
+        value: Option<&Bound<'_, PyAny>>,
         failure: Option<&str>,
         reason: &str,
         seconds: f64,
@@ -343,10 +366,11 @@ impl Study {
                     "give either a value or a failure, not both",
                 ));
             }
-            (Some(v), None) if v.is_finite() => Outcome::ok(vec![v], t),
-            (Some(v), None) => {
-                Outcome::failed(FailureKind::Runtime, format!("the objective was {v}"), t)
-            }
+            (Some(v), None) => match self.values_of(v, "was") {
+                Ok(values) => Outcome::ok(values, t),
+                Err(Reading::NotFinite(why)) => Outcome::failed(FailureKind::Runtime, why, t),
+                Err(Reading::Wrong(why)) => return Err(PyValueError::new_err(why)),
+            },
             (None, Some(kind)) => Outcome::failed(failure_kind(kind)?, reason, t),
             (None, None) => {
                 return Err(PyValueError::new_err(
@@ -465,22 +489,11 @@ impl Study {
             };
             let outcome = match result {
                 Ok(v) if instances.is_some() => instances_outcome(py, &v, timings)?,
-                Ok(v) => match v.extract::<f64>() {
-                    Ok(x) if x.is_finite() => Outcome::ok(vec![x], timings),
-                    Ok(x) => Outcome::failed(
-                        FailureKind::Runtime,
-                        format!("the objective returned {x}"),
-                        timings,
-                    ),
-                    Err(why) => Outcome::failed(
-                        FailureKind::Runtime,
-                        format!(
-                            "the objective returned {}, not a number ({})",
-                            short_repr(&v),
-                            why.value(py)
-                        ),
-                        timings,
-                    ),
+                Ok(v) => match self.values_of(&v, "returned") {
+                    Ok(values) => Outcome::ok(values, timings),
+                    Err(Reading::NotFinite(why) | Reading::Wrong(why)) => {
+                        Outcome::failed(FailureKind::Runtime, why, timings)
+                    }
                 },
                 Err(e)
                     if e.is_instance_of::<PyKeyboardInterrupt>(py)
@@ -528,6 +541,56 @@ impl Study {
         Ok(Some(d))
     }
 
+    /// A study of several objectives: the results on its Pareto front (the successful ones
+    /// no other beats on every objective), as `results` gives them, by the first objective.
+    #[getter]
+    fn pareto_front<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.objectives.len() < 2 {
+            return Err(PyValueError::new_err(format!(
+                "the study has one objective (`{}`); the Pareto front is for a study of several (objectives=...)",
+                self.objective
+            )));
+        }
+        let records = self.state(py)?.session().records().to_vec();
+        let points: Vec<Option<Vec<f64>>> = records
+            .iter()
+            .map(|r| match &r.outcome {
+                Outcome::Ok { values, .. } if values.len() >= self.objectives.len() => Some(
+                    self.objectives
+                        .iter()
+                        .zip(values)
+                        .map(|(m, &v)| m.direction.to_min(v))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        let mut front = ktune_core::pareto::pareto_front(&points);
+        let first = |i: usize| points[i].as_ref().map_or(f64::NAN, |p| p[0]);
+        front.sort_by(|&a, &b| first(a).total_cmp(&first(b)));
+        let all = self.results(py)?;
+        let out = PyList::empty(py);
+        for i in front {
+            out.append(all.get_item(i)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The study's objectives and their directions, in order: `{"time": "minimize"}` for a
+    /// study of one.
+    #[getter]
+    fn objectives<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        if self.objectives.is_empty() {
+            let direction = self.state(py)?.session().direction();
+            d.set_item(&self.objective, direction.name())?;
+        }
+        for m in &self.objectives {
+            d.set_item(&m.name, m.direction.name())?;
+        }
+        Ok(d)
+    }
+
     /// Every result of the study, in order: dicts with `config`, `value` (or `None`),
     /// `status` (`"ok"` or the failure's kind), `reason` and `observed` (what was measured
     /// beside the value, e.g. each instance's value; an empty dict where nothing).
@@ -539,6 +602,15 @@ impl Study {
             let d = PyDict::new(py);
             d.set_item("config", config_dict(py, &self.space, &r.config)?)?;
             d.set_item("value", r.outcome.objective())?;
+            if !self.objectives.is_empty() {
+                let values = PyDict::new(py);
+                if let Outcome::Ok { values: v, .. } = &r.outcome {
+                    for (m, x) in self.objectives.iter().zip(v) {
+                        values.set_item(&m.name, x)?;
+                    }
+                }
+                d.set_item("objectives", values)?;
+            }
             match &r.outcome {
                 Outcome::Ok { .. } => {
                     d.set_item("status", "ok")?;
@@ -666,6 +738,7 @@ impl Study {
         problem: Option<&ktune_problem::ProblemSpec>,
     ) -> PyResult<Study> {
         let objective = setup.facts.objective.clone();
+        let objectives = setup.facts.objectives.clone();
         let priors;
         let backing = match setup.stored {
             None => {
@@ -677,6 +750,13 @@ impl Study {
                     Rng::seed_from_u64(seed),
                 )
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                if objectives.len() > 1 {
+                    let directions: Vec<Direction> =
+                        objectives.iter().map(|m| m.direction).collect();
+                    session
+                        .set_objectives(&directions)
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                }
                 priors = ktune_problem::prior::tell_priors(
                     &mut session,
                     &setup.priors,
@@ -715,6 +795,7 @@ impl Study {
         Ok(Study {
             space: setup.space,
             objective,
+            objectives,
             priors,
             state: Mutex::new(State {
                 backing,
@@ -1001,4 +1082,138 @@ fn instances_outcome(
     }
     let mean = (logs / pairs.len() as f64).exp();
     Ok(Outcome::ok(vec![mean], timings).with_observed(observed))
+}
+
+/// Why a measured value cannot be recorded as given: a number that is not finite (recorded
+/// as a failure), or a value of the wrong shape (refused by `tell`, a failure in `optimize`).
+enum Reading {
+    NotFinite(String),
+    Wrong(String),
+}
+
+impl Study {
+    /// The values of a measurement as the study records them: one number for a study of one
+    /// objective; for a study of several, a dict with a number for every objective's name, or
+    /// a sequence of one number per objective, in order.
+    fn values_of(&self, v: &Bound<'_, PyAny>, verb: &str) -> Result<Vec<f64>, Reading> {
+        let number = |x: &Bound<'_, PyAny>, what: &str| -> Result<f64, Reading> {
+            match x.extract::<f64>() {
+                Ok(f) if f.is_finite() => Ok(f),
+                Ok(f) => Err(Reading::NotFinite(format!(
+                    "the objective {what}{verb} {f}"
+                ))),
+                Err(why) => Err(Reading::Wrong(format!(
+                    "the objective {what}{verb} {}, not a number ({})",
+                    short_repr(x),
+                    why.value(x.py())
+                ))),
+            }
+        };
+        if self.objectives.is_empty() {
+            return number(v, "").map(|x| vec![x]);
+        }
+        let names: Vec<&str> = self.objectives.iter().map(|m| m.name.as_str()).collect();
+        let shape = || {
+            Reading::Wrong(format!(
+                "the study has the objectives {names:?}: give a dict with a number for each, or a sequence of {} numbers in that order, not {}",
+                names.len(),
+                short_repr(v)
+            ))
+        };
+        if let Ok(d) = v.cast::<PyDict>() {
+            let mut values = Vec::with_capacity(names.len());
+            for name in &names {
+                let x = d.get_item(name).ok().flatten().ok_or_else(|| {
+                    Reading::Wrong(format!(
+                        "the value {} has no `{name}`: the study has the objectives {names:?}",
+                        short_repr(v)
+                    ))
+                })?;
+                values.push(number(&x, &format!("`{name}` "))?);
+            }
+            return Ok(values);
+        }
+        if v.extract::<f64>().is_ok() || v.is_instance_of::<pyo3::types::PyString>() {
+            return Err(shape());
+        }
+        let items: Vec<Bound<'_, PyAny>> = v
+            .try_iter()
+            .map_err(|_| shape())?
+            .collect::<Result<_, _>>()
+            .map_err(|_| shape())?;
+        if items.len() != names.len() {
+            return Err(shape());
+        }
+        items
+            .iter()
+            .zip(&names)
+            .map(|(x, name)| number(x, &format!("`{name}` ")))
+            .collect()
+    }
+}
+
+/// `objectives=`: a dict of names to `"minimize"`/`"maximize"` (or, as Kernel Tuner 1.5
+/// spells it, `True` where higher is better), or a list of names (directions guessed from
+/// them: rates are maximised); none: one objective.
+fn objectives_of(objectives: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<ktune_core::Metric>> {
+    let Some(o) = objectives else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<ktune_core::Metric> = Vec::new();
+    let mut push = |name: String, direction: Direction| -> PyResult<()> {
+        if name.trim().is_empty() {
+            return Err(PyValueError::new_err(
+                "objectives: a name is empty; name what is measured (e.g. \"time\")",
+            ));
+        }
+        if out.iter().any(|m| m.name == name) {
+            return Err(PyValueError::new_err(format!(
+                "objectives: `{name}` is given twice"
+            )));
+        }
+        out.push(ktune_core::Metric::new(name, direction));
+        Ok(())
+    };
+    if let Ok(d) = o.cast::<PyDict>() {
+        for (k, v) in d.iter() {
+            let name: String = k.extract().map_err(|_| {
+                PyValueError::new_err(format!(
+                    "objectives: the names are strings, not {}",
+                    short_repr(&k)
+                ))
+            })?;
+            let direction = if let Ok(higher_is_better) = v.extract::<bool>() {
+                if higher_is_better {
+                    Direction::Maximize
+                } else {
+                    Direction::Minimize
+                }
+            } else if let Ok(text) = v.extract::<String>() {
+                parse_direction(&text)?
+            } else {
+                return Err(PyValueError::new_err(format!(
+                    "objectives[{name:?}]: \"minimize\" or \"maximize\" (or True where higher is better), not {}",
+                    short_repr(&v)
+                )));
+            };
+            push(name, direction)?;
+        }
+    } else {
+        let names: Vec<String> = o.extract().map_err(|_| {
+            PyValueError::new_err(format!(
+                "objectives: a dict of names to \"minimize\"/\"maximize\", or a list of names, not {}",
+                short_repr(o)
+            ))
+        })?;
+        for name in names {
+            let direction = Direction::guess(&name);
+            push(name, direction)?;
+        }
+    }
+    if out.is_empty() {
+        return Err(PyValueError::new_err(
+            "objectives: empty; give at least one (or leave it out for objective=)",
+        ));
+    }
+    Ok(out)
 }

@@ -69,7 +69,12 @@ class Study:
         allow_mixed_hardware: bool = False,
         lease: float = 600.0,
         priors: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], None] = None,
-    ) -> None: ...
+        objectives: Union[Dict[str, Union[str, bool]], Sequence[str], None] = None,
+    ) -> None:
+        """``objectives`` (instead of ``objective``/``direction``): several objectives, a dict
+        of names to ``"minimize"``/``"maximize"`` (or, as Kernel Tuner 1.5 spells it, ``True``
+        where higher is better) or a list of names; ``tell`` and ``func`` then give a dict with
+        a number for each, or a sequence of one per objective in order."""
     def ask(self) -> Optional[Config]:
         """The next configuration to measure, or ``None`` when the study is over."""
     def ask_batch(self, n: int) -> List[Config]:
@@ -77,7 +82,7 @@ class Study:
     def tell(
         self,
         config: Config,
-        value: Optional[float] = None,
+        value: Union[float, Dict[str, float], Sequence[float], None] = None,
         *,
         failure: Optional[str] = None,
         reason: str = "",
@@ -89,7 +94,7 @@ class Study:
         (``RuntimeWarning``)."""
     def optimize(
         self,
-        func: Callable[[Config], float],
+        func: Callable[[Config], Union[float, Dict[str, float], Sequence[float]]],
         max_evals: Optional[int] = None,
         time_limit: Optional[float] = None,
     ) -> Optional[Dict[str, Any]]:
@@ -106,7 +111,15 @@ class Study:
         """``{"config": ..., "value": ...}`` of the best result so far."""
     @property
     def results(self) -> "ResultList":
-        """Every result: ``config``, ``value``, ``status`` and ``reason`` (``to_pandas()``)."""
+        """Every result: ``config``, ``value``, ``status`` and ``reason`` (``to_pandas()``);
+        with several objectives also ``objectives``, a dict of each one's value."""
+    @property
+    def pareto_front(self) -> List[Dict[str, Any]]:
+        """A study of several objectives: the results no other beats on every objective, by
+        the first (``ValueError`` for a study of one)."""
+    @property
+    def objectives(self) -> Dict[str, str]:
+        """The objectives and their directions, in order."""
     @staticmethod
     def from_spec(
         path: str,
