@@ -60,7 +60,6 @@ def refused(match, exc=(KtuneError, ValueError), **overrides):
         ("observers", [object()]),
         ("simulation_mode", True),
         ("parallel", True),
-        ("objectives", {"time": False}),
         ("compiler", "nvcc"),
         ("log", 10),
     ],
@@ -192,12 +191,13 @@ class CpuKernel:
 TUNE_PARAMS = {"block_size_x": [32, 64, 96, 128, 256, 512], "unroll": [1, 2, 4]}
 
 
-def run_loop(kernel, *, strategy=None, options=None, metrics=None, objective="time", higher=False, cache=None, seed=0):
+def run_loop(kernel, *, strategy=None, options=None, metrics=None, objective="time", higher=False, cache=None, seed=0,
+             objectives=None, with_study=False):
     space = ktune.SearchSpace(TUNE_PARAMS)
-    study, time_limit = kt._study(space, strategy, options, objective, higher, seed)
+    study, time_limit = kt._study(space, strategy, options, objective, higher, seed, None, objectives)
     import time
 
-    return kt._tune(
+    results = kt._tune(
         kernel,
         study,
         TUNE_PARAMS,
@@ -208,7 +208,35 @@ def run_loop(kernel, *, strategy=None, options=None, metrics=None, objective="ti
         quiet=True,
         verbose=False,
         started=time.perf_counter(),
+        objectives=objectives,
     )
+    return (results, study) if with_study else results
+
+
+def test_several_objectives_are_told_and_give_the_front():
+    # Time is least at block 256, unroll 1; "lanes" (maximised) grows with the block: they
+    # conflict above 256, and unroll only adds time, so the front is unroll 1 from 256 up.
+    metrics = {"lanes": "block_size_x * 1.0"}
+    objectives = {"time": False, "lanes": True}
+    results, study = run_loop(CpuKernel(), metrics=metrics, objective="time", objectives=objectives, with_study=True)
+    assert len(results) == 18
+    assert study.objectives == {"time": "minimize", "lanes": "maximize"}
+    front = kt._front(results, study, TUNE_PARAMS)
+    assert [(r["block_size_x"], r["unroll"]) for r in front] == [(256, 1), (512, 1)]
+    told = {(r["config"]["block_size_x"], r["config"]["unroll"]): r for r in study.results}
+    assert told[(512, 2)]["objectives"] == {"time": pytest.approx(3.76), "lanes": 512.0}
+    # A metric that is not a finite number fails the configuration naming it.
+    bad = {"lanes": lambda p: float("nan") if p["unroll"] == 4 else 1.0}
+    results, study = run_loop(CpuKernel(), metrics=bad, objectives=objectives, with_study=True)
+    failed = [r for r in study.results if r["config"]["unroll"] == 4 and r["config"]["block_size_x"] != 96]
+    assert len(failed) == 5 and all(r["status"] == "runtime" and "lanes = nan" in r["reason"] for r in failed)
+
+
+def test_several_objectives_are_checked_before_the_gpu():
+    refused("give either objective", objective="time", objectives={"time": False, "x": True})
+    refused("non-empty dict", objectives={})
+    refused("True where higher is better", objectives={"time": "min"})
+    refused("measures no energy", objectives={"time": False, "energy": False})
 
 
 def test_results_are_shaped_like_kernel_tuners():

@@ -107,7 +107,6 @@ def _refuse_unsupported(given):
         "observers": "observers are not supported; ktune measures time (and power with `ktune tune`, objective = \"energy\")",
         "simulation_mode": "use ktune.simulate(cache_file, strategy) to replay a cache file",
         "parallel": "parallel tuning is done with a shared storage: run `ktune tune --storage` once per GPU",
-        "objectives": "multi-objective tuning is not supported; give one objective",
         "compiler": "ktune compiles with NVRTC; give NVRTC flags in compiler_options",
         "log": "logging to a file is not supported; results are returned and, with cache=, stored",
     }
@@ -538,19 +537,26 @@ def _print_result(params, tune_params, objective, metrics):
     print(", ".join(parts))
 
 
-def _study(space, strategy, strategy_options, objective, higher_is_better, seed, prior=None):
-    """The ask/tell study of a run (its strategy checked, told the priors) and its time limit."""
+def _study(space, strategy, strategy_options, objective, higher_is_better, seed, prior=None, objectives=None):
+    """The ask/tell study of a run (its strategy checked, told the priors) and its time limit;
+    with ``objectives`` (Kernel Tuner 1.5's dict of names to higher-is-better) a study of
+    several."""
     name, options, max_fevals, time_limit = _strategy(strategy, strategy_options, space.size)
+    several = {} if objectives is None or len(objectives) < 2 else {"objectives": dict(objectives)}
+    if not several:
+        several = {
+            "objective": objective,
+            "direction": "maximize" if higher_is_better else "minimize",
+        }
     try:
         study = _ktune.Study(
             space,
             strategy=name,
             strategy_options=options,
-            objective=objective,
-            direction="maximize" if higher_is_better else "minimize",
             max_evals=max_fevals,
             seed=0 if seed is None else int(seed),
             priors=prior,
+            **several,
         )
     except ValueError as e:
         if prior is not None and str(e).startswith("prior "):
@@ -559,7 +565,7 @@ def _study(space, strategy, strategy_options, objective, higher_is_better, seed,
     return study, time_limit
 
 
-def _tune(evaluator, study, tune_params, *, time_limit, objective, metrics, cache, quiet, verbose, started):
+def _tune(evaluator, study, tune_params, *, time_limit, objective, metrics, cache, quiet, verbose, started, objectives=None):
     """The loop: ask the strategy for a batch, take what the cache holds, measure the rest
     with ``evaluator`` (``evaluate(configs) -> list of dicts``, ``jobs``, ``stopped``), and
     shape each result the way Kernel Tuner does."""
@@ -610,11 +616,18 @@ def _tune(evaluator, study, tune_params, *, time_limit, objective, metrics, cach
                         seconds=seconds,
                     )
                 else:
-                    value = params.get(objective)
-                    if not isinstance(value, (int, float)) or not math.isfinite(value):
-                        study.tell(config, failure="runtime", reason=f"{objective} = {value!r}", seconds=seconds)
+                    names = list(objectives) if objectives is not None and len(objectives) > 1 else [objective]
+                    values = [params.get(n) for n in names]
+                    bad = [
+                        f"{n} = {v!r}" for n, v in zip(names, values)
+                        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v)
+                    ]
+                    if bad:
+                        study.tell(config, failure="runtime", reason=", ".join(bad), seconds=seconds)
+                    elif len(names) > 1:
+                        study.tell(config, [float(v) for v in values], seconds=seconds)
                     else:
-                        study.tell(config, float(value), seconds=seconds)
+                        study.tell(config, float(values[0]), seconds=seconds)
                 strategy_seconds += time.perf_counter() - t
                 results.append(params)
             if evaluator.stopped is not None:
@@ -650,6 +663,13 @@ def _result(config, out, objective, metrics):
     if metrics and "__error__" not in params:
         _metric_values(metrics, params)
     return params
+
+
+def _front(results, study, tune_params):
+    """The results on the study's Pareto front, by the first objective."""
+    by_key = {_key({k: r[k] for k in tune_params}): r for r in results if "__error__" not in r}
+    front = [_key(r["config"]) for r in study.pareto_front]
+    return [by_key[k] for k in front if k in by_key]
 
 
 def _best(results, objective, higher_is_better):
@@ -729,8 +749,14 @@ def tune_kernel(
     ``InvalidConfig``) and the reason in ``__error_reason__``. ``env`` describes the device
     and run, with ``best_config``.
 
+    ``objectives`` (as Kernel Tuner 1.5 spells it, ``{"time": False, "GFLOP/s": True}``: each
+    name, ``time`` or a metric, and whether higher is better) tunes for several at once, in
+    place of ``objective``: the strategy is told every one, ``env["pareto_front"]`` lists the
+    results no other beats on all of them (by the first) and ``best_config`` is the best of
+    the first. Energy is not measured here (``ktune tune`` measures it through NVML).
+
     Not supported, and refused by name: ``texmem_args``, ``defines``, ``observers``,
-    ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``objectives``, ``compiler``,
+    ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``compiler``,
     ``log``, a custom ``verify`` function, functions as restrictions, problem size or grid
     divisors, and languages other than CUDA. A templated kernel is named with its arguments
     (``"matmul<float, tile_size_x>"``); a parameter's name there stands for its value.
@@ -752,6 +778,20 @@ def tune_kernel(
         _fail("arguments must be a list of NumPy arrays and scalars, in the kernel's parameter order")
     raw_args = [_argument(np, f"arguments[{i}]", a) for i, a in enumerate(arguments)]
     answers = _answers(np, answer, arguments)
+    if objectives is not None:
+        if objective is not None or objective_higher_is_better is not None:
+            _fail("give either objective (with objective_higher_is_better) or objectives, not both")
+        if not isinstance(objectives, dict) or not objectives:
+            _fail("objectives must be a non-empty dict of names to whether higher is better, e.g. {\"time\": False, \"GFLOP/s\": True}")
+        for name, higher in objectives.items():
+            if not isinstance(higher, bool):
+                _fail(f"objectives[{name!r}] is {higher!r}: give True where higher is better, False where lower is")
+            if name != "time" and name not in (metrics or {}):
+                _fail(
+                    f"objective {name!r} is neither \"time\" nor one of the metrics {list(metrics or {})}"
+                    " (ktune's tune_kernel measures no energy; `ktune tune` does, objectives = [\"time\", \"energy\"])"
+                )
+        objective, objective_higher_is_better = next(iter(objectives.items()))
     if objective is None:
         objective = "time"
     if objective_higher_is_better is None:
@@ -798,7 +838,7 @@ def tune_kernel(
     )
     # Made before the GPU is opened, so that a wrong strategy is reported at once.
     study, time_limit = _study(
-        space, strategy, strategy_options, objective, objective_higher_is_better, seed, prior
+        space, strategy, strategy_options, objective, objective_higher_is_better, seed, prior, objectives
     )
     the_cache = _Cache(cache, kernel_name, sizes, tune_params, objective) if cache else None
     kernel.open()
@@ -818,8 +858,12 @@ def tune_kernel(
         quiet=quiet,
         verbose=verbose,
         started=started,
+        objectives=objectives,
     )
     env["kernel_name"] = kernel_name
+    if objectives is not None and len(objectives) > 1:
+        env["objectives"] = dict(objectives)
+        env["pareto_front"] = _front(results, study, tune_params)
     env["problem_size"] = sizes
     env["objective"] = objective
     for w in env.get("warnings", []):
