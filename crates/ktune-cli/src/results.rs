@@ -312,7 +312,13 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
         "cache" => serde_json::to_string_pretty(&ktune_store::to_kernel_tuner_cache(
             &rows, &objective, "ktune",
         ))?,
-        "t4" => serde_json::to_string_pretty(&t4(&rows, &objective))?,
+        "t4" => {
+            let names: Vec<&str> = match objectives.len() {
+                0 | 1 => vec![objective.as_str()],
+                _ => objectives.iter().map(|m| m.name.as_str()).collect(),
+            };
+            serde_json::to_string_pretty(&t4(&rows, &names))?
+        }
         _ => {
             let header = match store.meta(ktune_store::UNIT_KEY)? {
                 Some(unit) => format!("{objective} ({unit})"),
@@ -582,7 +588,7 @@ fn emit(out: Option<&Path>, text: &str) -> Result<()> {
 
 /// T4 results (schema 1.0.0) from stored rows, through the same entries as
 /// `ktune_core::t4::export`.
-fn t4(rows: &[Row], objective: &str) -> serde_json::Value {
+fn t4(rows: &[Row], objectives: &[&str]) -> serde_json::Value {
     let results = rows
         .iter()
         .map(|r| {
@@ -593,6 +599,10 @@ fn t4(rows: &[Row], objective: &str) -> serde_json::Value {
                 framework: r.framework_s,
             };
             let outcome = match (r.status.as_str(), r.objective) {
+                ("ok", Some(_)) if objectives.len() > 1 => ktune_core::Outcome::ok(
+                    r.metrics.iter().copied().take(objectives.len()).collect(),
+                    timings,
+                ),
                 ("ok", Some(v)) => ktune_core::Outcome::ok(vec![v], timings),
                 (status, _) => ktune_core::Outcome::failed(
                     FailureKind::from_name(status).unwrap_or(FailureKind::Runtime),
@@ -601,7 +611,7 @@ fn t4(rows: &[Row], objective: &str) -> serde_json::Value {
                 ),
             };
             let configuration = r.params.iter().cloned().collect();
-            ktune_core::t4::entry(configuration, objective, &outcome, r.clock_s)
+            ktune_core::t4::entry(configuration, objectives, &outcome, r.clock_s)
         })
         .collect();
     ktune_core::t4::document(results)

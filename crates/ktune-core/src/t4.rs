@@ -8,6 +8,13 @@
 //! marks failed configurations `"invalidity": "correct"` and records the failure as a string
 //! measurement (`"RuntimeFailedConfig"`), so import trusts a non-numeric objective over the
 //! `invalidity` field.
+//!
+//! **Several objectives.** The schema lists a result's `objectives` and its `measurements`,
+//! but Kernel Tuner's writer refuses more than one objective. ktune writes a study of several
+//! with every objective's name in `objectives`, in the study's order (the first is the primary
+//! one: the one a single-objective reader takes), and one measurement per objective under that
+//! name; a failed result has its reason as the first objective's value, as with one. Import
+//! reads every listed objective into the record's values, in that order.
 
 use ktune_space::SearchSpace;
 use serde_json::{Value as Json, json};
@@ -57,31 +64,43 @@ pub fn export(space: &SearchSpace, objective: &Metric, records: &[Record]) -> Js
                     .zip(space.values(&r.config))
                     .map(|(p, v)| (p.name().to_string(), v.to_json()))
                     .collect();
-                entry(configuration, &objective.name, &r.outcome, r.clock)
+                entry(
+                    configuration,
+                    &[objective.name.as_str()],
+                    &r.outcome,
+                    r.clock,
+                )
             })
             .collect(),
     )
 }
 
-/// One T4 result: a configuration (parameter name to value), its outcome for `objective`, and
-/// the tuning clock when it finished.
+/// One T4 result: a configuration (parameter name to value), its outcome for `objectives`
+/// (the outcome's first values, in order; one name for a study of one), and the tuning clock
+/// when it finished.
 pub fn entry(
     configuration: serde_json::Map<String, Json>,
-    objective: &str,
+    objectives: &[&str],
     outcome: &Outcome,
     clock: f64,
 ) -> Json {
     let t = outcome.timings();
     let ms = |s: f64| s * 1000.0;
-    let value = match outcome {
-        Outcome::Ok { values, .. } => json!(values.first().copied().unwrap_or(f64::NAN)),
-        Outcome::Failed { kind, reason, .. } => json!(format!("{}: {reason}", kind.name())),
-    };
-    let unit = if objective.starts_with("time") {
-        "ms"
-    } else {
-        ""
-    };
+    let measurements: Vec<Json> = objectives
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| {
+            let value = match outcome {
+                Outcome::Ok { values, .. } => json!(values.get(i).copied().unwrap_or(f64::NAN)),
+                Outcome::Failed { kind, reason, .. } if i == 0 => {
+                    json!(format!("{}: {reason}", kind.name()))
+                }
+                Outcome::Failed { .. } => return None,
+            };
+            let unit = if name.starts_with("time") { "ms" } else { "" };
+            Some(json!({"name": name, "value": value, "unit": unit}))
+        })
+        .collect();
     json!({
         "configuration": configuration,
         "times": {
@@ -95,8 +114,8 @@ pub fn entry(
         },
         "invalidity": invalidity(outcome),
         "correctness": if outcome.failure() == Some(FailureKind::WrongOutput) { 0 } else { 1 },
-        "measurements": [{"name": objective, "value": value, "unit": unit}],
-        "objectives": [objective],
+        "measurements": measurements,
+        "objectives": objectives,
         "ktune_clock_seconds": clock,
     })
 }
@@ -170,29 +189,47 @@ pub fn result_outcome(r: &Json, objective: &str) -> Outcome {
         verification: ms(&["validation"]),
         framework: ms(&["framework"]),
     };
-    let name = r
+    let listed: Vec<&str> = r
         .get("objectives")
         .and_then(Json::as_array)
-        .and_then(|o| o.first())
-        .and_then(Json::as_str)
-        .unwrap_or(objective);
-    let measured = r
-        .get("measurements")
-        .and_then(Json::as_array)
-        .and_then(|ms| {
-            ms.iter()
-                .find(|m| m.get("name").and_then(Json::as_str) == Some(name))
-        })
-        .and_then(|m| m.get("value"));
+        .map(|o| o.iter().filter_map(Json::as_str).collect())
+        .unwrap_or_default();
+    let names = if listed.is_empty() {
+        vec![objective]
+    } else {
+        listed
+    };
+    let value_of = |name: &str| {
+        r.get("measurements")
+            .and_then(Json::as_array)
+            .and_then(|ms| {
+                ms.iter()
+                    .find(|m| m.get("name").and_then(Json::as_str) == Some(name))
+            })
+            .and_then(|m| m.get("value"))
+    };
+    let measured = value_of(names[0]);
+    // Every listed objective's value, in order; one that is missing or not a number makes
+    // the result a failure as the first one's would.
+    let values: Option<Vec<f64>> = names
+        .iter()
+        .map(|n| value_of(n).and_then(Json::as_f64))
+        .collect();
     let stated = r
         .get("invalidity")
         .and_then(Json::as_str)
         .unwrap_or("correct");
-    match (measured.and_then(Json::as_f64), stated) {
-        (Some(v), "correct") => Outcome::ok(vec![v], timings),
+    match (values, stated) {
+        (Some(v), "correct") => Outcome::ok(v, timings),
         _ => {
-            let reason = match measured {
-                Some(Json::String(s)) => s.clone(),
+            let missing = names
+                .iter()
+                .find(|n| value_of(n).and_then(Json::as_f64).is_none());
+            let reason = match (measured, missing) {
+                (Some(Json::String(s)), _) => s.clone(),
+                (Some(Json::Number(_)), Some(name)) if stated == "correct" => {
+                    format!("no number for the objective `{name}`")
+                }
                 _ => stated.to_string(),
             };
             let kind = match (stated, reason.as_str()) {
@@ -266,6 +303,50 @@ mod tests {
             assert_eq!(a.outcome.failure(), b.outcome.failure());
             assert_eq!(a.outcome.timings(), b.outcome.timings());
         }
+    }
+
+    #[test]
+    fn several_objectives_are_listed_measured_and_read_back_in_order() {
+        let space = space();
+        let t = Timings::default();
+        let ok = Outcome::ok(vec![1.5, 20.0, 0.01], t);
+        let e = entry(serde_json::Map::new(), &["time", "energy"], &ok, 1.0);
+        assert_eq!(e["objectives"], json!(["time", "energy"]));
+        assert_eq!(
+            e["measurements"],
+            json!([
+                {"name": "time", "value": 1.5, "unit": "ms"},
+                {"name": "energy", "value": 20.0, "unit": ""}
+            ])
+        );
+        let failed = Outcome::failed(FailureKind::Runtime, "crashed", t);
+        let f = entry(serde_json::Map::new(), &["time", "energy"], &failed, 2.0);
+        assert_eq!(f["measurements"].as_array().unwrap().len(), 1);
+        match result_outcome(&e, "time") {
+            Outcome::Ok { values, .. } => assert_eq!(values, [1.5, 20.0]),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            result_outcome(&f, "time").failure(),
+            Some(FailureKind::Runtime)
+        );
+        // One objective's number missing: a failure naming it.
+        let mut cut = e.clone();
+        cut["measurements"].as_array_mut().unwrap().pop();
+        match result_outcome(&cut, "time") {
+            Outcome::Failed { reason, .. } => {
+                assert_eq!(reason, "no number for the objective `energy`")
+            }
+            other => panic!("{other:?}"),
+        }
+        // A reader of one objective sees the first; import keeps both.
+        let mut one = e.clone();
+        one["objectives"] = json!(["time"]);
+        assert_eq!(result_outcome(&one, "time").objective(), Some(1.5));
+        let mut placed = e.clone();
+        placed["configuration"] = json!({"bx": 32, "mode": "a"});
+        let back = import(&space, "time", &document(vec![placed])).unwrap();
+        assert_eq!(back[0].outcome.objective(), Some(1.5));
     }
 
     #[test]

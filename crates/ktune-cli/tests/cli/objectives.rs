@@ -74,6 +74,17 @@ fn a_study_of_two_objectives_lists_its_front_and_keeps_its_objectives() {
         "{header}"
     );
 
+    // T4 lists both objectives and measures each (ktune's extension: Kernel Tuner's writer
+    // takes one).
+    let t4 = ktune_in(d)
+        .args(["results", "s.db", "--format", "t4", "--pareto"])
+        .succeeds();
+    let t4: serde_json::Value = serde_json::from_slice(&t4.stdout).unwrap();
+    let first = &t4["results"][0];
+    assert_eq!(first["objectives"], serde_json::json!(["time", "energy"]));
+    assert_eq!(first["measurements"][1]["name"], "energy");
+    assert_eq!(first["measurements"][1]["value"], 25.0);
+
     // The study keeps its objectives: a spec of one objective is another problem.
     let one = SPEC.replace(
         "  { name = \"energy\", regex = 'energy: (?P<value>[0-9.]+)', unit = \"J\" },\n",
