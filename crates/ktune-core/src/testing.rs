@@ -105,6 +105,13 @@ impl<'a> FnRunner<'a> {
         self
     }
 
+    /// The runner's metrics, in order (the first the objective; several for a study of
+    /// several objectives, whose values `outcomes` gives).
+    pub fn with_metrics(mut self, metrics: Vec<Metric>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
     /// Every evaluation takes `seconds` of benchmark time on the tuning clock.
     pub fn seconds(mut self, seconds: f64) -> Self {
         self.seconds = seconds;

@@ -265,6 +265,8 @@ pub struct AutoOptions {
     /// the multi-objective TPE that come from it (0: the members alone, on the first
     /// objective).
     pub front_share: f64,
+    /// With several objectives: what the model fits (`bayes_opt`'s option).
+    pub scalarise: crate::model_based::bayes_opt::Scalarise,
 }
 
 /// Where `auto`'s first proposals from the priors stand to the model's initial sample.
@@ -317,6 +319,7 @@ impl Default for AutoOptions {
             prior_fusion: 300,
             prior_gap: 0.0,
             front_share: 0.5,
+            scalarise: crate::model_based::bayes_opt::Scalarise::First,
         }
     }
 }
@@ -438,6 +441,7 @@ impl AutoOptions {
                     prior_mean: o.prior_mean,
                     explore_after: o.explore_after,
                     alignment: o.alignment,
+                    scalarise: o.scalarise,
                     ..BoOptions::default()
                 }
                 .check()?,

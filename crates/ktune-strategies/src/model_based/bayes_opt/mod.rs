@@ -87,7 +87,8 @@ mod strategy;
 
 use options::OPTIONS;
 pub use options::{
-    Alignment, BoOptions, Exploration, ExplorationScale, InitialSampling, Method, Transform,
+    Alignment, BoOptions, Exploration, ExplorationScale, InitialSampling, Method, Scalarise,
+    Transform,
 };
 pub use strategy::BayesianOptimization;
 pub(crate) use strategy::CheckedBo;

@@ -120,6 +120,19 @@ pub enum ExplorationScale {
     Spread,
 }
 
+/// What the model fits where a study has several objectives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scalarise {
+    /// The first objective (the study's own), as with one.
+    First,
+    /// ParEGO (Knowles 2006): before each round, every result's objectives are normalised to
+    /// `[0, 1]` over the results so far and combined by the augmented Chebyshev function
+    /// `max_j λ_j f_j + 0.05 Σ_j λ_j f_j` with weights `λ` drawn uniformly from the simplex;
+    /// the model fits that and proposes for it, so the rounds spread over the Pareto front.
+    Parego,
+}
+
 /// How a batch is proposed: when more configurations are asked for than one round of the
 /// acquisition functions gives, or while earlier proposals are still being evaluated (several
 /// workers), each further proposal is made on the model told the pending configurations at
@@ -186,6 +199,8 @@ pub struct BoOptions {
     pub explore_after: usize,
     /// How proposals beyond one round are made (batches, parallel workers).
     pub batch: Batch,
+    /// With several objectives: what the model fits.
+    pub scalarise: Scalarise,
     /// Learn hidden constraints from failed configurations with BaCO's random forest and
     /// weight the acquisition by the probability that a configuration runs.
     pub feasibility: bool,
@@ -228,6 +243,7 @@ impl Default for BoOptions {
             exploration_scale: ExplorationScale::Spread,
             explore_after: 10,
             batch: Batch::Believer,
+            scalarise: Scalarise::First,
             feasibility: false,
             feasibility_threshold: 0.1,
             prior_failures: true,
@@ -258,6 +274,7 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("exploration_scale", "\"spread\"", "Units of λ in EI and PI: \"spread\" (times the standard deviation of the fitted observations) or \"objective\" (the objective's own units, as the paper and Kernel Tuner)."),
     OptionDoc::new("explore_after", "10", "After this many evaluations without a new best, propose the candidate of largest posterior variance once; 0: never (the paper)."),
     OptionDoc::new("batch", "\"believer\"", "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far)."),
+    OptionDoc::new("scalarise", "\"first\"", "With several objectives: what the model fits: \"first\" (the first objective, as with one) or \"parego\" (ParEGO: before each round every result's objectives are normalised to [0, 1] and combined by the augmented Chebyshev function with weights drawn uniformly from the simplex, so that the rounds spread over the Pareto front)."),
     OptionDoc::new("alignment", "0", "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.").real(0.0, 100.0),
     OptionDoc::new("feasibility", "false", "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures)."),
     OptionDoc::new("feasibility_threshold", "0.1", "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.").real(0.0, 1.0),

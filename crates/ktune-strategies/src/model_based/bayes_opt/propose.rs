@@ -336,9 +336,10 @@ impl BayesianOptimization {
         config: &[u32],
         value: f64,
         variance: Option<f64>,
+        objectives: &[f64],
     ) {
         self.make_room(st);
-        st.fit(rank, config, value, variance);
+        st.fit(rank, config, value, variance, objectives);
     }
 
     /// The incremental GP over every configuration holds one row of cross-covariances per

@@ -89,6 +89,9 @@ pub(super) struct State {
     pub(super) valid: Vec<f64>,
     /// The values the model holds and their scale (log while the signs agree).
     pub(super) targets: Targets,
+    /// With several objectives, each value the model holds as its objectives (minimisation
+    /// form), in the same order: what ParEGO scalarises again each round.
+    pub(super) objective_rows: Vec<Vec<f64>>,
     /// Evaluations since the best last improved (counted after the initial sample).
     pub(super) since_improvement: usize,
     pub(super) best: f64,
@@ -259,7 +262,14 @@ impl State {
         self.dims.len() + self.aligned.len()
     }
 
-    pub(super) fn fit(&mut self, rank: u64, config: &[u32], value: f64, variance: Option<f64>) {
+    pub(super) fn fit(
+        &mut self,
+        rank: u64,
+        config: &[u32],
+        value: f64,
+        variance: Option<f64>,
+        objectives: &[f64],
+    ) {
         if value < self.best {
             self.since_improvement = 0;
         }
@@ -294,6 +304,9 @@ impl State {
             return;
         }
         self.told.push(encoded);
+        if objectives.len() > 1 {
+            self.objective_rows.push(objectives.to_vec());
+        }
         if refit {
             // The same points with finite values: cannot fail where observing did not.
             let _ = self.model.replace_values(&self.targets.fitted());
@@ -341,6 +354,59 @@ impl State {
                 .unwrap_or(lie),
         };
         let _ = self.model.observe(point, value);
+    }
+
+    /// ParEGO: every value the model holds becomes its objectives' augmented Chebyshev
+    /// scalarisation under `weights` (each objective normalised to `[0, 1]` over the values
+    /// held), on the scale observed; the best value and the valid values follow. Nothing
+    /// changes (false) unless every value held has its objectives (none told at fantasised
+    /// values, all of one study of several) and the model takes the new values.
+    pub(super) fn rescalarise(&mut self, weights: &[f64]) -> bool {
+        const RHO: f64 = 0.05;
+        let rows = &self.objective_rows;
+        if rows.is_empty()
+            || rows.len() != self.targets.raw().len()
+            || rows.iter().any(|r| r.len() != weights.len())
+        {
+            return false;
+        }
+        let k = weights.len();
+        let (mut lo, mut hi) = (vec![f64::INFINITY; k], vec![f64::NEG_INFINITY; k]);
+        for r in rows {
+            for j in 0..k {
+                lo[j] = lo[j].min(r[j]);
+                hi[j] = hi[j].max(r[j]);
+            }
+        }
+        let scalar: Vec<f64> = rows
+            .iter()
+            .map(|r| {
+                let f = |j: usize| {
+                    let span = hi[j] - lo[j];
+                    weights[j]
+                        * if span > 0.0 {
+                            (r[j] - lo[j]) / span
+                        } else {
+                            0.0
+                        }
+                };
+                let max = (0..k).map(f).fold(0.0, f64::max);
+                let sum: f64 = (0..k).map(f).sum();
+                max + RHO * sum
+            })
+            .collect();
+        let mut targets = Targets::new(false);
+        for &v in &scalar {
+            targets.add(v);
+        }
+        if self.model.replace_values(&targets.fitted()).is_err() {
+            return false;
+        }
+        self.targets = targets;
+        self.best = scalar.iter().copied().fold(f64::INFINITY, f64::min);
+        self.mu_s = scalar.iter().sum::<f64>() / scalar.len() as f64;
+        self.valid = scalar;
+        true
     }
 
     /// An observed value as the model fits it.

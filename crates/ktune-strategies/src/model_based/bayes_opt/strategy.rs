@@ -11,7 +11,9 @@ use ktune_space::{Configuration, DistinctSampler, Encoding, SearchSpace};
 use rustc_hash::FxHashSet;
 
 use super::NAME;
-use super::options::{Alignment, BoOptions, Exploration, InitialSampling, Method, Transform};
+use super::options::{
+    Alignment, BoOptions, Exploration, InitialSampling, Method, Scalarise, Transform,
+};
 use super::propose::*;
 use super::state::*;
 use crate::model_based::prior_mean::{self, PriorMean};
@@ -343,6 +345,7 @@ impl BayesianOptimization {
             visited: FxHashSet::default(),
             valid: Vec::new(),
             targets: Targets::new(self.opts.transform == Transform::Log),
+            objective_rows: Vec::new(),
             since_improvement: 0,
             best: f64::INFINITY,
             pending: Vec::new(),
@@ -384,7 +387,7 @@ impl BayesianOptimization {
                 state.record(self.opts.feasibility, &o.config, o.value.is_some());
                 state.check_prior(r, o.value.is_some());
                 if let Some(v) = o.value {
-                    self.fit(&mut state, r, &o.config, v, o.variance);
+                    self.fit(&mut state, r, &o.config, v, o.variance, &o.objectives);
                 }
             }
         }
@@ -481,6 +484,13 @@ impl Strategy for BayesianOptimization {
             self.state = Some(st);
             return out;
         }
+        // ParEGO: the round proposes for a scalarisation of the objectives drawn afresh.
+        if self.opts.scalarise == Scalarise::Parego
+            && let Some(k) = st.objective_rows.first().map(Vec::len)
+        {
+            let weights = simplex_weights(k, rng);
+            st.rescalarise(&weights);
+        }
         // A round: one proposal per active acquisition function.
         let round = self.propose_round(&mut st, space, rng);
         let mut dups = Vec::new();
@@ -522,7 +532,7 @@ impl Strategy for BayesianOptimization {
                     st.record(self.opts.feasibility, &o.config, o.value.is_some());
                     st.check_prior(r, o.value.is_some());
                     if let Some(v) = o.value {
-                        self.fit(&mut st, r, &o.config, v, o.variance);
+                        self.fit(&mut st, r, &o.config, v, o.variance, &o.objectives);
                         if !st.initial_done {
                             st.initial_valid += 1;
                         }
@@ -541,7 +551,7 @@ impl Strategy for BayesianOptimization {
             if let Some(r) = space.rank(&config)
                 && let Some(v) = o.value
             {
-                self.fit(&mut st, r, &config, v, o.variance);
+                self.fit(&mut st, r, &config, v, o.variance, &o.objectives);
                 if af.is_none() && !st.initial_done {
                     st.initial_valid += 1;
                 }
@@ -635,4 +645,15 @@ impl crate::local_search::Guide for ModelGuide<'_> {
     fn promise(&self, space: &SearchSpace, configs: &[Configuration]) -> Option<Vec<f64>> {
         self.0.promise(space, configs, self.1)
     }
+}
+
+/// Weights drawn uniformly from the `k`-simplex: normalised standard exponentials.
+fn simplex_weights(k: usize, rng: &mut Rng) -> Vec<f64> {
+    use rand::RngExt;
+    let draws: Vec<f64> = (0..k).map(|_| -(1.0 - rng.random::<f64>()).ln()).collect();
+    let sum: f64 = draws.iter().sum();
+    draws
+        .iter()
+        .map(|d| d / sum.max(f64::MIN_POSITIVE))
+        .collect()
 }
