@@ -122,6 +122,11 @@ pub struct ResultsArgs {
     /// other one beats on every objective), by the first objective.
     #[arg(long, conflicts_with_all = ["top", "rerank"])]
     pareto: bool,
+    /// A study of several objectives: only the evaluation a goal picks, e.g. "energy within
+    /// 5% of time" (the least energy among those at most 5% slower than the fastest) or
+    /// "weighted time=1, energy=0.5" (each objective relative to its best).
+    #[arg(long, value_name = "GOAL", conflicts_with_all = ["top", "rerank", "pareto"])]
+    goal: Option<String>,
     /// Output format.
     #[arg(long, value_parser = ["table", "csv", "json", "t4", "cache"], default_value = "table")]
     format: String,
@@ -289,6 +294,22 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
             );
         }
         rows = pareto_rows(rows, &objectives);
+    }
+    if let Some(text) = &args.goal {
+        if objectives.len() < 2 {
+            bail!(
+                "--goal: {} has one objective (`{objective}`); a goal picks among several (`objectives = [...]` in the spec's [runner])",
+                from.shown
+            );
+        }
+        let goal = ktune_core::pareto::Goal::parse(text, &objectives)?;
+        let points: Vec<Option<Vec<f64>>> = rows
+            .iter()
+            .map(|r| (r.status == "ok").then(|| r.metrics.clone()))
+            .collect();
+        let directions: Vec<Direction> = objectives.iter().map(|m| m.direction).collect();
+        let picked = goal.pick(&points, &directions);
+        rows = picked.map(|i| rows.swap_remove(i)).into_iter().collect();
     }
     // The other objectives go with what the runner observed, by name: every export format
     // carries them there.

@@ -576,6 +576,34 @@ impl Study {
         Ok(out)
     }
 
+    /// A study of several objectives: the result a goal picks, as `results` gives it, or
+    /// `None` when nothing ran: `"energy within 5% of time"` (the least energy among the
+    /// results at most 5% slower than the fastest) or `"weighted time=1, energy=0.5"` (each
+    /// objective relative to its best).
+    fn pick<'py>(&self, py: Python<'py>, goal: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.objectives.len() < 2 {
+            return Err(PyValueError::new_err(format!(
+                "the study has one objective (`{}`); a goal picks among several (objectives=...)",
+                self.objective
+            )));
+        }
+        let goal = ktune_core::pareto::Goal::parse(goal, &self.objectives)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let records = self.state(py)?.session().records().to_vec();
+        let points: Vec<Option<Vec<f64>>> = records
+            .iter()
+            .map(|r| match &r.outcome {
+                Outcome::Ok { values, .. } => Some(values.clone()),
+                Outcome::Failed { .. } => None,
+            })
+            .collect();
+        let directions: Vec<Direction> = self.objectives.iter().map(|m| m.direction).collect();
+        match goal.pick(&points, &directions) {
+            Some(i) => Ok(Some(self.results(py)?.get_item(i)?)),
+            None => Ok(None),
+        }
+    }
+
     /// The study's objectives and their directions, in order: `{"time": "minimize"}` for a
     /// study of one.
     #[getter]

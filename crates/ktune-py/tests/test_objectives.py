@@ -24,8 +24,12 @@ def test_a_study_of_two_objectives_records_both_and_gives_its_front():
     assert r["value"] == 53.0 and r["objectives"] == {"time": 53.0, "energy": 9.0}
     front = study.pareto_front
     assert [(f["config"]["x"], f["config"]["y"]) for f in front] == [(8, 1), (4, 1), (2, 1), (1, 1)]
-    # The best is the best of the first objective.
+    # The best is the best of the first objective; a goal picks among the objectives.
     assert study.best["config"] == {"x": 8, "y": 1}
+    assert study.pick("energy within 100% of time")["config"] == {"x": 4, "y": 1}
+    assert study.pick("weighted time=1, energy=4")["config"] == {"x": 2, "y": 1}
+    with pytest.raises(ValueError, match="`power` is not an objective"):
+        study.pick("power within 5% of time")
 
 
 def test_values_come_as_dicts_or_sequences_and_wrong_shapes_are_named():
@@ -73,6 +77,8 @@ def test_objectives_are_checked_and_one_objective_has_no_front():
     assert one.objectives == {"time": "minimize"}
     with pytest.raises(ValueError, match="one objective"):
         one.pareto_front
+    with pytest.raises(ValueError, match="one objective"):
+        one.pick("weighted time=1")
     # A list of names guesses the directions (rates are maximised).
     assert ktune.Study(PARAMS, objectives=["time", "GFLOP/s"]).objectives == {"time": "minimize", "GFLOP/s": "maximize"}
 

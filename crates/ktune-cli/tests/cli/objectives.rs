@@ -74,6 +74,25 @@ fn a_study_of_two_objectives_lists_its_front_and_keeps_its_objectives() {
         "{header}"
     );
 
+    // A goal picks one: time 100/x + y, energy 3x + y; the fastest is x=8 (13.5), and within
+    // 100% of it the least energy is x=4 (26, 13); weighted equally, relative to each best
+    // (13.5 and 4), x=4 (26/13.5 + 13/4 = 5.18) is least, before x=2 (51/13.5 + 7/4 = 5.53).
+    let picked = |goal: &str| {
+        let r = results_json(d, &["s.db".as_ref(), "--goal".as_ref(), goal.as_ref()]);
+        assert_eq!(r.len(), 1, "{goal}: {r:?}");
+        (
+            r[0]["params"]["x"].as_i64().unwrap(),
+            r[0]["params"]["y"].as_i64().unwrap(),
+        )
+    };
+    assert_eq!(picked("energy within 100% of time"), (4, 1));
+    assert_eq!(picked("energy within 0% of time"), (8, 1));
+    assert_eq!(picked("weighted time=1, energy=1"), (4, 1));
+    assert_eq!(picked("weighted time=1, energy=4"), (2, 1));
+    ktune_in(d)
+        .args(["results", "s.db", "--goal", "power within 5% of time"])
+        .fails_saying(&["`power` is not an objective", "time, energy"]);
+
     // T4 lists both objectives and measures each (ktune's extension: Kernel Tuner's writer
     // takes one).
     let t4 = ktune_in(d)
@@ -101,6 +120,9 @@ fn a_study_of_two_objectives_lists_its_front_and_keeps_its_objectives() {
     ktune_in(d)
         .args(["results", "single.db", "--pareto"])
         .fails_saying(&["--pareto", "one objective", "`time`"]);
+    ktune_in(d)
+        .args(["results", "single.db", "--goal", "weighted time=1"])
+        .fails_saying(&["--goal", "one objective"]);
 }
 
 #[test]

@@ -117,6 +117,9 @@ class Study:
     def pareto_front(self) -> List[Dict[str, Any]]:
         """A study of several objectives: the results no other beats on every objective, by
         the first (``ValueError`` for a study of one)."""
+    def pick(self, goal: str) -> Optional[Dict[str, Any]]:
+        """A study of several objectives: the result a goal picks (``"energy within 5% of
+        time"``, ``"weighted time=1, energy=0.5"``), or ``None`` when nothing ran."""
     @property
     def objectives(self) -> Dict[str, str]:
         """The objectives and their directions, in order."""
