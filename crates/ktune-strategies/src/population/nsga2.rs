@@ -33,15 +33,13 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::genetic_algorithm::{Crossover, crossover, mutate};
 use crate::pareto::{Objectives, crowding_distances, non_dominated_fronts, objectives_of};
+use crate::sampling::FreshSampler;
 
 const NAME: &str = "nsga2";
 
 /// Crossovers tried per population slot before the rest of a generation is filled with random
 /// individuals.
 const BREED_ATTEMPTS: usize = 5;
-
-/// Random draws tried for an unevaluated individual before giving up on one.
-const FRESH_TRIES: usize = 64;
 
 /// Generations one `ask` may step through while every child is evaluated already.
 const MAX_GENERATIONS_PER_ASK: usize = 64;
@@ -93,6 +91,9 @@ pub struct Nsga2 {
     index: FxHashMap<Configuration, usize>,
     pending: VecDeque<usize>,
     outstanding: usize,
+    /// Random configurations never evaluated: the first generation, and the rest of one
+    /// that breeding could not fill.
+    fresh: FreshSampler,
 }
 
 crate::registry::checked_by!(Nsga2Options => Nsga2);
@@ -107,6 +108,7 @@ impl Nsga2 {
             index: FxHashMap::default(),
             pending: VecDeque::new(),
             outstanding: 0,
+            fresh: FreshSampler::default(),
         }
     }
 
@@ -160,16 +162,17 @@ impl Nsga2 {
         }
     }
 
-    /// A random valid configuration neither evaluated nor taken.
+    /// A random valid configuration neither evaluated nor taken (none when the space has no
+    /// other left).
     fn fresh(
+        &mut self,
         space: &SearchSpace,
         history: &History,
         taken: &FxHashSet<Configuration>,
         rng: &mut Rng,
     ) -> Option<Configuration> {
-        (0..FRESH_TRIES)
-            .map(|_| space.sample(rng))
-            .find(|c| !history.contains(c) && !taken.contains(c))
+        // Each configuration is drawn once, so one that was taken is not drawn again.
+        std::iter::from_fn(|| self.fresh.draw(space, history, rng)).find(|c| !taken.contains(c))
     }
 
     /// The next generation of children (the first: a random sample). Returns whether it has
@@ -209,7 +212,7 @@ impl Nsga2 {
             }
         }
         while next.len() < popsize {
-            match Nsga2::fresh(space, history, &taken, rng) {
+            match self.fresh(space, history, &taken, rng) {
                 Some(c) => {
                     taken.insert(c.clone());
                     next.push(c);
@@ -283,7 +286,8 @@ impl Strategy for Nsga2 {
         out
     }
 
-    fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
+    fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
+        self.fresh.exclude(space, observations);
         for o in observations {
             if let Some(&i) = self.index.get(&o.config) {
                 let child = &mut self.children[i];
