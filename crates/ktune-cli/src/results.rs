@@ -492,29 +492,13 @@ fn rerank_stored(args: &ResultsArgs, from: &Source, k: usize) -> Result<()> {
 /// The successful rows no other one dominates on `objectives` (each row's first metrics),
 /// best first objective first.
 fn pareto_rows(rows: Vec<Row>, objectives: &[ktune_core::Metric]) -> Vec<Row> {
-    let points: Vec<Option<Vec<f64>>> = rows
+    let values: Vec<Option<&[f64]>> = rows
         .iter()
-        .map(|r| {
-            (r.status == "ok" && r.metrics.len() >= objectives.len()).then(|| {
-                objectives
-                    .iter()
-                    .zip(&r.metrics)
-                    .map(|(m, &v)| m.direction.to_min(v))
-                    .collect()
-            })
-        })
+        .map(|r| (r.status == "ok").then_some(r.metrics.as_slice()))
         .collect();
-    let front = ktune_core::pareto::pareto_front(&points);
-    let mut keep: Vec<(f64, Row)> = Vec::with_capacity(front.len());
+    let front = ktune_core::pareto::front_of(&values, objectives);
     let mut rows: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
-    for i in front {
-        let first = points[i].as_ref().map_or(f64::NAN, |p| p[0]);
-        if let Some(r) = rows[i].take() {
-            keep.push((first, r));
-        }
-    }
-    keep.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.seq.cmp(&b.1.seq)));
-    keep.into_iter().map(|(_, r)| r).collect()
+    front.into_iter().filter_map(|i| rows[i].take()).collect()
 }
 
 /// The rows as a table: the objective, and the other objectives of a study of several.

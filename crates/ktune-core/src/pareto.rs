@@ -31,6 +31,30 @@ pub fn pareto_front(points: &[Option<Vec<f64>>]) -> Vec<usize> {
         .collect()
 }
 
+/// The positions of the results on the Pareto front of `objectives`, best first objective
+/// first (ties in the order given): each result's values as measured (the objectives first,
+/// in order; `None` where it failed), under the objectives' directions. A result with fewer
+/// values than objectives is not on it.
+pub fn front_of(values: &[Option<&[f64]>], objectives: &[Metric]) -> Vec<usize> {
+    let points: Vec<Option<Vec<f64>>> = values
+        .iter()
+        .map(|v| {
+            v.filter(|v| v.len() >= objectives.len()).map(|v| {
+                objectives
+                    .iter()
+                    .zip(v)
+                    .map(|(m, &x)| m.direction.to_min(x))
+                    .collect()
+            })
+        })
+        .collect();
+    let mut front = pareto_front(&points);
+    let first = |i: usize| points[i].as_ref().map_or(f64::NAN, |p| p[0]);
+    // Stable: equal first objectives keep their order.
+    front.sort_by(|&a, &b| first(a).total_cmp(&first(b)));
+    front
+}
+
 /// How one configuration is picked from a study of several objectives.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Goal {
@@ -296,5 +320,13 @@ mod tests {
         assert!(!dominates(&[1.0, 1.0], &[1.0, 1.0]));
         assert!(!dominates(&[1.0], &[2.0, 2.0]));
         assert!(pareto_front(&[None]).is_empty());
+        // In the objectives' directions, best first objective first, short results left out.
+        let o = [
+            Metric::new("time", crate::Direction::Minimize),
+            Metric::new("GFLOP/s", crate::Direction::Maximize),
+        ];
+        let values: [&[f64]; 4] = [&[3.0, 30.0], &[1.0, 10.0], &[2.0, 5.0], &[0.5]];
+        let given: Vec<Option<&[f64]>> = values.iter().map(|v| Some(*v)).chain([None]).collect();
+        assert_eq!(front_of(&given, &o), [1, 0]);
     }
 }

@@ -552,22 +552,14 @@ impl Study {
             )));
         }
         let records = self.state(py)?.session().records().to_vec();
-        let points: Vec<Option<Vec<f64>>> = records
+        let values: Vec<Option<&[f64]>> = records
             .iter()
             .map(|r| match &r.outcome {
-                Outcome::Ok { values, .. } if values.len() >= self.objectives.len() => Some(
-                    self.objectives
-                        .iter()
-                        .zip(values)
-                        .map(|(m, &v)| m.direction.to_min(v))
-                        .collect(),
-                ),
-                _ => None,
+                Outcome::Ok { values, .. } => Some(values.as_slice()),
+                Outcome::Failed { .. } => None,
             })
             .collect();
-        let mut front = ktune_core::pareto::pareto_front(&points);
-        let first = |i: usize| points[i].as_ref().map_or(f64::NAN, |p| p[0]);
-        front.sort_by(|&a, &b| first(a).total_cmp(&first(b)));
+        let front = ktune_core::pareto::front_of(&values, &self.objectives);
         let all = self.results(py)?;
         let out = PyList::empty(py);
         for i in front {

@@ -64,26 +64,15 @@ impl Report<'_> {
         if self.objectives.len() < 2 {
             return Vec::new();
         }
-        let n = self.objectives.len();
-        let points: Vec<Option<Vec<f64>>> = self
+        let values: Vec<Option<&[f64]>> = self
             .records
             .iter()
             .map(|r| match &r.outcome {
-                ktune_core::Outcome::Ok { values, .. } if values.len() >= n => Some(
-                    self.objectives
-                        .iter()
-                        .zip(values)
-                        .map(|(m, &v)| m.direction.to_min(v))
-                        .collect(),
-                ),
-                _ => None,
+                ktune_core::Outcome::Ok { values, .. } => Some(values.as_slice()),
+                ktune_core::Outcome::Failed { .. } => None,
             })
             .collect();
-        let mut front = ktune_core::pareto::pareto_front(&points);
-        front.sort_by(|&a, &b| {
-            let first = |i: usize| points[i].as_ref().map_or(f64::NAN, |p| p[0]);
-            first(a).total_cmp(&first(b))
-        });
+        let front = ktune_core::pareto::front_of(&values, &self.objectives);
         front.into_iter().map(|i| &self.records[i]).collect()
     }
 
