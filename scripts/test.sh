@@ -120,6 +120,18 @@ else
     echo "note: the report's browser tests will be SKIPPED: no Chromium" >&2
 fi
 
+# OpenCL on the CPU (PoCL and the ICD loader, Debian's packages) for the OpenCL runner's
+# tests on real kernel launches; where they cannot be installed those tests print SKIPPED.
+if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && sudo="sudo -n"
+    echo "== installing PoCL (OpenCL on the CPU) for the OpenCL runner's tests"
+    { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq pocl-opencl-icd ocl-icd-libopencl1 >/dev/null; } ||
+        echo "note: could not install PoCL with apt-get" >&2
+fi
+ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 ||
+    echo "note: the OpenCL runner's tests will be SKIPPED: no OpenCL driver (ICD) installed" >&2
+
 if [ -z "${KTUNE_PG_URL:-}" ]; then
     start_postgres
 fi

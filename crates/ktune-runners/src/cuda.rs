@@ -24,13 +24,12 @@
 //! measure in order on the GPU, recover from faults, stop on a hung kernel) is one loop over
 //! one struct; its parts with a job of their own are the files of `cuda/`.
 
-pub mod data;
 pub mod driver;
-pub mod launch;
 pub mod nvml;
 pub mod nvrtc;
 pub mod spec;
-pub mod wrong_outputs;
+
+pub use crate::kernel::{data, launch, wrong_outputs};
 
 #[cfg(test)]
 mod tests;
@@ -43,12 +42,13 @@ use std::time::{Duration, Instant};
 use ktune_core::{
     CoreError, Direction, FailureKind, Metric, Observed, Outcome, Runner, Samples, Timings,
 };
-use ktune_space::{Configuration, SearchSpace, Value};
+use ktune_space::{Configuration, SearchSpace};
 use serde_json::json;
 
 use crate::measure::Measure;
 
-use data::{HostArg, HostConstant, compare};
+use crate::kernel::{self, Checking, configuration_to_check, tail};
+use data::{HostArg, HostConstant};
 use driver::{Gpu, GpuError, Kernel};
 use launch::{Launch, LaunchPlan};
 pub use spec::{ArgumentSpec, CudaObjective, CudaSpec, SizeSpec, VerifySpec};
@@ -109,8 +109,7 @@ pub struct Problem {
     source_path: PathBuf,
     args: Vec<HostArg>,
     constants: Vec<HostConstant>,
-    verify: Option<(f64, f64)>,
-    reference: Option<Configuration>,
+    checking: Checking,
     /// The objectives, in order (the spec's `objectives`, or its one `objective`).
     objectives: Vec<CudaObjective>,
     metrics: Vec<Metric>,
@@ -222,73 +221,9 @@ impl Problem {
                 )));
             }
         }
-        let plan = LaunchPlan::new(spec, space).map_err(err)?;
-        for (i, a) in args.iter().enumerate() {
-            if args[..i].iter().any(|b| b.name() == a.name()) {
-                return Err(err(format!(
-                    "[runner] two arguments are called `{}`",
-                    a.name()
-                )));
-            }
-        }
-        let outputs = args
-            .iter()
-            .filter(|a| matches!(a, HostArg::Array { output: true, .. }))
-            .count();
-        let expected_files = args.iter().any(|a| {
-            matches!(
-                a,
-                HostArg::Array {
-                    expected: Some(_),
-                    ..
-                }
-            )
-        });
-        let verify = match (&spec.verify, expected_files) {
-            (Some(v), _) => Some((v.atol, v.rtol)),
-            (None, true) => Some((1e-6, 0.0)),
-            (None, false) => None,
-        };
-        if let Some((atol, rtol)) = verify {
-            if outputs == 0 {
-                return Err(err(
-                    "[runner.verify]: no argument has `output = true`, so there is nothing to verify".into(),
-                ));
-            }
-            if !(atol >= 0.0 && rtol >= 0.0) {
-                return Err(err(format!(
-                    "[runner.verify]: tolerances must be at least 0 (atol = {atol}, rtol = {rtol})"
-                )));
-            }
-        }
-        // A reference configuration is needed unless every output has an expected file.
-        let needs_reference = verify.is_some()
-            && args.iter().any(|a| {
-                matches!(
-                    a,
-                    HostArg::Array {
-                        output: true,
-                        expected: None,
-                        ..
-                    }
-                )
-            });
-        let reference = if needs_reference {
-            Some(reference_configuration(
-                spec.verify.as_ref().and_then(|v| v.reference.as_ref()),
-                space,
-            )?)
-        } else {
-            None
-        };
-        let mut metrics: Vec<Metric> = objectives
-            .iter()
-            .map(|o| Metric::new(o.name(), o.direction()))
-            .collect();
-        if !objectives.contains(&CudaObjective::Time) {
-            metrics.push(Metric::new("time", Direction::Minimize));
-        }
-        metrics.push(Metric::new("time stdev", Direction::Minimize));
+        let plan = LaunchPlan::new(&spec.launch_rules(), space).map_err(err)?;
+        let checking = Checking::new(spec.verify.as_ref(), &args, space).map_err(err)?;
+        let metrics = kernel::metrics(&objectives);
         Ok(Problem {
             objectives,
             spec: spec.clone(),
@@ -297,8 +232,7 @@ impl Problem {
             source_path,
             args,
             constants,
-            verify,
-            reference,
+            checking,
             metrics,
             measure,
         })
@@ -315,9 +249,7 @@ impl Problem {
         self.objectives.iter().any(|o| o.needs_power())
     }
 
-    /// An outcome's values (one per metric) from the mean kernel time and its spread in
-    /// milliseconds, the throughput and the power measured; `Err` names the objective that
-    /// could not be computed.
+    /// An outcome's values (one per metric); see [`kernel::values`].
     fn values(
         &self,
         mean: f64,
@@ -325,30 +257,7 @@ impl Problem {
         gflops: Option<f64>,
         power: Option<(f64, f64)>,
     ) -> Result<Vec<f64>, String> {
-        let mut values = Vec::with_capacity(self.metrics.len());
-        for &o in &self.objectives {
-            let v = match o {
-                CudaObjective::Time => Some(mean),
-                CudaObjective::Gflops => gflops,
-                CudaObjective::Energy => power.map(|(_, joules)| joules),
-                CudaObjective::GflopsPerWatt => gflops.zip(power).map(|(g, (w, _))| g / w),
-            };
-            match v {
-                Some(v) if v.is_finite() => values.push(v),
-                _ => {
-                    return Err(format!(
-                        "could not compute {} (GFLOP/s {gflops:?}, power {:?} W)",
-                        o.name(),
-                        power.map(|(w, _)| w)
-                    ));
-                }
-            }
-        }
-        if !self.objectives.contains(&CudaObjective::Time) {
-            values.push(mean);
-        }
-        values.push(stdev);
-        Ok(values)
+        kernel::values(&self.objectives, mean, stdev, gflops, power)
     }
 
     /// The launch of a configuration.
@@ -358,7 +267,7 @@ impl Problem {
 
     /// The reference configuration for verification, when one is needed.
     pub fn reference(&self) -> Option<&Configuration> {
-        self.reference.as_ref()
+        self.checking.reference.as_ref()
     }
 
     /// The kernel arguments as built on the host.
@@ -406,62 +315,6 @@ impl Problem {
             .map(|f| f.to_string_lossy().replace(['"', '\\'], "_"))
             .unwrap_or_else(|| "kernel.cu".into())
     }
-}
-
-/// The configuration a run checks first (the reference, the arguments): the default one where
-/// it is in the space, else the first (Kernel Tuner's `tune_params` declare no default).
-fn configuration_to_check(space: &SearchSpace) -> Option<Configuration> {
-    match space.default_configuration() {
-        Some(config) if space.contains(&config) => Some(config),
-        _ => (space.size() > 0).then(|| space.configuration(0)),
-    }
-}
-
-/// The reference configuration: the default configuration with the values `table` gives.
-fn reference_configuration(
-    table: Option<&toml::Table>,
-    space: &SearchSpace,
-) -> Result<Configuration, CudaError> {
-    let mut config = configuration_to_check(space)
-        .ok_or_else(|| CudaError::Spec("the search space is empty".into()))?;
-    let Some(table) = table else {
-        return Ok(config);
-    };
-    for (name, v) in table {
-        let Some(p) = space.param_index(name) else {
-            let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-            return Err(CudaError::Spec(format!(
-                "[runner.verify] reference: `{name}` is not a parameter; parameters: {}",
-                names.join(", ")
-            )));
-        };
-        let wanted = match v {
-            toml::Value::Integer(i) => Some(Value::Int(*i)),
-            toml::Value::Float(x) => Some(Value::Real(*x)),
-            toml::Value::Boolean(b) => Some(Value::Bool(*b)),
-            toml::Value::String(s) => Some(Value::Str(s.clone())),
-            _ => None,
-        };
-        let values = space.params()[p].values();
-        let index = values.iter().position(|x| match (x, &wanted) {
-            (a, Some(b)) if a == b => true,
-            (Value::Real(a), Some(Value::Int(b))) => *a == *b as f64,
-            _ => false,
-        });
-        let Some(index) = index else {
-            return Err(CudaError::Spec(format!(
-                "[runner.verify] reference: {name} = {v} is not one of its values"
-            )));
-        };
-        config[p] = index as u32;
-    }
-    if !space.contains(&config) {
-        return Err(CudaError::Spec(format!(
-            "[runner.verify] reference: {} violates the constraints",
-            space.describe(&config)
-        )));
-    }
-    Ok(config)
 }
 
 /// Runs configurations of a CUDA kernel on a GPU.
@@ -611,16 +464,7 @@ impl CudaRunner {
                 .unwrap_or(1)
                 .min(4)
         });
-        let expected = problem
-            .args
-            .iter()
-            .map(|a| match a {
-                HostArg::Array {
-                    expected: Some(e), ..
-                } => Some(e.clone()),
-                _ => None,
-            })
-            .collect();
+        let expected = kernel::expected_outputs(&problem.args);
         let mut runner = CudaRunner {
             problem: Arc::new(problem),
             nvrtc,
@@ -646,7 +490,7 @@ impl CudaRunner {
                 .set_l2_flush(true)
                 .map_err(|e| CudaError::Device(e.to_string()))?;
         }
-        match runner.problem.reference.clone() {
+        match runner.problem.checking.reference.clone() {
             Some(reference) => runner.record_reference(space, &reference)?,
             None => runner.check_arguments(space)?,
         }
@@ -780,20 +624,9 @@ impl CudaRunner {
 
     /// Compares the outputs with the expected ones; `Err` says which differs and how.
     fn check_outputs(&self, outputs: &[(usize, Vec<u8>)]) -> Result<(), String> {
-        let Some((atol, rtol)) = self.problem.verify else {
-            return Ok(());
-        };
-        for (i, got) in outputs {
-            let (HostArg::Array { name, dtype, .. }, Some(want)) =
-                (&self.problem.args[*i], &self.expected[*i])
-            else {
-                continue;
-            };
-            if let Some(m) = compare(*dtype, got, want, atol, rtol) {
-                return Err(format!("output `{name}`: {m}"));
-            }
-        }
-        Ok(())
+        self.problem
+            .checking
+            .compare(&self.problem.args, &self.expected, outputs)
     }
 
     /// Benchmarks one compiled configuration.
@@ -839,7 +672,7 @@ impl CudaRunner {
     ) -> Result<(Vec<f64>, Samples), Measured> {
         let timeout = self.timeout();
         let mut plan = self.problem.measure.clone();
-        if self.problem.verify.is_some() {
+        if self.problem.checking.tolerances.is_some() {
             let t = Instant::now();
             self.reset_outputs()?;
             self.gpu.run(kernel, launch, timeout)?;
@@ -906,15 +739,7 @@ impl CudaRunner {
     /// The best so far as a kernel time for `launch` (the unit of the samples), when the
     /// objective is a time or a rate of the time.
     fn incumbent_time(&self, launch: &Launch) -> Option<f64> {
-        let best = self.incumbent?;
-        match self.problem.objectives[0] {
-            CudaObjective::Time => Some(best),
-            CudaObjective::Gflops => launch
-                .flops
-                .filter(|_| best > 0.0)
-                .map(|f| f / (best * 1e9) * 1e3),
-            CudaObjective::Energy | CudaObjective::GflopsPerWatt => None,
-        }
+        kernel::incumbent_time(self.problem.objectives[0], self.incumbent?, launch.flops)
     }
 
     /// Keeps the SM clocks seen while measuring one configuration: flagged when they varied
@@ -1143,7 +968,7 @@ impl Runner for CudaRunner {
         // The batch's outcomes are returned (and recorded) either way; the next batch is
         // refused (above).
         if self.wrong_outputs.observe(&outcomes) {
-            let expected = match &self.problem.reference {
+            let expected = match &self.problem.checking.reference {
                 Some(r) => format!(
                     "the reference configuration's output ({})",
                     space.describe(r)
@@ -1320,16 +1145,3 @@ impl Runner for CudaRunner {
 /// A configuration being re-measured: its launch, its loaded kernel, launches per sample and
 /// the samples so far.
 type Finalist = (Launch, Kernel, usize, Vec<f64>);
-
-/// The last lines of a compiler log (the errors are at its end).
-fn tail(log: &str) -> String {
-    const MAX: usize = 4000;
-    if log.len() <= MAX {
-        return log.to_string();
-    }
-    let mut start = log.len() - MAX;
-    while !log.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("...{}", &log[start..])
-}

@@ -4,6 +4,12 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+pub use crate::kernel::launch::LaunchRules;
+use crate::kernel::spec::objective_list;
+pub use crate::kernel::spec::{
+    ArgumentSpec, KernelObjective as CudaObjective, SizeSpec, VerifySpec,
+};
+
 /// The `[runner]` section of a `ktune.toml` for `kind = "cuda"`.
 ///
 /// ```toml
@@ -116,144 +122,29 @@ fn default_power_seconds() -> f64 {
     0.5
 }
 
-/// A problem-size entry: a number or an expression of the parameters.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum SizeSpec {
-    /// `4096`
-    Int(i64),
-    /// `"n * 2"`
-    Expr(String),
-}
-
-/// The quantity a CUDA configuration is judged by.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-pub enum CudaObjective {
-    /// Kernel time in milliseconds (minimised).
-    #[default]
-    #[serde(rename = "time")]
-    Time,
-    /// Energy per launch in joules, from NVML (minimised).
-    #[serde(rename = "energy")]
-    Energy,
-    /// Throughput from `flops` and the time (maximised).
-    #[serde(rename = "GFLOP/s")]
-    Gflops,
-    /// Throughput per watt of measured power (maximised).
-    #[serde(rename = "GFLOP/s per watt", alias = "GFLOPS/W")]
-    GflopsPerWatt,
-}
-
 impl CudaSpec {
     /// The objectives, in order: `objectives` where given, else `objective`.
     ///
     /// # Errors
     /// A message naming the problem where both are given or one is repeated.
     pub fn objective_list(&self) -> Result<Vec<CudaObjective>, String> {
-        if self.objectives.is_empty() {
-            return Ok(vec![self.objective]);
-        }
-        if self.objective != CudaObjective::default() {
-            return Err("[runner] give either `objective` or `objectives`, not both".into());
-        }
-        for (i, o) in self.objectives.iter().enumerate() {
-            if self.objectives[..i].contains(o) {
-                return Err(format!(
-                    "[runner] objectives: `{}` is listed twice",
-                    o.name()
-                ));
-            }
-        }
-        Ok(self.objectives.clone())
-    }
-}
-
-impl CudaObjective {
-    /// The metric's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CudaObjective::Time => "time",
-            CudaObjective::Energy => "energy",
-            CudaObjective::Gflops => "GFLOP/s",
-            CudaObjective::GflopsPerWatt => "GFLOP/s per watt",
-        }
+        objective_list(self.objective, &self.objectives)
     }
 
-    /// Whether it is minimised (time, energy) or maximised (throughput).
-    pub fn direction(self) -> ktune_core::Direction {
-        if self.needs_flops() {
-            ktune_core::Direction::Maximize
-        } else {
-            ktune_core::Direction::Minimize
+    /// The launch rules this section gives.
+    pub fn launch_rules(&self) -> LaunchRules<'_> {
+        LaunchRules {
+            problem_size: &self.problem_size,
+            block_size_names: self.block_size_names.as_deref(),
+            grid_div: [
+                self.grid_div_x.as_deref(),
+                self.grid_div_y.as_deref(),
+                self.grid_div_z.as_deref(),
+            ],
+            shared_memory: self.shared_memory.as_deref(),
+            flops: self.flops.as_deref(),
+            kernel: &self.kernel,
+            template_args: &self.template_args,
         }
     }
-
-    /// The unit of its values.
-    pub fn unit(self) -> &'static str {
-        match self {
-            CudaObjective::Time => "ms",
-            CudaObjective::Energy => "J",
-            CudaObjective::Gflops => "GFLOP/s",
-            CudaObjective::GflopsPerWatt => "GFLOP/s/W",
-        }
-    }
-
-    /// Whether it needs NVML's power readings.
-    pub fn needs_power(self) -> bool {
-        matches!(self, CudaObjective::Energy | CudaObjective::GflopsPerWatt)
-    }
-
-    /// Whether it needs the `flops` expression.
-    pub fn needs_flops(self) -> bool {
-        matches!(self, CudaObjective::Gflops | CudaObjective::GflopsPerWatt)
-    }
-}
-
-/// One kernel argument: a device array (with `size`) or a scalar (with `value`).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArgumentSpec {
-    /// Its name (for messages and verification reports).
-    pub name: String,
-    /// The element type: `float32`/`float`, `float64`/`double`, `int8` ... `int64`,
-    /// `uint8` ... `uint64` (`int` is `int32`).
-    #[serde(rename = "type")]
-    pub dtype: String,
-    /// Number of elements of a device array.
-    pub size: Option<u64>,
-    /// The value of a scalar argument.
-    pub value: Option<toml::Value>,
-    /// How an array is filled: `"random"`, `"zeros"`, or a number (every element).
-    pub fill: Option<toml::Value>,
-    /// `[low, high)` of a random fill (default `[0, 1)`, `[0, 100)` for integers).
-    pub range: Option<[f64; 2]>,
-    /// Seed of a random fill (default: the argument's position).
-    pub seed: Option<u64>,
-    /// Initial contents from a file: `.npy`, or raw little-endian elements.
-    pub file: Option<PathBuf>,
-    /// The kernel writes it: it is restored before each configuration and verified.
-    #[serde(default)]
-    pub output: bool,
-    /// The expected contents after a launch (`.npy` or raw), instead of the reference
-    /// configuration's output.
-    pub expected: Option<PathBuf>,
-}
-
-/// `[runner.verify]`: how outputs are checked.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VerifySpec {
-    /// Absolute tolerance.
-    #[serde(default = "default_atol")]
-    pub atol: f64,
-    /// Relative tolerance (of the expected value).
-    #[serde(default)]
-    pub rtol: f64,
-    /// The configuration whose outputs are the reference, as parameter values (missing
-    /// parameters take their default); by default the default configuration.
-    pub reference: Option<toml::Table>,
-}
-
-fn default_atol() -> f64 {
-    1e-6
 }

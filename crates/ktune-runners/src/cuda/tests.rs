@@ -264,14 +264,14 @@ fn the_reference_is_the_default_configuration_with_the_given_values() {
     let p = problem(text).unwrap();
     let s = space();
     assert_eq!(p.reference(), Some(&config(&s, 32, 2, 1, true)));
-    assert_eq!(p.verify, Some((1e-6, 0.0)));
+    assert_eq!(p.checking.tolerances, Some((1e-6, 0.0)));
     // Without [verify] and expected files there is no verification and no reference.
     let p = problem(
         "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = 4\noutput = true",
     )
     .unwrap();
     assert_eq!(p.reference(), None);
-    assert_eq!(p.verify, None);
+    assert_eq!(p.checking.tolerances, None);
 }
 
 #[test]

@@ -5,11 +5,31 @@
 use ktune_space::expr::{Expression, Scalar};
 use ktune_space::{Configuration, SearchSpace, Value};
 
-use super::spec::{CudaSpec, SizeSpec};
+use super::spec::SizeSpec;
 use crate::command::{Piece, Word, parse_word};
 
 /// Kernel Tuner's block size when the x dimension has no parameter.
 const DEFAULT_BLOCK_X: i64 = 256;
+
+/// The launch rules of a `[runner]` section, as the CUDA and OpenCL runners both write them
+/// (Kernel Tuner's `problem_size`, `block_size_names`, `grid_div_x/y/z`).
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchRules<'a> {
+    /// The problem size in x, y, z (one to three entries).
+    pub problem_size: &'a [SizeSpec],
+    /// The parameters that give the thread-block (work-group) dimensions.
+    pub block_size_names: Option<&'a [String]>,
+    /// Per dimension, expressions whose product divides the problem size.
+    pub grid_div: [Option<&'a [String]>; 3],
+    /// Bytes of dynamic shared memory per block (CUDA).
+    pub shared_memory: Option<&'a str>,
+    /// Floating-point operations per launch.
+    pub flops: Option<&'a str>,
+    /// The kernel's name.
+    pub kernel: &'a str,
+    /// Template arguments (CUDA).
+    pub template_args: &'a [String],
+}
 
 /// Everything needed to launch one configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,7 +94,7 @@ fn number(v: Scalar, what: &str, source: &str) -> Result<f64, String> {
 
 impl LaunchPlan {
     /// Compiles the launch rules of `spec` over `space`'s parameters.
-    pub fn new(spec: &CudaSpec, space: &SearchSpace) -> Result<LaunchPlan, String> {
+    pub fn new(spec: &LaunchRules<'_>, space: &SearchSpace) -> Result<LaunchPlan, String> {
         if spec.problem_size.is_empty() || spec.problem_size.len() > 3 {
             return Err(format!(
                 "[runner] problem_size needs one to three entries (x, y, z), not {}",
@@ -121,10 +141,7 @@ impl LaunchPlan {
             }
         });
         let mut grid_div: [Option<Vec<Expression>>; 3] = Default::default();
-        for (d, given) in [&spec.grid_div_x, &spec.grid_div_y, &spec.grid_div_z]
-            .into_iter()
-            .enumerate()
-        {
+        for (d, given) in spec.grid_div.into_iter().enumerate() {
             if let Some(list) = given {
                 let what = ["grid_div_x", "grid_div_y", "grid_div_z"][d];
                 grid_div[d] = Some(
@@ -136,14 +153,9 @@ impl LaunchPlan {
         }
         let shared = spec
             .shared_memory
-            .as_deref()
             .map(|e| compile(space, e, "shared_memory"))
             .transpose()?;
-        let flops = spec
-            .flops
-            .as_deref()
-            .map(|e| compile(space, e, "flops"))
-            .transpose()?;
+        let flops = spec.flops.map(|e| compile(space, e, "flops")).transpose()?;
         let names: Vec<String> = space
             .params()
             .iter()
