@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: every test of the workspace, with a throwaway PostgreSQL server
 # on localhost for the PostgreSQL storage tests (KTUNE_PG_URL) and Chromium for the report's
-# browser tests (KTUNE_CHROMIUM), then the Python package:
+# browser tests (KTUNE_CHROMIUM), PoCL for the OpenCL runner's tests on the CPU,
+# then the Python package:
 # built as a wheel with maturin, installed into a fresh virtualenv, tested with pytest. PostgreSQL comes from the
 # system's packages (installed with apt-get where missing and possible); where no server can
 # be started, those tests print SKIPPED with the reason and everything else still runs.

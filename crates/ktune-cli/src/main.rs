@@ -6,6 +6,7 @@ mod output;
 mod bench;
 mod brute_forced;
 mod dashboard;
+mod devices;
 mod export;
 mod numbers;
 mod report;
@@ -36,6 +37,9 @@ enum Command {
     /// Compare strategies on brute-forced spaces in simulation: runs strategies x spaces x
     /// seeds, writes traces, the score table and convergence plots.
     Bench(bench::BenchArgs),
+    /// List the GPUs (CUDA) and OpenCL devices of this machine, with the `[runner]` keys that
+    /// pick each one.
+    Devices(devices::DevicesArgs),
     /// List the optimisation strategies and their options (with defaults).
     Strategies,
     /// Tune a program described by a ktune.toml: every measurement is stored, and running the
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Export(args) => export::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Dashboard(args) => dashboard::run(&args),
+        Command::Devices(args) => devices::run(&args),
         Command::Strategies => out!("{}", ktune_strategies::markdown()).map_err(Into::into),
     };
     match result {

@@ -8,7 +8,7 @@
 //! name = "block_size_x"
 //! values = [32, 64, 128]
 //!
-//! [runner]                      # how a configuration is measured: kind = "command" | "cuda"
+//! [runner]                      # how a configuration is measured: kind = "command" | "cuda" | "opencl"
 //! kind = "command"
 //! run = "./bench {block_size_x}"
 //! objective = { name = "time", regex = 'time: (?P<value>[0-9.]+)' }

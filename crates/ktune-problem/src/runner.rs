@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use ktune_core::Runner;
-use ktune_runners::{CommandRunner, CudaError, CudaRunner};
+use ktune_runners::{CommandRunner, CudaError, CudaRunner, OpenClError, OpenClRunner};
 use ktune_space::SearchSpace;
 
 use crate::{ProblemError, ProblemSpec, RunnerSpec};
@@ -36,7 +36,7 @@ impl ProblemSpec {
                 return Err(ProblemError::Section {
                     section: "instance",
                     file,
-                    message: "instances are measured by the command runner (kind = \"command\"); the CUDA runner takes one problem size".into(),
+                    message: "instances are measured by the command runner (kind = \"command\"); the CUDA and OpenCL runners take one problem size".into(),
                 });
             };
             let mut runners: Vec<(String, Box<dyn Runner>)> = Vec::new();
@@ -97,6 +97,32 @@ impl ProblemSpec {
                     d.compute_capability % 10,
                     version.map_or("?".into(), |(a, b)| format!("{a}.{b}")),
                     library.display(),
+                    runner.jobs()
+                );
+                Ok(OpenedRunner {
+                    jobs: runner.jobs(),
+                    fresh_process: Some(runner.fresh_process_needed()),
+                    description: Some(description),
+                    runner: Box::new(runner),
+                })
+            }
+            RunnerSpec::OpenCl(spec) => {
+                let runner = OpenClRunner::new(spec, space, &self.dir).map_err(|e| {
+                    let at_fault = matches!(e, OpenClError::Spec(_) | OpenClError::Source { .. });
+                    ProblemError::Runner {
+                        section: at_fault.then_some(file),
+                        source: Box::new(e),
+                    }
+                })?;
+                let d = runner.device_info();
+                let description = format!(
+                    "{} ({}, {}; platform {} \"{}\", device {}), {} build jobs",
+                    d.name,
+                    d.version,
+                    d.driver,
+                    d.platform.0,
+                    d.platform.1,
+                    d.index,
                     runner.jobs()
                 );
                 Ok(OpenedRunner {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use ktune_core::{Budget, Metric};
-use ktune_runners::{CommandSpec, CudaSpec};
+use ktune_runners::{CommandSpec, CudaSpec, OpenClSpec};
 use ktune_space::spec::SpaceSpec;
 use ktune_store::{Fingerprint, Location};
 use ktune_strategies::CheckedStrategy;
@@ -20,17 +20,20 @@ pub enum RunnerSpec {
     Command(Box<CommandSpec>),
     /// `kind = "cuda"`: compile with NVRTC and launch on a GPU.
     Cuda(Box<CudaSpec>),
+    /// `kind = "opencl"`: build with the OpenCL driver and launch on any OpenCL device.
+    OpenCl(Box<OpenClSpec>),
 }
 
 impl RunnerSpec {
     /// The runner kinds there are.
-    pub const KINDS: &'static [&'static str] = &["command", "cuda"];
+    pub const KINDS: &'static [&'static str] = &["command", "cuda", "opencl"];
 
     /// The runner's kind, as written in the file.
     pub fn kind(&self) -> &'static str {
         match self {
             RunnerSpec::Command(_) => "command",
             RunnerSpec::Cuda(_) => "cuda",
+            RunnerSpec::OpenCl(_) => "opencl",
         }
     }
 
@@ -42,6 +45,10 @@ impl RunnerSpec {
                 .ok()
                 .and_then(|o| o.first().and_then(|o| o.unit())),
             RunnerSpec::Cuda(c) => c
+                .objective_list()
+                .ok()
+                .and_then(|o| o.first().map(|o| o.unit())),
+            RunnerSpec::OpenCl(c) => c
                 .objective_list()
                 .ok()
                 .and_then(|o| o.first().map(|o| o.unit())),
@@ -70,6 +77,12 @@ impl RunnerSpec {
                 )],
             },
             RunnerSpec::Cuda(c) => c
+                .objective_list()
+                .unwrap_or_else(|_| vec![c.objective])
+                .into_iter()
+                .map(|o| Metric::new(o.name(), o.direction()))
+                .collect(),
+            RunnerSpec::OpenCl(c) => c
                 .objective_list()
                 .unwrap_or_else(|_| vec![c.objective])
                 .into_iter()
@@ -292,6 +305,10 @@ impl ProblemSpec {
                         .try_into()
                         .map(|s| RunnerSpec::Cuda(Box::new(s)))
                         .map_err(|e| section_error("runner", e.to_string())),
+                    "opencl" => table
+                        .try_into()
+                        .map(|s| RunnerSpec::OpenCl(Box::new(s)))
+                        .map_err(|e| section_error("runner", e.to_string())),
                     other => Err(section_error(
                         "runner",
                         format!(
@@ -413,6 +430,12 @@ impl ProblemSpec {
             Some(RunnerSpec::Cuda(c)) => {
                 files.push(c.source.clone());
                 for a in c.arguments.iter().chain(&c.constants) {
+                    files.extend(a.file.iter().chain(&a.expected).cloned());
+                }
+            }
+            Some(RunnerSpec::OpenCl(c)) => {
+                files.push(c.source.clone());
+                for a in &c.arguments {
                     files.extend(a.file.iter().chain(&a.expected).cloned());
                 }
             }

@@ -189,6 +189,81 @@ pub fn driver_available() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// The GPU `ordinal` and what is known about it. The caller checked [`driver_available`].
+fn device_info(ordinal: usize) -> Result<(CUdevice, DeviceInfo), GpuError> {
+    // SAFETY: see the module documentation.
+    unsafe {
+        setup(sys::cuInit(0), "cuInit")?;
+        let mut driver_version: c_int = 0;
+        setup(
+            sys::cuDriverGetVersion(&mut driver_version),
+            "driver version",
+        )?;
+        let mut count: c_int = 0;
+        setup(sys::cuDeviceGetCount(&mut count), "counting devices")?;
+        if count <= 0 {
+            return Err(GpuError::Setup(
+                "the CUDA driver is installed but sees no GPU".into(),
+            ));
+        }
+        if ordinal >= count as usize {
+            return Err(GpuError::Setup(format!(
+                "[runner] device = {ordinal}, but there are only {count} GPUs (0 to {})",
+                count - 1
+            )));
+        }
+        let mut device: CUdevice = 0;
+        setup(
+            sys::cuDeviceGet(&mut device, ordinal as c_int),
+            "cuDeviceGet",
+        )?;
+        let attr = |a: CUdevice_attribute| -> i32 {
+            let mut v: c_int = 0;
+            if ok(sys::cuDeviceGetAttribute(&mut v, a, device)) {
+                v
+            } else {
+                0
+            }
+        };
+        use sys::CUdevice_attribute::*;
+        let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        let mut uuid = sys::CUuuid { bytes: [0; 16] };
+        let _ = sys::cuDeviceGetUuid(&mut uuid, device);
+        let info = DeviceInfo {
+            name: cudarc::driver::result::device::get_name(device)
+                .unwrap_or_else(|_| format!("CUDA device {ordinal}")),
+            compute_capability: major * 10 + minor,
+            uuid: nvml_uuid(&uuid.bytes.map(|b| b as u8)),
+            multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            max_threads_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+            max_shared_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+            driver_version,
+            l2_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
+        };
+        Ok((device, info))
+    }
+}
+
+/// Every GPU the CUDA driver sees, in its order (for `ktune devices`); `Err` says why there
+/// are none to list (no driver, a driver that fails).
+pub fn devices() -> Result<Vec<DeviceInfo>, GpuError> {
+    if !driver_available() {
+        return Err(GpuError::Setup(
+            "no CUDA driver found (libcuda.so could not be loaded)".into(),
+        ));
+    }
+    let mut count: c_int = 0;
+    // SAFETY: initialising the driver and counting devices take no handles.
+    unsafe {
+        setup(sys::cuInit(0), "cuInit")?;
+        setup(sys::cuDeviceGetCount(&mut count), "counting devices")?;
+    }
+    (0..count.max(0) as usize)
+        .map(|i| device_info(i).map(|(_, info)| info))
+        .collect()
+}
+
 /// A loaded kernel.
 pub struct Kernel {
     module: CUmodule,
@@ -224,56 +299,9 @@ pub struct Gpu {
 impl Gpu {
     /// Opens device `ordinal` and uploads `args`. The caller checked [`driver_available`].
     pub fn open(ordinal: usize, args: &[HostArg]) -> Result<Gpu, GpuError> {
+        let (device, info) = device_info(ordinal)?;
         // SAFETY: see the module documentation.
         unsafe {
-            setup(sys::cuInit(0), "cuInit")?;
-            let mut driver_version: c_int = 0;
-            setup(
-                sys::cuDriverGetVersion(&mut driver_version),
-                "driver version",
-            )?;
-            let mut count: c_int = 0;
-            setup(sys::cuDeviceGetCount(&mut count), "counting devices")?;
-            if count <= 0 {
-                return Err(GpuError::Setup(
-                    "the CUDA driver is installed but sees no GPU".into(),
-                ));
-            }
-            if ordinal >= count as usize {
-                return Err(GpuError::Setup(format!(
-                    "[runner] device = {ordinal}, but there are only {count} GPUs (0 to {})",
-                    count - 1
-                )));
-            }
-            let mut device: CUdevice = 0;
-            setup(
-                sys::cuDeviceGet(&mut device, ordinal as c_int),
-                "cuDeviceGet",
-            )?;
-            let attr = |a: CUdevice_attribute| -> i32 {
-                let mut v: c_int = 0;
-                if ok(sys::cuDeviceGetAttribute(&mut v, a, device)) {
-                    v
-                } else {
-                    0
-                }
-            };
-            use sys::CUdevice_attribute::*;
-            let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-            let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-            let mut uuid = sys::CUuuid { bytes: [0; 16] };
-            let _ = sys::cuDeviceGetUuid(&mut uuid, device);
-            let info = DeviceInfo {
-                name: cudarc::driver::result::device::get_name(device)
-                    .unwrap_or_else(|_| format!("CUDA device {ordinal}")),
-                compute_capability: major * 10 + minor,
-                uuid: nvml_uuid(&uuid.bytes.map(|b| b as u8)),
-                multiprocessors: attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-                max_threads_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
-                max_shared_per_block: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
-                driver_version,
-                l2_bytes: attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
-            };
             let mut gpu = Gpu {
                 device,
                 context: std::ptr::null_mut(),

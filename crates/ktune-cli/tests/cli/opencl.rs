@@ -1,0 +1,191 @@
+//! `ktune` with the OpenCL runner on a real OpenCL device (PoCL on the CPU, which
+//! `scripts/test.sh` installs): the examples' spaces, `ktune devices`, a real tuning run of
+//! an example with its results and device recorded, and clear errors for a device that is
+//! not there and for bad OpenCL specs. Where no OpenCL is installed, the tests that need it
+//! say SKIPPED.
+
+use std::path::Path;
+
+use crate::common::{Succeeds, ktune, results_json, space_json};
+
+fn examples() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples"))
+}
+
+/// Whether an OpenCL device is here; says why not on stderr.
+fn opencl_or_skip(test: &str) -> bool {
+    match ktune_runners::opencl::list_devices() {
+        Ok(d) if !d.is_empty() => true,
+        Ok(_) => {
+            eprintln!("SKIPPED {test}: the OpenCL platforms here have no device");
+            false
+        }
+        Err(e) => {
+            eprintln!("SKIPPED {test}: {e}");
+            false
+        }
+    }
+}
+
+#[test]
+fn the_opencl_examples_have_the_spaces_they_describe() {
+    for (name, size) in [
+        ("opencl-vector-add", "28"),
+        ("opencl-matmul", "280"),
+        ("opencl-convolution", "405"),
+    ] {
+        let j = space_json(&examples().join(name).join("ktune.toml"));
+        assert_eq!(j["size"].to_string(), size, "{name}: {j}");
+    }
+}
+
+#[test]
+fn devices_lists_the_opencl_devices_with_the_keys_that_pick_them() {
+    let out = ktune().arg("devices").succeeds();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("CUDA (kind = \"cuda\"):"), "{text}");
+    assert!(text.contains("OpenCL (kind = \"opencl\"):"), "{text}");
+    let out = ktune().args(["devices", "--json"]).succeeds();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if !opencl_or_skip("devices_lists_the_opencl_devices") {
+        assert!(j["opencl"]["unavailable"].is_string(), "{j}");
+        return;
+    }
+    let first = ktune_runners::opencl::list_devices().unwrap()[0].clone();
+    assert!(
+        text.contains(&format!("platform = 0, device = 0: {}", first.name)),
+        "{text}"
+    );
+    assert_eq!(j["opencl"]["devices"][0]["name"], first.name.as_str());
+    assert_eq!(j["opencl"]["devices"][0]["platform"], 0);
+}
+
+#[test]
+fn an_opencl_example_is_tuned_on_the_device_and_its_results_name_it() {
+    if !opencl_or_skip("an_opencl_example_is_tuned_on_the_device") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("va.db");
+    let out = ktune()
+        .arg("tune")
+        .arg(examples().join("opencl-vector-add/ktune.toml"))
+        .arg("--db")
+        .arg(&db)
+        .args(["--max-evals", "6"])
+        .succeeds();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let device = ktune_runners::opencl::list_devices().unwrap()[0]
+        .name
+        .clone();
+    assert!(err.contains(&device), "the run names its device: {err}");
+    let rows = results_json(dir.path(), &[db.as_os_str()]);
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert!(r["objective"].as_f64().unwrap() > 0.0, "{r}");
+        assert_eq!(r["observed"]["device"], device.as_str(), "{r}");
+    }
+    // Resuming runs nothing again.
+    let out = ktune()
+        .arg("tune")
+        .arg(examples().join("opencl-vector-add/ktune.toml"))
+        .arg("--db")
+        .arg(&db)
+        .args(["--max-evals", "6"])
+        .succeeds();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0 this run, 6 resumed"), "{text}");
+}
+
+#[test]
+fn a_device_that_is_not_there_is_a_clear_error_and_nothing_is_written() {
+    if !opencl_or_skip("a_device_that_is_not_there") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(examples().join("opencl-vector-add/ktune.toml"))
+        .unwrap()
+        .replace("device = 0", "device = 9");
+    let path = dir.path().join("ktune.toml");
+    std::fs::write(&path, spec).unwrap();
+    std::fs::copy(
+        examples().join("opencl-vector-add/vector_add.cl"),
+        dir.path().join("vector_add.cl"),
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let err = ktune()
+        .arg("tune")
+        .arg(&path)
+        .arg("--db")
+        .arg(&db)
+        .fails_saying(&[
+            "no device 9 on OpenCL platform 0",
+            "the OpenCL devices here",
+        ]);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!db.exists());
+}
+
+#[test]
+fn bad_opencl_specs_name_the_problem_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cl"), "__kernel void k() {}\n").unwrap();
+    let run = |runner: &str| {
+        let path = dir.path().join("ktune.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[[parameter]]\nname = \"block_size_x\"\nvalues = [32, 64]\n\n[runner]\nkind = \"opencl\"\nsource = \"k.cl\"\nkernel = \"k\"\n{runner}"
+            ),
+        )
+        .unwrap();
+        ktune()
+            .arg("tune")
+            .arg(&path)
+            .arg("--db")
+            .arg(dir.path().join("r.db"))
+            .args(["--max-evals", "2"])
+            .fails()
+    };
+    let err = run("problem_size = [64]\nobjectives = [\"time\", \"energy\"]");
+    assert!(err.contains("needs power readings"), "{err}");
+    assert!(err.contains("ktune.toml"), "{err}");
+    let err = run("problem_size = [64]\ntemplate_args = [\"float\"]");
+    assert!(err.contains("unknown field `template_args`"), "{err}");
+    let err = run("problem_size = [64]\ngrid_div_x = [\"nope\"]");
+    assert!(err.contains("grid_div_x") && err.contains("nope"), "{err}");
+}
+
+/// With no OpenCL driver (the ICD loader pointed at an empty folder, or no loader at all),
+/// `ktune devices` says what is missing and `ktune tune` fails saying so, writing nothing.
+#[test]
+fn without_an_opencl_driver_tune_says_what_to_install() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("vendors");
+    std::fs::create_dir(&empty).unwrap();
+    let db = dir.path().join("r.db");
+    let err = ktune()
+        .env("OCL_ICD_VENDORS", &empty)
+        .arg("tune")
+        .arg(examples().join("opencl-vector-add/ktune.toml"))
+        .arg("--db")
+        .arg(&db)
+        .fails();
+    assert!(
+        err.contains("found no platform") || err.contains("no OpenCL library found"),
+        "{err}"
+    );
+    assert!(err.contains("pocl-opencl-icd"), "{err}");
+    assert!(!db.exists());
+    let out = ktune()
+        .env("OCL_ICD_VENDORS", &empty)
+        .arg("devices")
+        .succeeds();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("OpenCL (kind = \"opencl\"):\n  none: "),
+        "{text}"
+    );
+}
