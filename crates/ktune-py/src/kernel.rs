@@ -1,8 +1,8 @@
-//! `_ktune.CudaKernel`: the CUDA runner for `ktune.tune_kernel`, built from what Kernel
-//! Tuner's `tune_kernel` takes (kernel source text, problem size, grid divisors, NumPy arrays
-//! as raw bytes with their dtype) instead of a `ktune.toml`.
+//! `_ktune.Kernel`: the CUDA or OpenCL runner for `ktune.tune_kernel`, built from what
+//! Kernel Tuner's `tune_kernel` takes (kernel source text, problem size, grid divisors, NumPy
+//! arrays as raw bytes with their dtype, `lang`) instead of a `ktune.toml`.
 //!
-//! Everything is checked when the object is made, before any GPU is touched, so that a
+//! Everything is checked when the object is made, before any device is touched, so that a
 //! mistake in the arguments is reported on a machine without one too; `open()` then loads
 //! the driver and uploads the arguments.
 
@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use ktune_core::{Outcome, Runner};
 use ktune_runners::cuda::data::{DType, HostArg, HostConstant};
 use ktune_runners::cuda::{CudaObjective, Problem, SizeSpec};
-use ktune_runners::{CudaError, CudaRunner, CudaSpec};
+use ktune_runners::opencl::{self, Selector};
+use ktune_runners::{CudaError, CudaRunner, CudaSpec, OpenClError, OpenClRunner, OpenClSpec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -23,19 +24,47 @@ use crate::{KtuneError, SearchSpacePy, config_of};
 /// elements' bytes (C order), and whether it is an array (else a scalar).
 type RawArgument<'py> = (String, String, Bound<'py, PyBytes>, bool);
 
-/// The CUDA runner for one kernel of `tune_kernel`: construction checks, `open()` opens the
-/// GPU, `evaluate(configs)` measures.
-#[pyclass(name = "CudaKernel", module = "ktune", unsendable)]
-pub(crate) struct CudaKernel {
+/// The runner of one kernel of `tune_kernel`: construction checks, `open()` opens the
+/// device, `evaluate(configs)` measures.
+#[pyclass(name = "Kernel", module = "ktune", unsendable)]
+pub(crate) struct Kernel {
     space: std::sync::Arc<ktune_space::SearchSpace>,
-    /// Until `open()`.
-    problem: Option<Problem>,
-    runner: Option<CudaRunner>,
+    /// The checked problem until `open()`, then the runner.
+    backend: Backend,
     iterations: usize,
     compiler_options: Vec<String>,
     /// Why the runner stopped for good (a fault that poisoned the CUDA context, outputs that
     /// all differ from `answer`).
     stopped: Option<String>,
+}
+
+/// The kernel's language and its runner, before and after `open()`.
+enum Backend {
+    CudaProblem(Box<Problem>),
+    Cuda(Box<CudaRunner>),
+    OpenClProblem(Box<opencl::Problem>),
+    OpenCl(Box<OpenClRunner>),
+    /// Between `open()`'s taking the problem and its runner's being there (an error).
+    Gone,
+}
+
+impl Backend {
+    fn runner(&mut self) -> Option<&mut dyn Runner> {
+        match self {
+            Backend::Cuda(r) => Some(r.as_mut()),
+            Backend::OpenCl(r) => Some(r.as_mut()),
+            _ => None,
+        }
+    }
+
+    fn device_lost(&self) -> bool {
+        let flag = match self {
+            Backend::Cuda(r) => r.fresh_process_needed(),
+            Backend::OpenCl(r) => r.fresh_process_needed(),
+            _ => return false,
+        };
+        flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 fn dtype_of(what: &str, descr: &str) -> PyResult<DType> {
@@ -56,14 +85,23 @@ fn spec_message(e: CudaError) -> PyErr {
     }
 }
 
+/// The same for the OpenCL runner.
+fn opencl_message(e: OpenClError) -> PyErr {
+    let text = e.to_string().replace("[runner] ", "");
+    match e {
+        OpenClError::Spec(_) | OpenClError::Source { .. } => PyValueError::new_err(text),
+        _ => KtuneError::new_err(text),
+    }
+}
+
 #[pymethods]
-impl CudaKernel {
+impl Kernel {
     #[new]
     #[pyo3(signature = (
         space, kernel_name, source, source_name, problem_size, arguments, *, answers=None,
         atol=1e-6, constants=None, block_size_names=None, grid_div_x=None, grid_div_y=None,
         grid_div_z=None, shared_memory=None, compiler_options=None, device=Whole::ZERO, iterations=Whole::of(7),
-        template_args=None
+        template_args=None, lang="cuda", platform=Whole::ZERO
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -85,8 +123,20 @@ impl CudaKernel {
         device: Whole,
         iterations: Whole,
         template_args: Option<Vec<String>>,
+        lang: &str,
+        platform: Whole,
     ) -> PyResult<Self> {
         let device = device.count("device")?;
+        let platform = platform.count("platform")?;
+        let opencl = match lang {
+            "cuda" => false,
+            "opencl" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "lang {other:?}: the kernel runners are \"cuda\" and \"opencl\""
+                )));
+            }
+        };
         let iterations = iterations.count("iterations")?;
         if problem_size.is_empty() || problem_size.len() > 3 {
             return Err(PyValueError::new_err(format!(
@@ -184,6 +234,77 @@ impl CudaKernel {
             });
         }
         let compiler_options = compiler_options.unwrap_or_default();
+        let verify = answers
+            .is_some()
+            .then_some(ktune_runners::cuda::VerifySpec {
+                atol,
+                rtol: 0.0,
+                reference: None,
+            });
+        if opencl {
+            for (given, what, why) in [
+                (
+                    !host_constants.is_empty(),
+                    "cmem_args",
+                    "pass the array as a `__constant` kernel argument",
+                ),
+                (
+                    shared_memory.is_some(),
+                    "smem_args",
+                    "declare `__local` arrays in the kernel, sized by the parameters",
+                ),
+                (
+                    template_args.as_ref().is_some_and(|t| !t.is_empty()),
+                    "a templated kernel name",
+                    "OpenCL C has no templates",
+                ),
+            ] {
+                if given {
+                    return Err(PyValueError::new_err(format!(
+                        "{what} is not supported with lang=\"OpenCL\": {why}"
+                    )));
+                }
+            }
+            let spec = OpenClSpec {
+                kind: None,
+                source: PathBuf::from(&source_name),
+                kernel: kernel_name,
+                problem_size,
+                block_size_names,
+                grid_div_x,
+                grid_div_y,
+                grid_div_z,
+                compiler_options: compiler_options.clone(),
+                platform: Selector::Index(platform),
+                device: Selector::Index(device),
+                // Kernel Tuner's `iterations`: that many timed launches, their mean the time.
+                warmup: None,
+                repeat: Some(iterations),
+                measure: None,
+                kernel_timeout: 10.0,
+                jobs: None,
+                objective: CudaObjective::Time,
+                objectives: Vec::new(),
+                flops: None,
+                arguments: Vec::new(),
+                verify,
+            };
+            let problem = opencl::Problem::from_parts(
+                &spec,
+                &space.space,
+                source,
+                PathBuf::from(source_name),
+                args,
+            )
+            .map_err(opencl_message)?;
+            return Ok(Kernel {
+                space: space.space.clone(),
+                backend: Backend::OpenClProblem(Box::new(problem)),
+                iterations,
+                compiler_options,
+                stopped: None,
+            });
+        }
         let spec = CudaSpec {
             kind: None,
             source: PathBuf::from(&source_name),
@@ -212,13 +333,7 @@ impl CudaKernel {
             power_seconds: 0.5,
             arguments: Vec::new(),
             constants: Vec::new(),
-            verify: answers
-                .is_some()
-                .then_some(ktune_runners::cuda::VerifySpec {
-                    atol,
-                    rtol: 0.0,
-                    reference: None,
-                }),
+            verify,
         };
         let problem = Problem::from_parts(
             &spec,
@@ -229,35 +344,41 @@ impl CudaKernel {
             host_constants,
         )
         .map_err(spec_message)?;
-        Ok(CudaKernel {
+        Ok(Kernel {
             space: space.space.clone(),
-            problem: Some(problem),
-            runner: None,
+            backend: Backend::CudaProblem(Box::new(problem)),
             iterations,
             compiler_options,
             stopped: None,
         })
     }
 
-    /// Loads the CUDA driver and NVRTC, opens the device and uploads the arguments. Raises
-    /// `KtuneError` saying what is missing on a machine without a GPU.
+    /// Loads the driver (CUDA and NVRTC, or OpenCL), opens the device and uploads the
+    /// arguments. Raises `KtuneError` saying what is missing on a machine without one.
     fn open(&mut self) -> PyResult<()> {
-        if self.runner.is_some() {
-            return Ok(());
-        }
-        let problem = self
-            .problem
-            .take()
-            .ok_or_else(|| KtuneError::new_err("the kernel could not be opened before"))?;
-        let runner = CudaRunner::open(problem, &self.space).map_err(spec_message)?;
-        self.runner = Some(runner);
+        self.backend = match std::mem::replace(&mut self.backend, Backend::Gone) {
+            Backend::CudaProblem(p) => Backend::Cuda(Box::new(
+                CudaRunner::open(*p, &self.space).map_err(spec_message)?,
+            )),
+            Backend::OpenClProblem(p) => Backend::OpenCl(Box::new(
+                OpenClRunner::open(*p, &self.space).map_err(opencl_message)?,
+            )),
+            Backend::Gone => {
+                return Err(KtuneError::new_err("the kernel could not be opened before"));
+            }
+            opened => opened,
+        };
         Ok(())
     }
 
     /// Configurations compiled in parallel: ask the strategy for this many at a time.
     #[getter]
     fn jobs(&self) -> usize {
-        self.runner.as_ref().map_or(1, CudaRunner::jobs)
+        match &self.backend {
+            Backend::Cuda(r) => r.jobs(),
+            Backend::OpenCl(r) => r.jobs(),
+            _ => 1,
+        }
     }
 
     /// Why the runner stopped for good, or `None`.
@@ -276,10 +397,6 @@ impl CudaKernel {
         py: Python<'py>,
         configs: Vec<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let runner = self
-            .runner
-            .as_mut()
-            .ok_or_else(|| KtuneError::new_err("open() the kernel before evaluating"))?;
         if let Some(why) = &self.stopped {
             return Err(KtuneError::new_err(why.clone()));
         }
@@ -287,16 +404,17 @@ impl CudaKernel {
             .iter()
             .map(|c| config_of(&self.space, c))
             .collect::<PyResult<Vec<_>>>()?;
+        let runner = self
+            .backend
+            .runner()
+            .ok_or_else(|| KtuneError::new_err("open() the kernel before evaluating"))?;
         let outcomes = match runner.evaluate(&self.space, &configs) {
             Ok(o) => o,
             Err(ktune_core::CoreError::RunnerStopped {
                 message, outcomes, ..
             }) => {
-                let gpu_lost = runner
-                    .fresh_process_needed()
-                    .load(std::sync::atomic::Ordering::Relaxed);
-                self.stopped = Some(if gpu_lost {
-                    format!("the GPU cannot be used any more in this process: {message}")
+                self.stopped = Some(if self.backend.device_lost() {
+                    format!("the device cannot be used any more in this process: {message}")
                 } else {
                     message
                 });
@@ -311,31 +429,44 @@ impl CudaKernel {
         Ok(list)
     }
 
-    /// What Kernel Tuner reports as its environment: the device, its compute capability,
-    /// the compiler, `iterations` and `compiler_options`.
+    /// What Kernel Tuner reports as its environment: the device (with CUDA its compute
+    /// capability and the compiler, with OpenCL its platform and driver), `iterations` and
+    /// `compiler_options`.
     fn environment<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let env = PyDict::new(py);
-        if let Some(r) = &self.runner {
-            let d = r.device();
-            env.set_item("device_name", &d.name)?;
-            env.set_item("uuid", &d.uuid)?;
-            env.set_item(
-                "compute_capability",
-                format!("{}{}", d.compute_capability / 10, d.compute_capability % 10),
-            )?;
-            env.set_item(
-                "cuda_version",
-                format!(
-                    "{}.{}",
-                    d.driver_version / 1000,
-                    (d.driver_version % 1000) / 10
-                ),
-            )?;
-            let (version, library) = r.compiler();
-            env.set_item("nvrtc_version", version.map(|(a, b)| format!("{a}.{b}")))?;
-            env.set_item("nvrtc_library", library.display().to_string())?;
-            env.set_item("compile_jobs", r.jobs())?;
-            env.set_item("warnings", r.warnings())?;
+        match &self.backend {
+            Backend::Cuda(r) => {
+                let d = r.device();
+                env.set_item("device_name", &d.name)?;
+                env.set_item("uuid", &d.uuid)?;
+                env.set_item(
+                    "compute_capability",
+                    format!("{}{}", d.compute_capability / 10, d.compute_capability % 10),
+                )?;
+                env.set_item(
+                    "cuda_version",
+                    format!(
+                        "{}.{}",
+                        d.driver_version / 1000,
+                        (d.driver_version % 1000) / 10
+                    ),
+                )?;
+                let (version, library) = r.compiler();
+                env.set_item("nvrtc_version", version.map(|(a, b)| format!("{a}.{b}")))?;
+                env.set_item("nvrtc_library", library.display().to_string())?;
+                env.set_item("compile_jobs", r.jobs())?;
+                env.set_item("warnings", r.warnings())?;
+            }
+            Backend::OpenCl(r) => {
+                let d = r.device_info();
+                env.set_item("device_name", &d.name)?;
+                env.set_item("platform_name", &d.platform.1)?;
+                env.set_item("opencl_version", &d.version)?;
+                env.set_item("driver_version", &d.driver)?;
+                env.set_item("compile_jobs", r.jobs())?;
+                env.set_item("warnings", r.warnings())?;
+            }
+            _ => {}
         }
         env.set_item("iterations", self.iterations)?;
         env.set_item("compiler_options", self.compiler_options.clone())?;
@@ -364,6 +495,13 @@ fn outcome_dict<'py>(py: Python<'py>, o: &Outcome) -> PyResult<Bound<'py, PyDict
     d.set_item("benchmark_time", 1000.0 * t.benchmark)?;
     d.set_item("framework_time", 1000.0 * t.framework)?;
     Ok(d)
+}
+
+/// Whether an OpenCL device is here (a driver and a device on some platform): `tune_kernel`
+/// with `lang="OpenCL"` needs one.
+#[pyfunction]
+pub(crate) fn opencl_available() -> bool {
+    opencl::list_devices().is_ok_and(|d| !d.is_empty())
 }
 
 /// Whether the CUDA driver library can be loaded here (an NVIDIA GPU with its driver):

@@ -31,8 +31,9 @@ create_exception!(
 fn _ktune(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SearchSpacePy>()?;
     m.add_class::<Study>()?;
-    m.add_class::<kernel::CudaKernel>()?;
+    m.add_class::<kernel::Kernel>()?;
     m.add_function(wrap_pyfunction!(kernel::cuda_available, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel::opencl_available, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate::study_summaries, m)?)?;
     m.add_function(wrap_pyfunction!(select::select, m)?)?;

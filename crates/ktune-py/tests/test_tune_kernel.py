@@ -69,7 +69,7 @@ def test_unsupported_arguments_are_refused_by_name(name, value):
 
 
 def test_other_languages_and_custom_verification_are_refused():
-    refused("lang='OpenCL' is not supported.*\"CUPY\" or \"NVCUDA\"", lang="OpenCL")
+    refused("lang='HIP' is not supported.*\"CUPY\" or \"NVCUDA\".*lang=\"OpenCL\"", lang="HIP")
     # Kernel Tuner's other CUDA backends are CUDA to ktune: past the language check.
     if not ktune.cuda_available():
         for lang in ("cupy", "NVCUDA", "CUDA"):
@@ -166,7 +166,7 @@ def test_without_a_gpu_a_correct_call_says_what_is_missing(tmp_path):
 
 class CpuKernel:
     """Evaluates configurations without a GPU for the loop's tests: `time` is a function of
-    the block size, and block size 96 fails to compile. It follows CudaKernel's contract
+    the block size, and block size 96 fails to compile. It follows the Kernel runner's contract
     (`jobs`, `stopped`, `evaluate`); the real runner is tested on the GPU below."""
 
     jobs = 2

@@ -18,7 +18,7 @@ from ktune._kernel_tuner import (
     RuntimeFailedConfig,
     tune_kernel,
 )
-from ktune._ktune import KtuneError, SearchSpace, __version__, cuda_available, report, select, simulate, study_summaries
+from ktune._ktune import KtuneError, SearchSpace, __version__, cuda_available, opencl_available, report, select, simulate, study_summaries
 
 __all__ = [
     "CompilationFailedConfig",
@@ -31,6 +31,7 @@ __all__ = [
     "Study",
     "__version__",
     "cuda_available",
+    "opencl_available",
     "report",
     "select",
     "simulate",

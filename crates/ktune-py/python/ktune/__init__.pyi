@@ -6,6 +6,7 @@ from ktune._ktune import SearchSpace as SearchSpace
 from ktune._ktune import __version__ as __version__
 from ktune._ktune import Study as Study
 from ktune._ktune import cuda_available as cuda_available
+from ktune._ktune import opencl_available as opencl_available
 from ktune._ktune import report as report
 from ktune._ktune import select as select
 from ktune._ktune import simulate as simulate

@@ -91,7 +91,7 @@ _KTUNE_STRATEGIES = {
 }
 _UNSUPPORTED_STRATEGIES = {"minimize", "basinhopping", "dual_annealing", "greedy_mls", "ordered_greedy_mls"}
 
-_LANGUAGES = {"CUDA", "NVCUDA", "CUPY"}
+_LANGUAGES = {"CUDA", "NVCUDA", "CUPY", "OPENCL"}
 _SOURCE_SUFFIXES = (".cu", ".cuh", ".c", ".cpp", ".h", ".hpp", ".cl")
 
 
@@ -107,7 +107,7 @@ def _refuse_unsupported(given):
         "observers": "observers are not supported; ktune measures time (and power with `ktune tune`, objective = \"energy\")",
         "simulation_mode": "use ktune.simulate(cache_file, strategy) to replay a cache file",
         "parallel": "parallel tuning is done with a shared storage: run `ktune tune --storage` once per GPU",
-        "compiler": "ktune compiles with NVRTC; give NVRTC flags in compiler_options",
+        "compiler": "ktune compiles CUDA with NVRTC and OpenCL with the OpenCL driver; give their flags in compiler_options",
         "log": "logging to a file is not supported; results are returned and, with cache=, stored",
     }
     for name, why in reasons.items():
@@ -115,7 +115,10 @@ def _refuse_unsupported(given):
             _fail(f"`{name}` is not supported by ktune: {why}")
     lang = given.get("lang")
     if lang is not None and str(lang).upper() not in _LANGUAGES:
-        _fail(f"lang={lang!r} is not supported: ktune tunes CUDA kernels (lang None, \"CUDA\", \"CUPY\" or \"NVCUDA\")")
+        _fail(
+            f"lang={lang!r} is not supported: ktune tunes CUDA kernels (lang None, \"CUDA\", \"CUPY\" or \"NVCUDA\") "
+            "and OpenCL kernels (lang=\"OpenCL\")"
+        )
     verify = given.get("verify")
     if callable(verify):
         _fail(
@@ -722,7 +725,7 @@ def tune_kernel(
     seed=None,
     prior=None,
 ):
-    """Tunes a CUDA kernel with Kernel Tuner's arguments; returns ``(results, env)``.
+    """Tunes a CUDA or OpenCL kernel with Kernel Tuner's arguments; returns ``(results, env)``.
 
     The arguments mean what they mean in Kernel Tuner 1.5 (``kernel_tuner.tune_kernel``):
     ``arguments`` are NumPy arrays and NumPy scalars in the kernel's parameter order;
@@ -730,6 +733,9 @@ def tune_kernel(
     ``grid_div_x/y/z`` list the expressions whose product divides the problem size;
     ``answer`` gives the expected output per argument (``None`` elsewhere), compared within
     ``atol``; ``iterations`` timed launches per configuration (their mean is ``time`` in ms);
+    ``lang="OpenCL"`` tunes an OpenCL kernel on ``platform`` and ``device`` (indices, as in
+    Kernel Tuner; ``ktune devices`` lists them), the global size being the grid times the
+    work-group size; without it, CUDA on GPU ``device``.
     ``strategy`` is a Kernel Tuner or ktune strategy name (default ``brute_force``), with
     ``strategy_options`` ``max_fevals`` and ``time_limit`` as the budget and the strategy's own
     options; ``cache`` is a Kernel Tuner cache file, read to skip what it holds and appended to
@@ -758,7 +764,8 @@ def tune_kernel(
     Not supported, and refused by name: ``texmem_args``, ``defines``, ``observers``,
     ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``compiler``,
     ``log``, a custom ``verify`` function, functions as restrictions, problem size or grid
-    divisors, and languages other than CUDA. A templated kernel is named with its arguments
+    divisors, and languages other than CUDA and OpenCL (with OpenCL also ``smem_args``,
+    ``cmem_args`` and templates: declare ``__local`` arrays, pass ``__constant`` arguments). A templated kernel is named with its arguments
     (``"matmul<float, tile_size_x>"``); a parameter's name there stands for its value.
 
     Unlike Kernel Tuner, a configuration whose output differs from ``answer`` is recorded as
@@ -816,7 +823,8 @@ def tune_kernel(
         _fail("no configuration satisfies the restrictions")
     if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
         _fail(f"iterations={iterations!r}: give a whole number of launches, at least 1")
-    kernel = _ktune.CudaKernel(
+    opencl = lang is not None and str(lang).upper() == "OPENCL"
+    kernel = _ktune.Kernel(
         space,
         kernel_name,
         source,
@@ -835,6 +843,8 @@ def tune_kernel(
         device=int(device),
         iterations=iterations,
         template_args=template_args,
+        lang="opencl" if opencl else "cuda",
+        platform=int(platform),
     )
     # Made before the GPU is opened, so that a wrong strategy is reported at once.
     study, time_limit = _study(

@@ -199,8 +199,9 @@ def simulate(
     1: the optimum at once, averaged over the space's n_max evaluations). ``priors``
     (earlier measurements of the same code elsewhere) are told to every run's strategy."""
 
-class CudaKernel:
-    """The CUDA runner behind ``tune_kernel``: checks on construction, ``open()`` opens the GPU."""
+class Kernel:
+    """The CUDA or OpenCL runner behind ``tune_kernel``: checks on construction, ``open()``
+    opens the device."""
 
     def __init__(
         self,
@@ -223,9 +224,11 @@ class CudaKernel:
         device: int = 0,
         iterations: int = 7,
         template_args: Optional[List[str]] = None,
+        lang: str = "cuda",
+        platform: int = 0,
     ) -> None: ...
     def open(self) -> None:
-        """Loads the CUDA driver and NVRTC, opens the device, uploads the arguments."""
+        """Loads the driver (CUDA and NVRTC, or OpenCL), opens the device, uploads the arguments."""
     @property
     def jobs(self) -> int:
         """Configurations compiled in parallel."""
@@ -236,6 +239,9 @@ class CudaKernel:
         """Measures configurations: ``status``, ``reason``, ``time``, ``times`` and timings (ms)."""
     def environment(self) -> Dict[str, Any]:
         """The device, compiler, ``iterations`` and ``compiler_options``."""
+
+def opencl_available() -> bool:
+    """Whether an OpenCL driver with a device is here (``tune_kernel(lang="OpenCL")`` needs one)."""
 
 def cuda_available() -> bool:
     """Whether the CUDA driver library can be loaded here (``tune_kernel`` needs it)."""
