@@ -107,11 +107,15 @@ fn the_fingerprint_is_the_one_earlier_versions_stored() {
 fn each_section_names_itself_and_the_file_in_errors() {
     let cases: &[(&str, &[&str])] = &[
         (
-            "[runner]\nkind = \"opencl\"\n",
+            "[runner]\nkind = \"hip\"\n",
             &[
                 "[runner] section of `dir/gemm.toml`",
-                "available: command, cuda",
+                "available: command, cuda, opencl",
             ],
+        ),
+        (
+            "[runner]\nkind = \"opencl\"\nkernel = \"k\"\n",
+            &["[runner] section", "missing field `source`"],
         ),
         ("[runner]\nkind = 3\n", &["kind = 3 is not a runner's name"]),
         (
