@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# ktune beside Kernel Tuner 1.5 on real OpenCL launches (issue 48): the three OpenCL examples
+# (vector add, tiled matmul, 2-D convolution), the same Kernel Tuner script run by both tools
+# (bench/kt_opencl.py, `--tool kernel_tuner` and `--tool ktune`: only the import differs),
+# the same kernels, spaces, arguments, reference output, 7 timed runs per configuration, the
+# same budget of distinct evaluations, seeds 0..SEEDS-1, PoCL's kernel cache off so that every
+# program is built cold. Then the table (bench/opencl_summary.py).
+#
+#   PYTHON=/path/to/venv/bin/python bash bench/opencl_side_by_side.sh OUT [SEEDS] [STRATEGY]
+#
+# PYTHON needs numpy, kernel_tuner==1.5.0, pyopencl and the ktune wheel; an OpenCL device
+# (PoCL: pocl-opencl-icd). STRATEGY (default random_sample) is given to both tools; ktune's
+# tune_kernel maps Kernel Tuner's names onto its own strategies. The tools alternate which
+# goes first from seed to seed, so that drift of the machine hits both alike.
+set -euo pipefail
+out=${1:?usage: opencl_side_by_side.sh OUT [SEEDS] [STRATEGY]}
+seeds=${2:-5}
+strategy=${3:-random_sample}
+python=${PYTHON:-python3}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out"
+declare -A evals=([vector_add]=20 [matmul]=30 [convolution]=30)
+for kernel in vector_add matmul convolution; do
+    for ((seed = 0; seed < seeds; seed++)); do
+        tools=(kernel_tuner ktune)
+        ((seed % 2)) && tools=(ktune kernel_tuner)
+        for tool in "${tools[@]}"; do
+            echo "== $kernel seed $seed $tool $strategy" >&2
+            "$python" "$here/kt_opencl.py" --tool "$tool" --kernel "$kernel" --strategy "$strategy" \
+                --evals "${evals[$kernel]}" --seed "$seed" --no-build-cache \
+                --reference "$out/reference-$kernel-$seed.npz" \
+                --out "$out/$tool-$kernel-$strategy-$seed.json" >/dev/null
+        done
+    done
+done
+"$python" "$here/opencl_summary.py" "$out"/*-"$strategy"-*.json
