@@ -35,8 +35,7 @@ pub use crate::kernel::{data, launch, wrong_outputs};
 mod tests;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ktune_core::{
@@ -47,6 +46,7 @@ use serde_json::json;
 
 use crate::measure::Measure;
 
+use crate::kernel::pipeline::{Overlap, build_and_measure};
 use crate::kernel::{self, Checking, configuration_to_check, tail};
 use data::{HostArg, HostConstant};
 use driver::{Gpu, GpuError, Kernel};
@@ -893,78 +893,22 @@ impl Runner for CudaRunner {
             .iter()
             .map(|c| self.problem.launch(space, c))
             .collect();
-        // Workers compile in order of need; this thread benchmarks each configuration as
-        // soon as it is compiled, while the workers go on with the next ones.
-        let next = AtomicUsize::new(0);
-        let (tx, rx) = mpsc::channel::<(usize, Result<nvrtc::Compiled, String>)>();
-        let mut outcomes: Vec<Outcome> = Vec::with_capacity(configs.len());
+        let problem = Arc::clone(&self.problem);
         let (arch, cubin, nvrtc) = (self.arch.clone(), self.cubin, self.nvrtc);
-        let workers = self
-            .jobs
-            .min(launches.iter().filter(|l| l.is_ok()).count())
-            .max(1);
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                let tx = tx.clone();
-                let problem = Arc::clone(&self.problem);
-                let (next, launches, arch) = (&next, &launches, &arch);
-                s.spawn(move || {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(l) = launches.get(i) else { break };
-                        let r = match l {
-                            Ok(launch) => compile_one(nvrtc, &problem, arch, cubin, launch),
-                            Err(_) => Err(String::new()),
-                        };
-                        if tx.send((i, r)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx);
-            let mut ready: Vec<Option<Result<nvrtc::Compiled, String>>> =
-                (0..configs.len()).map(|_| None).collect();
-            for (i, launch) in launches.iter().enumerate() {
-                if out_of_time() {
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
-                    break;
-                }
-                while ready[i].is_none() {
-                    match rx.recv() {
-                        Ok((j, r)) => ready[j] = Some(r),
-                        Err(_) => break,
-                    }
-                }
-                let outcome = match (launch, ready[i].take()) {
-                    (Err(why), _) => Outcome::failed(
-                        FailureKind::Runtime,
-                        format!("cannot be launched: {why}"),
-                        Timings::default(),
-                    ),
-                    (Ok(_), Some(Err(log))) => Outcome::failed(
-                        FailureKind::Compile,
-                        format!("NVRTC: {}", tail(&log)),
-                        Timings::default(),
-                    ),
-                    (Ok(launch), Some(Ok(compiled))) => {
-                        let compile_s = compiled.seconds;
-                        self.benchmark(launch, &compiled, compile_s)
-                    }
-                    (Ok(_), None) => Outcome::failed(
-                        FailureKind::Compile,
-                        "the compiler thread did not report",
-                        Timings::default(),
-                    ),
-                };
-                outcomes.push(outcome);
-                if self.broken.is_some() {
-                    // Stop the workers; what was measured is returned below.
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
-                    break;
-                }
-            }
-        });
+        let compile = |launch: &Launch| compile_one(nvrtc, &problem, &arch, cubin, launch);
+        let outcomes = build_and_measure(
+            &launches,
+            self.jobs,
+            Overlap::WhileMeasuring,
+            "NVRTC",
+            &compile,
+            &out_of_time,
+            &mut |launch, compiled| {
+                let compile_s = compiled.seconds;
+                let outcome = self.benchmark(launch, &compiled, compile_s);
+                (outcome, self.broken.is_some())
+            },
+        );
         // The batch's outcomes are returned (and recorded) either way; the next batch is
         // refused (above).
         if self.wrong_outputs.observe(&outcomes) {

@@ -1,11 +1,13 @@
 //! The machinery shared by the runners of compiled kernels ([`crate::cuda`] and
 //! [`crate::opencl`]): from a configuration to a launch ([`launch`]: block and grid
 //! dimensions, defines, the way Kernel Tuner derives them), the arguments on the host and
-//! the comparison of outputs ([`data`]), the `[runner]` keys both read ([`spec`]) and the
+//! the comparison of outputs ([`data`]), the builds on worker threads beside the measurements
+//! (`pipeline`), the `[runner]` keys both read ([`spec`]) and the
 //! guard against a wrong expected output ([`wrong_outputs`]). Nothing here needs a device.
 
 pub mod data;
 pub mod launch;
+pub(crate) mod pipeline;
 pub mod spec;
 pub mod wrong_outputs;
 

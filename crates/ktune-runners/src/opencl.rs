@@ -30,8 +30,7 @@ pub mod spec;
 mod tests;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ktune_core::{CoreError, Direction, FailureKind, Metric, Observed, Outcome, Runner, Timings};
@@ -40,6 +39,7 @@ use serde_json::json;
 
 use crate::kernel::data::{self, HostArg};
 use crate::kernel::launch::{Launch, LaunchPlan};
+use crate::kernel::pipeline::{Overlap, build_and_measure};
 use crate::kernel::spec::KernelObjective;
 use crate::kernel::wrong_outputs::WrongOutputs;
 use crate::kernel::{self, Checking, configuration_to_check, tail};
@@ -619,82 +619,32 @@ impl Runner for OpenClRunner {
             .iter()
             .map(|c| self.problem.launch(space, c))
             .collect();
-        // Workers build in order of need; this thread measures each configuration as soon as
-        // its program is built, while the workers go on with the next ones.
-        let next = AtomicUsize::new(0);
-        type Building = Result<(Built, f64), String>;
-        let (tx, rx) = mpsc::channel::<(usize, Building)>();
-        let mut outcomes: Vec<Outcome> = Vec::with_capacity(configs.len());
-        let workers = self
-            .jobs
-            .min(launches.iter().filter(|l| l.is_ok()).count())
-            .max(1);
-        let options = self.problem.build_options();
-        std::thread::scope(|s| {
-            for _ in 0..workers {
-                let tx = tx.clone();
-                let problem = Arc::clone(&self.problem);
-                let builder = builder.clone();
-                let (next, launches, options) = (&next, &launches, &options);
-                s.spawn(move || {
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(l) = launches.get(i) else { break };
-                        let r = match l {
-                            Ok(launch) => {
-                                let t = Instant::now();
-                                builder
-                                    .build(&problem.source_with_defines(launch), options)
-                                    .map(|b| (b, t.elapsed().as_secs_f64()))
-                            }
-                            Err(_) => Err(String::new()),
-                        };
-                        if tx.send((i, r)).is_err() {
-                            break;
-                        }
-                    }
-                });
-            }
-            drop(tx);
-            let mut ready: Vec<Option<Building>> = (0..configs.len()).map(|_| None).collect();
-            for (i, launch) in launches.iter().enumerate() {
-                if out_of_time() {
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
-                    break;
-                }
-                while ready[i].is_none() {
-                    match rx.recv() {
-                        Ok((j, r)) => ready[j] = Some(r),
-                        Err(_) => break,
-                    }
-                }
-                let outcome = match (launch, ready[i].take()) {
-                    (Err(why), _) => Outcome::failed(
-                        FailureKind::Runtime,
-                        format!("cannot be launched: {why}"),
-                        Timings::default(),
-                    ),
-                    (Ok(_), Some(Err(log))) => Outcome::failed(
-                        FailureKind::Compile,
-                        format!("clBuildProgram: {}", tail(&log)),
-                        Timings::default(),
-                    ),
-                    (Ok(launch), Some(Ok((built, seconds)))) => {
-                        self.benchmark(launch, &built, seconds)
-                    }
-                    (Ok(_), None) => Outcome::failed(
-                        FailureKind::Compile,
-                        "the build thread did not report",
-                        Timings::default(),
-                    ),
-                };
-                outcomes.push(outcome);
-                if self.broken.is_some() {
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
-                    break;
-                }
-            }
-        });
+        let problem = Arc::clone(&self.problem);
+        let options = problem.build_options();
+        let build = |launch: &Launch| {
+            let t = Instant::now();
+            builder
+                .build(&problem.source_with_defines(launch), &options)
+                .map(|b| (b, t.elapsed().as_secs_f64()))
+        };
+        // A CPU device runs kernels on the cores the builds would take.
+        let overlap = if self.info.is_cpu {
+            Overlap::BuildFirst
+        } else {
+            Overlap::WhileMeasuring
+        };
+        let outcomes = build_and_measure(
+            &launches,
+            self.jobs,
+            overlap,
+            "clBuildProgram",
+            &build,
+            &out_of_time,
+            &mut |launch, (built, seconds)| {
+                let outcome = self.benchmark(launch, &built, seconds);
+                (outcome, self.broken.is_some())
+            },
+        );
         if self.wrong_outputs.observe(&outcomes) {
             let expected = match &self.problem.checking.reference {
                 Some(r) => format!(

@@ -104,6 +104,9 @@ pub struct DeviceInfo {
     pub max_work_group_size: usize,
     /// The most work-items per dimension of a work-group.
     pub max_work_item_sizes: Vec<usize>,
+    /// Whether it is the CPU (PoCL, Intel's CPU runtime): kernels then run on the cores that
+    /// would build the next programs.
+    pub is_cpu: bool,
 }
 
 fn info(platform: (usize, String), index: usize, device: &Device) -> DeviceInfo {
@@ -120,6 +123,9 @@ fn info(platform: (usize, String), index: usize, device: &Device) -> DeviceInfo 
             .to_string(),
         max_work_group_size: device.max_work_group_size().unwrap_or(0),
         max_work_item_sizes: device.max_work_item_sizes().unwrap_or_default(),
+        is_cpu: device
+            .dev_type()
+            .is_ok_and(|t| t & opencl3::device::CL_DEVICE_TYPE_CPU != 0),
     }
 }
 
