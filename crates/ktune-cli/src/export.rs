@@ -40,6 +40,13 @@ pub struct ExportArgs {
     /// The objective the sources are read for (a Kernel Tuner cache's metric).
     #[arg(long, default_value = "time")]
     objective: String,
+    /// Export per source the configuration this goal picks from its measurements of several
+    /// objectives instead of the best of --objective: `"energy within 5% of time"` (the
+    /// least energy among those at most 5% slower than the fastest) or `"weighted time=1,
+    /// energy=0.5"` (each relative to its best). The sources must hold those objectives (a
+    /// study of several, a Kernel Tuner cache's metrics, a T4 file's measurements).
+    #[arg(long, value_name = "GOAL")]
+    goal: Option<String>,
     /// The configuration for devices no record matches: `robust` (least geometric-mean
     /// slowdown over the sources), a device's name (its configuration), or `none`.
     #[arg(long, default_value = "robust", value_name = "robust|DEVICE|none")]
@@ -161,6 +168,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         &sources,
         args.kernel.as_deref(),
         &args.objective,
+        args.goal.as_deref(),
         &default,
         now,
     )?;

@@ -8,7 +8,11 @@
 //! neither is refused, naming what to give.
 //!
 //! Which configuration is exported for a source: its best successful measurement, or where
-//! the study was re-ranked (`ktune results --rerank`), the re-ranking's winner.
+//! the study was re-ranked (`ktune results --rerank`), the re-ranking's winner; with a goal
+//! over several objectives (`energy within 5% of time`, `weighted time=1, energy=0.5`; see
+//! [`ktune_core::pareto::Goal`]), the configuration the goal picks from each source's
+//! measurements of those objectives (a study of several objectives, a Kernel Tuner cache's
+//! metrics, a T4 file's measurements).
 //!
 //! The default (for devices no record matches) is by default the *robust* configuration:
 //! among the configurations measured successfully in the most sources, the one whose
@@ -115,6 +119,14 @@ pub enum ExportError {
     /// There is nothing to export.
     #[error("no source given")]
     NoSource,
+    /// The goal cannot be used on a source.
+    #[error("`{source_name}`: {message}")]
+    Goal {
+        /// The source.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// What a source recorded about itself, beside its measurements.
@@ -139,15 +151,19 @@ struct Source {
     tags: Tags,
     device: String,
     size: [u64; 3],
+    /// With a goal: the measurement it picks (its position in `prior.measurements`).
+    picked: Option<usize>,
 }
 
 /// Reads the sources and makes the wisdom of kernel `kernel` (else the name the sources
-/// record, else `kernel`); returns it with notes for the user (a source whose re-ranking
-/// cannot be used, how the default was chosen).
+/// record, else `kernel`), each record the best of `objective` or, with `goal`, what the
+/// goal picks; returns it with notes for the user (a source whose re-ranking cannot be used,
+/// how the default was chosen).
 pub fn wisdom(
     sources: &[ExportSource],
     kernel: Option<&str>,
     objective: &str,
+    goal: Option<&str>,
     default: &DefaultChoice,
     exported_at: f64,
 ) -> Result<(Wisdom, Vec<String>), ExportError> {
@@ -179,6 +195,16 @@ pub fn wisdom(
                 what: "problem size",
                 flag: "--size",
             })?;
+        let picked = match goal {
+            Some(text) => Some(goal_pick(
+                &s.source,
+                &contents,
+                &loaded.prior,
+                objective,
+                text,
+            )?),
+            None => None,
+        };
         read.push(Source {
             name,
             fingerprint: loaded.fact.fingerprint,
@@ -186,6 +212,7 @@ pub fn wisdom(
             tags,
             device,
             size: ktune_select::extents(&size),
+            picked,
         });
     }
     let first = &read[0];
@@ -241,9 +268,15 @@ pub fn wisdom(
                 _ => Some(m),
             })
             .ok_or_else(|| ExportError::NothingSucceeded(s.name.clone()))?;
-        let mut chosen_by = "the best measured";
+        let mut chosen_by = "the best measured".to_string();
         let mut chosen = best;
-        if let Some(winner) = &s.tags.reranked {
+        if let (Some(i), Some(text)) = (s.picked, goal) {
+            let config = config_of(s, &parameters, &s.prior.measurements[i].values);
+            if let Some(m) = table.iter().find(|(c, _)| *c == config) {
+                chosen = m;
+                chosen_by = format!("the goal `{text}`");
+            }
+        } else if let Some(winner) = &s.tags.reranked {
             let values: Option<Vec<SValue>> = parameters
                 .iter()
                 .map(|p| {
@@ -257,7 +290,7 @@ pub fn wisdom(
             match values.and_then(|v| table.iter().find(|(c, _)| *c == v)) {
                 Some(m) => {
                     chosen = m;
-                    chosen_by = "the re-ranking's winner";
+                    chosen_by = "the re-ranking's winner".into();
                 }
                 None => notes.push(format!(
                     "`{}`: its re-ranking names no configuration measured there; exporting its best measured",
@@ -269,7 +302,7 @@ pub fn wisdom(
         let mut provenance = vec![
             ("source".to_string(), SJson::Str(s.name.clone())),
             ("fingerprint".into(), SJson::Str(s.fingerprint.clone())),
-            ("chosen".into(), SJson::Str(chosen_by.into())),
+            ("chosen".into(), SJson::Str(chosen_by)),
             (
                 "statistics".into(),
                 SJson::Object(vec![
@@ -375,28 +408,146 @@ fn better(direction: Direction, a: f64, b: f64) -> bool {
 
 /// A source's successful measurements, each configuration in `parameters`' order.
 fn successes(s: &Source, parameters: &[String]) -> Vec<(Vec<SValue>, f64)> {
-    let order: Vec<usize> = parameters
-        .iter()
-        .map(|p| {
-            s.prior
-                .parameters
-                .iter()
-                .position(|q| q == p)
-                .expect("checked: the same names")
-        })
-        .collect();
     s.prior
         .measurements
         .iter()
         .filter_map(|m| {
             let v = m.objective.filter(|v| v.is_finite())?;
-            let config = order
-                .iter()
-                .map(|&i| select_value(&m.values[i], &s.prior.parameters[i], &s.prior))
-                .collect();
-            Some((config, v))
+            Some((config_of(s, parameters, &m.values), v))
         })
         .collect()
+}
+
+/// A measurement's values (in the source's parameter order) as a configuration in
+/// `parameters`' order.
+fn config_of(s: &Source, parameters: &[String], values: &[Value]) -> Vec<SValue> {
+    parameters
+        .iter()
+        .map(|p| {
+            let i = s
+                .prior
+                .parameters
+                .iter()
+                .position(|q| q == p)
+                .expect("checked: the same names");
+            select_value(&values[i], &s.prior.parameters[i], &s.prior)
+        })
+        .collect()
+}
+
+/// The objectives a source measured, the `objective` exported first: a study's list, a
+/// Kernel Tuner cache's numeric metrics, a T4 file's measurement names (directions guessed
+/// from the names where the source does not record them).
+fn source_objectives(contents: &Contents, objective: &str) -> Vec<ktune_core::Metric> {
+    let mut names: Vec<String> = Vec::new();
+    let mut known: Vec<ktune_core::Metric> = Vec::new();
+    match contents {
+        Contents::Study(dump) => {
+            let meta = |key: &str| {
+                dump.meta
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.as_str())
+            };
+            known = meta(ktune_core::OBJECTIVES_KEY)
+                .and_then(|t| serde_json::from_str(t).ok())
+                .unwrap_or_default();
+            names.extend(known.iter().map(|m| m.name.clone()));
+        }
+        Contents::Text(text) => {
+            let doc: Json = serde_json::from_str(text).unwrap_or(Json::Null);
+            if let Some(results) = doc.get("results").and_then(Json::as_array) {
+                for r in results {
+                    for m in r["measurements"].as_array().into_iter().flatten() {
+                        if let Some(n) = m["name"].as_str() {
+                            names.push(n.to_string());
+                        }
+                    }
+                }
+            } else if let Ok(data) = ktune_space::spec::read_cache(text, "") {
+                let parameters: Vec<&str> = data.parameters.iter().map(|p| p.name()).collect();
+                for r in &data.records {
+                    for (k, v) in r {
+                        if v.is_number() && !parameters.contains(&k.as_str()) {
+                            names.push(k.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names.retain(|n| n != objective);
+    names.insert(0, objective.to_string());
+    names
+        .into_iter()
+        .map(|n| {
+            known
+                .iter()
+                .find(|m| m.name == n)
+                .cloned()
+                .unwrap_or_else(|| ktune_core::Metric::new(n.clone(), Direction::guess(&n)))
+        })
+        .collect()
+}
+
+/// The measurement of `primary` (the source read for `objective`) that `goal` picks, from
+/// each measurement's value of every objective the source holds.
+fn goal_pick(
+    source: &PriorSource,
+    contents: &Contents,
+    primary: &Prior,
+    objective: &str,
+    goal: &str,
+) -> Result<usize, ExportError> {
+    let name = source.name();
+    let objectives = source_objectives(contents, objective);
+    let parsed =
+        ktune_core::pareto::Goal::parse(goal, &objectives).map_err(|e| ExportError::Goal {
+            source_name: name.clone(),
+            message: e.to_string().replace("of the study", "of this source"),
+        })?;
+    // Each objective's value per configuration (its values as text: the key).
+    let key = |values: &[Value]| format!("{values:?}");
+    let mut columns: Vec<HashMap<String, f64>> = Vec::new();
+    for m in &objectives {
+        let prior = if m.name == objective {
+            primary.clone()
+        } else {
+            source.load_from(contents, &m.name)?.prior
+        };
+        columns.push(
+            prior
+                .measurements
+                .iter()
+                .filter_map(|x| x.objective.map(|v| (key(&x.values), v)))
+                .collect(),
+        );
+    }
+    let points: Vec<Option<Vec<f64>>> = primary
+        .measurements
+        .iter()
+        .map(|x| {
+            let k = key(&x.values);
+            x.objective?;
+            columns.iter().map(|c| c.get(&k).copied()).collect()
+        })
+        .collect();
+    let directions: Vec<Direction> = objectives.iter().map(|m| m.direction).collect();
+    parsed
+        .pick(&points, &directions)
+        .ok_or_else(|| ExportError::Goal {
+            source_name: name,
+            message: format!(
+                "no measurement holds every objective the goal needs ({})",
+                objectives
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
 }
 
 /// A value as an application receives it: a permutation as its item names (or positions)

@@ -177,7 +177,7 @@ impl PriorSource {
     ) -> Result<LoadedPrior, PriorLoadError> {
         let name = self.name();
         let prior = match contents {
-            Contents::Study(dump) => from_study(&name, dump)?,
+            Contents::Study(dump) => from_study(&name, dump, objective)?,
             Contents::Text(text) => from_text(&name, text, objective)?,
         };
         if prior.measurements.is_empty() {
@@ -365,17 +365,34 @@ fn from_text(name: &str, text: &str, objective: &str) -> Result<Prior, PriorLoad
 }
 
 /// A ktune study's evaluations: failures as such, proposals its constraints refused left out.
-fn from_study(name: &str, dump: &StudyDump) -> Result<Prior, PriorLoadError> {
+/// The values are the study's objective, or in a study of several objectives the one named
+/// `objective` where it is one of them.
+fn from_study(name: &str, dump: &StudyDump, objective: &str) -> Result<Prior, PriorLoadError> {
     let meta = |key: &str| {
         dump.meta
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     };
-    let direction = match meta(ktune_core::DIRECTION_KEY) {
-        Some("maximize") => Direction::Maximize,
-        Some("minimize") => Direction::Minimize,
+    let objectives: Vec<ktune_core::Metric> = meta(ktune_core::OBJECTIVES_KEY)
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default();
+    // The position of `objective` among the stored metric values, when it is not the first.
+    let column = objectives
+        .iter()
+        .position(|m| m.name == objective)
+        .filter(|&j| j > 0);
+    let direction = match (column, meta(ktune_core::DIRECTION_KEY)) {
+        (Some(j), _) => objectives[j].direction,
+        (None, Some("maximize")) => Direction::Maximize,
+        (None, Some("minimize")) => Direction::Minimize,
         _ => Direction::guess(meta(ktune_core::OBJECTIVE_KEY).unwrap_or("time")),
+    };
+    let value_of = |e: &ktune_store::EvaluationRow| match column {
+        None => e.objective,
+        Some(j) => serde_json::from_str::<Vec<Json>>(&e.values_json)
+            .ok()
+            .and_then(|v| v.get(j).and_then(Json::as_f64)),
     };
     let mut prior: Option<Prior> = None;
     for e in &dump.evaluations {
@@ -397,7 +414,7 @@ fn from_study(name: &str, dump: &StudyDump) -> Result<Prior, PriorLoadError> {
         });
         if p.parameters.len() == pairs.len() {
             let ok = e.status == "ok";
-            p.push(values, e.objective.filter(|_| ok));
+            p.push(values, value_of(e).filter(|_| ok));
         }
     }
     // A permutation is stored as positions in the study's item list, which its fingerprint

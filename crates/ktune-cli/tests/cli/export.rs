@@ -401,3 +401,65 @@ fn the_matmul_studies_at_three_sizes_build_the_example_per_size() {
     assert!(ran.status.success());
     assert_mentions(&String::from_utf8_lossy(&ran.stdout), &["time: "]);
 }
+
+/// `--goal` exports per source what a goal over several objectives picks from its
+/// measurements (here a Kernel Tuner cache recording time and energy), and names the
+/// source's objectives when the goal names another.
+#[test]
+fn a_goal_over_time_and_energy_picks_the_exported_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = [
+        (1, 1.00, 10.0),
+        (2, 1.03, 6.0),
+        (3, 1.20, 3.0),
+        (4, 1.04, 8.0),
+    ]
+    .iter()
+    .map(|(x, t, e)| format!("\"{x}\": {{\"x\": {x}, \"time\": {t}, \"energy\": {e}}}"))
+    .collect::<Vec<_>>()
+    .join(", ");
+    let cache = written(
+        dir.path(),
+        "a100.json",
+        &format!(
+            "{{\"kernel_name\": \"k\", \"device_name\": \"NVIDIA A100\", \"problem_size\": [64], \"tune_params_keys\": [\"x\"], \"tune_params\": {{\"x\": [1, 2, 3, 4]}}, \"cache\": {{{entries}}}}}"
+        ),
+    );
+    let wisdom = dir.path().join("out.wisdom");
+    let export = |goal: Option<&str>| {
+        let mut c = ktune();
+        c.arg("export").arg(&cache).arg("--wisdom").arg(&wisdom);
+        if let Some(g) = goal {
+            c.args(["--goal", g]);
+        }
+        c.succeeds();
+        let (_, recs, _) = records(&wisdom);
+        recs[0].2.clone()
+    };
+    // The fastest; the least energy within 5% of the fastest time; the least sum of each
+    // relative to its best (1.20 / 1.00 + 3 / 3).
+    assert_eq!(export(None), ["1"]);
+    assert_eq!(export(Some("energy within 5% of time")), ["2"]);
+    assert_eq!(export(Some("weighted time=1, energy=1")), ["3"]);
+    let text = std::fs::read_to_string(&wisdom).unwrap();
+    assert!(
+        text.contains("the goal `weighted time=1, energy=1`"),
+        "{text}"
+    );
+    let err = ktune()
+        .arg("export")
+        .arg(&cache)
+        .arg("--wisdom")
+        .arg(dir.path().join("never.wisdom"))
+        .args(["--goal", "power within 5% of time"])
+        .fails();
+    assert_mentions(
+        &err,
+        &[
+            "a100.json",
+            "`power` is not an objective of this source",
+            "time, energy",
+        ],
+    );
+    assert!(!dir.path().join("never.wisdom").exists());
+}

@@ -92,6 +92,27 @@ fn a_study_of_two_objectives_lists_its_front_and_keeps_its_objectives() {
     ktune_in(d)
         .args(["results", "s.db", "--goal", "power within 5% of time"])
         .fails_saying(&["`power` is not an objective", "time, energy"]);
+    // `ktune export --goal` exports what the goal picks from the study (its second
+    // objective read from the stored values).
+    let exported = |goal: &str| {
+        ktune_in(d)
+            .args([
+                "export", "s.db", "--device", "s.db=CPU", "--size", "s.db=64",
+            ])
+            .args(["--wisdom", "w.wisdom", "--goal", goal])
+            .succeeds();
+        let text = std::fs::read_to_string(d.join("w.wisdom")).unwrap();
+        let record: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+        record["config"].clone()
+    };
+    assert_eq!(
+        exported("energy within 100% of time"),
+        serde_json::json!([4, 1])
+    );
+    assert_eq!(
+        exported("weighted time=1, energy=4"),
+        serde_json::json!([2, 1])
+    );
 
     // T4 lists both objectives and measures each (ktune's extension: Kernel Tuner's writer
     // takes one).

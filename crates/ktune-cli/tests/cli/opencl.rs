@@ -189,3 +189,32 @@ fn without_an_opencl_driver_tune_says_what_to_install() {
         "{text}"
     );
 }
+
+/// The tiled matmul and the convolution run on the device as their specs say: a few
+/// evaluations each, every output checked against the default configuration's.
+#[test]
+fn the_matmul_and_convolution_examples_tune_on_the_device() {
+    if !opencl_or_skip("the_matmul_and_convolution_examples_tune_on_the_device") {
+        return;
+    }
+    for example in ["opencl-matmul", "opencl-convolution"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("r.db");
+        ktune()
+            .arg("tune")
+            .arg(examples().join(example).join("ktune.toml"))
+            .arg("--db")
+            .arg(&db)
+            .args(["--max-evals", "3", "--strategy", "random", "--seed", "1"])
+            .succeeds();
+        let rows = results_json(dir.path(), &[db.as_os_str()]);
+        assert_eq!(rows.len(), 3, "{example}");
+        for r in &rows {
+            assert_eq!(r["status"], "ok", "{example}: {r}");
+            assert!(
+                r["observed"]["gflops"].as_f64().unwrap() > 0.0,
+                "{example}: {r}"
+            );
+        }
+    }
+}
