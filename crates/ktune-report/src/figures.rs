@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use ktune_core::Metric;
 use ktune_store::{Row, value_display};
 
 use crate::importance::Effect;
@@ -441,4 +442,48 @@ pub(crate) fn slug(name: &str) -> String {
     name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect()
+}
+
+/// A study of several objectives: every successful measurement of the first objective
+/// against the second, the Pareto front of all of them marked (each front point's tooltip
+/// gives every objective and its configuration).
+pub(crate) fn front(rows: &[Row], objectives: &[Metric], on_front: &[usize]) -> String {
+    let finite = |r: &Row| r.metrics.len() >= 2 && r.metrics[..2].iter().all(|v| v.is_finite());
+    let ok: Vec<usize> = (0..rows.len())
+        .filter(|&i| rows[i].status == "ok" && finite(&rows[i]))
+        .collect();
+    let x = Axis::fit(ok.iter().map(|&i| rows[i].metrics[0]), true);
+    let y = Axis::fit(ok.iter().map(|&i| rows[i].metrics[1]), true);
+    let mut f = Figure::new("front", x, y, &objectives[0].name, &objectives[1].name);
+    let values = |r: &Row| {
+        objectives
+            .iter()
+            .zip(&r.metrics)
+            .map(|(m, v)| format!("{} {}", m.name, number(*v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for &i in ok.iter().filter(|i| !on_front.contains(i)) {
+        let r = &rows[i];
+        f.point(
+            "pt ok",
+            r.metrics[0],
+            r.metrics[1],
+            2.0,
+            &format!("#{} {}: {}", i + 1, values(r), describe(r)),
+        );
+    }
+    for &i in on_front.iter().filter(|&&i| finite(&rows[i])) {
+        let r = &rows[i];
+        f.point(
+            "pt front",
+            r.metrics[0],
+            r.metrics[1],
+            3.5,
+            &format!("#{} on the front: {}: {}", i + 1, values(r), describe(r)),
+        );
+    }
+    f.legend("pt ok", "successful");
+    f.legend("pt front", &format!("Pareto front ({})", on_front.len()));
+    f.finish()
 }

@@ -10,6 +10,9 @@
 //!   [`Options::max_points`] the successful ones are decimated (the lowest and highest of each
 //!   interval of evaluations, and every new best: the shape is kept), and the caption says
 //!   how many are drawn;
+//! - in a study of several objectives, the Pareto front: every successful measurement of the
+//!   first objective against the second, the front marked, and a table of the front with
+//!   every objective;
 //! - failures by kind, with the most common messages and an example configuration each;
 //! - parameter importance and marginal effects ([`importance`]);
 //! - the best configurations: parallel coordinates and a table with their statistics, and the

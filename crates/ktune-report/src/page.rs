@@ -125,6 +125,7 @@ pub fn render(study: &Study, options: &Options) -> Result<String, ReportError> {
         }
     );
 
+    front_section(&mut page, study);
     failures(&mut page, rows);
     importance_section(&mut page, rows, maximize, &label);
     best_section(&mut page, study, rows, &ranked, options, &label);
@@ -140,6 +141,55 @@ pub fn render(study: &Study, options: &Options) -> Result<String, ReportError> {
         }
     );
     Ok(page)
+}
+
+/// A study of several objectives: the Pareto front, drawn over the first two objectives and
+/// listed with every objective; nothing for a study of one.
+fn front_section(page: &mut String, study: &Study) {
+    let objectives: Vec<ktune_core::Metric> = study
+        .meta(ktune_core::OBJECTIVES_KEY)
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default();
+    if objectives.len() < 2 {
+        return;
+    }
+    let rows = &study.rows;
+    let values: Vec<Option<&[f64]>> = rows
+        .iter()
+        .map(|r| (r.status == "ok").then_some(r.metrics.as_slice()))
+        .collect();
+    let on_front = ktune_core::pareto::front_of(&values, &objectives);
+    let ok = values.iter().filter(|v| v.is_some()).count();
+    let names: Vec<String> = objectives
+        .iter()
+        .map(|m| format!("{} ({})", m.name, m.direction.name()))
+        .collect();
+    let _ = write!(
+        page,
+        r#"<section id="front-section"><h2>Pareto front</h2>{}<p class="caption">{} of {} successful configurations are on the Pareto front of {}: no other is at least as good in every objective and better in one.{} Hover a mark for its objectives and configuration.</p><table class="front"><thead><tr><th>evaluation</th>"#,
+        figures::front(rows, &objectives, &on_front),
+        on_front.len(),
+        ok,
+        escape(&names.join(", ")),
+        if objectives.len() > 2 {
+            " The figure shows the first two objectives; the table lists them all."
+        } else {
+            ""
+        }
+    );
+    for m in &objectives {
+        let _ = write!(page, "<th>{}</th>", escape(&m.name));
+    }
+    page.push_str("<th>configuration</th></tr></thead><tbody>");
+    for &i in &on_front {
+        let r = &rows[i];
+        let _ = write!(page, r#"<tr class="front-row"><td>{}</td>"#, i + 1);
+        for v in r.metrics.iter().take(objectives.len()) {
+            let _ = write!(page, "<td>{}</td>", number(*v));
+        }
+        let _ = write!(page, "<td><code>{}</code></td></tr>", escape(&describe(r)));
+    }
+    page.push_str("</tbody></table></section>");
 }
 
 fn summary(

@@ -314,3 +314,58 @@ fn the_default_and_the_budget_are_marked_and_maximised_objectives_rank_upwards()
     ));
     assert!(html.contains(r#"class="budget-line""#));
 }
+
+#[test]
+fn a_study_of_several_objectives_shows_its_pareto_front_and_one_of_one_does_not() {
+    use ktune_core::{Direction, Metric};
+    // time = 10 / x + y and energy = x + y: the front is y = 0 for every x.
+    let mut rows = Vec::new();
+    for x in 1..=4 {
+        for y in 0..=1 {
+            let (t, e) = (10.0 / f64::from(x) + f64::from(y), f64::from(x + y));
+            let mut r = row(
+                rows.len(),
+                &[("x", json!(x)), ("y", json!(y))],
+                "ok",
+                Some(t),
+            );
+            r.metrics = vec![t, e, 0.01];
+            rows.push(r);
+        }
+    }
+    rows.push(row(
+        rows.len(),
+        &[("x", json!(5)), ("y", json!(0))],
+        "runtime",
+        None,
+    ));
+    let mut s = study(rows);
+    let objectives = [
+        Metric::new("time", Direction::Minimize),
+        Metric::new("energy", Direction::Minimize),
+    ];
+    s.meta.push((
+        ktune_core::OBJECTIVES_KEY.into(),
+        serde_json::to_string(&objectives).unwrap(),
+    ));
+    let html = render(&s, &Options::default()).unwrap();
+    assert_eq!(count(&html, r#"<circle class="pt front""#), 4);
+    assert_eq!(count(&html, r#"<tr class="front-row">"#), 4);
+    assert!(
+        html.contains("4 of 8 successful configurations are on the Pareto front of time (minimize), energy (minimize)"),
+        "{html}"
+    );
+    // Best time first: x = 4 (2.5), energy 4.
+    let first = html.split(r#"<tr class="front-row">"#).nth(1).unwrap();
+    assert!(
+        first.starts_with("<td>7</td><td>2.5</td><td>4</td>"),
+        "{first}"
+    );
+    assert!(first.contains("x=4, y=0"), "{first}");
+    let single = render(
+        &study(vec![row(0, &[("x", json!(1))], "ok", Some(1.0))]),
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(!single.contains("front-section"));
+}
