@@ -4,8 +4,9 @@
 //!
 //! Each source is anything a prior can be read from (a ktune study, a Kernel Tuner cache, a
 //! T4 file). Its device and problem size come from what it recorded (a study's workers'
-//! device; a cache's `device_name` and `problem_size`), or are given; a source that says
-//! neither is refused, naming what to give.
+//! device, and a CUDA or OpenCL study's constant `problem_size` and `kernel`; a cache's
+//! `device_name` and `problem_size`), or are given; a source that says neither is refused,
+//! naming what to give.
 //!
 //! Which configuration is exported for a source: its best successful measurement, or where
 //! the study was re-ranked (`ktune results --rerank`), the re-ranking's winner; with a goal
@@ -707,14 +708,29 @@ fn study_tags(dump: &ktune_store::StudyDump) -> Tags {
                 })
                 .collect::<Option<Vec<_>>>()
         });
-    let space = serde_json::from_str::<ktune_store::Fingerprint>(&dump.fingerprint)
-        .ok()
+    let fingerprint = serde_json::from_str::<ktune_store::Fingerprint>(&dump.fingerprint).ok();
+    let space = fingerprint
+        .as_ref()
         .map(|f| serde_json::json!([f.parameters, f.constraints]).to_string());
+    // A kernel runner's section (CUDA, OpenCL) names the kernel and, where it is a constant,
+    // the problem size; other studies record neither, and they are given (--size).
+    let runner: Json = fingerprint
+        .and_then(|f| serde_json::from_str(&f.runner).ok())
+        .unwrap_or(Json::Null);
+    let kernel_runner = matches!(runner["kind"].as_str(), Some("cuda" | "opencl"));
+    let problem_size = runner["problem_size"]
+        .as_array()
+        .filter(|_| kernel_runner)
+        .and_then(|a| a.iter().map(Json::as_u64).collect::<Option<Vec<u64>>>())
+        .filter(|s| (1..=3).contains(&s.len()));
+    let kernel = runner["kernel"]
+        .as_str()
+        .filter(|_| kernel_runner)
+        .map(str::to_string);
     Tags {
-        kernel: None,
+        kernel,
         device: (devices.len() == 1).then(|| devices[0].to_string()),
-        // Studies do not record a problem size: it is given (--size).
-        problem_size: None,
+        problem_size,
         study: Some(dump.name.clone()),
         space,
         reranked,

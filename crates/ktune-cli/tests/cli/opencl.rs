@@ -86,6 +86,22 @@ fn an_opencl_example_is_tuned_on_the_device_and_its_results_name_it() {
         assert!(r["objective"].as_f64().unwrap() > 0.0, "{r}");
         assert_eq!(r["observed"]["device"], device.as_str(), "{r}");
     }
+    // The export takes the device, the kernel and the problem size from the study.
+    let wisdom = dir.path().join("va.wisdom");
+    ktune()
+        .arg("export")
+        .arg(&db)
+        .arg("--wisdom")
+        .arg(&wisdom)
+        .succeeds();
+    let text = std::fs::read_to_string(&wisdom).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    assert_eq!(lines.next().unwrap()["key"], "vector_add");
+    let record = lines.next().unwrap();
+    assert_eq!(record["problem_size"], serde_json::json!([4194304, 1, 1]));
+    assert_eq!(record["environment"]["device_name"], device.as_str());
     // Resuming runs nothing again.
     let out = ktune()
         .arg("tune")
