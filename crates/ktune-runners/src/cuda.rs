@@ -299,21 +299,12 @@ impl Problem {
     /// ...) broke them with errors inside `__nv_nvrtc_builtin_header.h`. The `#line`
     /// directive keeps the compiler's messages on the file's own line numbers.
     pub fn source_with_defines(&self, launch: &Launch) -> String {
-        let mut text = String::with_capacity(self.source.len() + 40 * launch.defines.len());
-        for (name, value) in &launch.defines {
-            text.push_str(&format!("#define {name} {value}\n"));
-        }
-        text.push_str(&format!("#line 1 \"{}\"\n", self.file_name()));
-        text.push_str(&self.source);
-        text
+        kernel::source_with_defines(&self.source, &self.file_name(), launch)
     }
 
     /// The source's file name, for the compiler's messages.
     fn file_name(&self) -> String {
-        self.source_path
-            .file_name()
-            .map(|f| f.to_string_lossy().replace(['"', '\\'], "_"))
-            .unwrap_or_else(|| "kernel.cu".into())
+        kernel::file_name(&self.source_path, "kernel.cu")
     }
 }
 

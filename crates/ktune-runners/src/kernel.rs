@@ -246,6 +246,26 @@ pub(crate) fn reference_configuration(
     Ok(config)
 }
 
+/// The program text of one configuration: its defines as `#define` lines, as Kernel Tuner
+/// puts them, then `#line 1 "file"` (so that the compiler's messages keep the file's own
+/// line numbers) and the source.
+pub(crate) fn source_with_defines(source: &str, file: &str, launch: &launch::Launch) -> String {
+    let mut text = String::with_capacity(source.len() + 40 * launch.defines.len());
+    for (name, value) in &launch.defines {
+        text.push_str(&format!("#define {name} {value}\n"));
+    }
+    text.push_str(&format!("#line 1 \"{file}\"\n"));
+    text.push_str(source);
+    text
+}
+
+/// A source file's name as a compiler message shows it (`fallback` where the path has none).
+pub(crate) fn file_name(path: &std::path::Path, fallback: &str) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().replace(['"', '\\'], "_"))
+        .unwrap_or_else(|| fallback.into())
+}
+
 /// The last lines of a compiler log (the errors are at its end).
 pub(crate) fn tail(log: &str) -> String {
     const MAX: usize = 4000;

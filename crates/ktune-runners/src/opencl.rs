@@ -206,18 +206,11 @@ impl Problem {
     /// Tuner puts them, then the source from its first line (`#line` keeps the build log's
     /// line numbers those of the file).
     pub fn source_with_defines(&self, launch: &Launch) -> String {
-        let mut text = String::with_capacity(self.source.len() + 40 * launch.defines.len());
-        for (name, value) in &launch.defines {
-            text.push_str(&format!("#define {name} {value}\n"));
-        }
-        let file = self
-            .source_path
-            .file_name()
-            .map(|f| f.to_string_lossy().replace(['"', '\\'], "_"))
-            .unwrap_or_else(|| "kernel.cl".into());
-        text.push_str(&format!("#line 1 \"{file}\"\n"));
-        text.push_str(&self.source);
-        text
+        kernel::source_with_defines(
+            &self.source,
+            &kernel::file_name(&self.source_path, "kernel.cl"),
+            launch,
+        )
     }
 }
 
