@@ -11,7 +11,11 @@
 #
 # (bench/gpu_carry.sh fills .gpu with all of it, and with the Python packages under .gpu/py.)
 # steps (default: tests examples jobs energy): those four, `measure` and `l2` (issue 17), `python`
-# (issue 16: the bindings' GPU tests and the two Kernel Tuner examples run through ktune), or
+# (issue 16: the bindings' GPU tests and the two Kernel Tuner examples run through ktune),
+# `pytest` (only the bindings' tests), `clitests` (the command line's CUDA tests, the GPU ones
+# included; bench/gpu_carry.sh puts their binary in .gpu/cli_cuda), `objectives` (issue 47:
+# the matmul tuned for time and energy at once, its front and a goal's pick), `instances`
+# (issue 45: examples/cuda-matmul-sizes, one configuration for three sizes), or
 # single runs: example:<kernel>:<strategy> (kernel: matmul, convolution, reduction),
 # jobs:<n>:<strategy>, kt:<kernel>:<backend> (bench/kt_cuda.py: Kernel Tuner 1.5, bayes_opt,
 # 60 evaluations; backend NVCUDA or CUPY; or `ktune`: the same script through
@@ -73,11 +77,47 @@ variant() { # example name line
     echo "$spec"
 }
 
+# The tests' binaries look for the repository where it was built (CARGO_MANIFEST_DIR, fixed
+# at compile time): point that path here when it is missing.
+built_at=$(strings "$(ls "$bin"/ktune_runners-* | head -1)" 2>/dev/null | grep -o '/[^ ]*/crates/ktune-runners' | head -1)
+if [[ -n $built_at && ! -e ${built_at%/crates/ktune-runners} ]]; then
+    mkdir -p "$(dirname "${built_at%/crates/ktune-runners}")"
+    ln -s "$PWD" "${built_at%/crates/ktune-runners}"
+fi
+
 if want tests; then
     # Every CUDA test, the GPU ones (#[ignore]d elsewhere) included.
     tests=$(ls "$bin"/ktune_runners-* | head -1)
-    "$tests" --include-ignored --nocapture --test-threads 1 cuda:: > "$out/gpu-tests.txt" 2>&1
+    timeout 300 "$tests" --include-ignored --nocapture --test-threads 1 cuda:: > "$out/gpu-tests.txt" 2>&1
     echo "gpu tests exit $?" >> "$out/gpu-tests.txt"
+fi
+
+if want clitests; then
+    CARGO_BIN_EXE_ktune="$ktune" timeout 300 "$bin/cli_cuda" --include-ignored --test-threads 1 cuda:: \
+        > "$out/cli-gpu-tests.txt" 2>&1
+    echo "cli gpu tests exit $?" >> "$out/cli-gpu-tests.txt"
+fi
+
+if want pytest; then
+    timeout 200 python3 -m pytest -v -rs crates/ktune-py/tests/test_tune_kernel.py > "$out/py-tests.txt" 2>&1
+    echo "pytest exit $?" >> "$out/py-tests.txt"
+fi
+
+# Several objectives measured on the same launches: 40 evaluations of the matmul by `auto`
+# for time and energy, the study's Pareto front, and what the goal "energy within 5% of time"
+# picks from it.
+if want objectives; then
+    spec=$(variant cuda-matmul objectives 'objectives = ["time", "energy"]\npower_seconds = 0.1')
+    tune matmul-time-energy "$spec" auto 40
+    rm -f "$spec"
+    "$ktune" results "$out/matmul-time-energy.db" --pareto > "$out/matmul-time-energy-front.txt" 2>&1
+    "$ktune" results "$out/matmul-time-energy.db" --goal "energy within 5% of time" \
+        >> "$out/matmul-time-energy-front.txt" 2>&1
+fi
+
+# One configuration for three problem sizes (the matmul at 1024, 2048 and 4096).
+if want instances; then
+    tune matmul-sizes examples/cuda-matmul-sizes/ktune.toml auto 30
 fi
 
 example() { # kernel strategy: 60 evaluations, verification on, the default measured

@@ -25,7 +25,7 @@ for line in sys.stdin:
         print(m["executable"])' | tail -1
 }
 runners=$(test_binary ktune-runners --lib)
-cli_cuda=$(test_binary ktune-cli --test cuda)
+cli_cuda=$(test_binary ktune-cli --test cli)
 "$maturin" build -q --release --manifest-path crates/ktune-py/Cargo.toml -o target/wheels-rel
 
 rm -rf .gpu && mkdir -p .gpu/py .gpu/wheels

@@ -1,13 +1,16 @@
-//! The problem's runner opened: the `[runner]` section made into a [`Runner`] for its space.
+//! The problem's runner opened: the `[runner]` section made into a [`Runner`] for its space,
+//! one runner per `[[instance]]` where there are instances.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use ktune_core::Runner;
-use ktune_runners::{CommandRunner, CudaError, CudaRunner, OpenClError, OpenClRunner};
+use ktune_runners::{
+    CommandRunner, CudaError, CudaRunner, CudaSpec, OpenClError, OpenClRunner, OpenClSpec,
+};
 use ktune_space::SearchSpace;
 
-use crate::{ProblemError, ProblemSpec, RunnerSpec};
+use crate::{InstanceSpec, ProblemError, ProblemSpec, RunnerSpec};
 
 /// A runner opened for a problem's space.
 pub struct OpenedRunner {
@@ -31,47 +34,71 @@ impl ProblemSpec {
         let Some(spec) = &self.runner else {
             return Err(ProblemError::NoRunner { file });
         };
-        if !self.instances.is_empty() {
-            let RunnerSpec::Command(spec) = spec else {
-                return Err(ProblemError::Section {
-                    section: "instance",
-                    file,
-                    message: "instances are measured by the command runner (kind = \"command\"); the CUDA and OpenCL runners take one problem size".into(),
-                });
-            };
-            let mut runners: Vec<(String, Box<dyn Runner>)> = Vec::new();
-            for i in &self.instances {
+        if self.instances.is_empty() {
+            return self.open_one(spec, space, None);
+        }
+        // One runner per instance, as one runner; runners of one device share the flag
+        // that a new process is needed (a fault on one poisons the context of all).
+        let flag = Arc::<AtomicBool>::default();
+        let mut runners: Vec<(String, Box<dyn Runner>)> = Vec::new();
+        // The first instance's jobs, device and whether it needs a new process after a fault.
+        let mut first: Option<(usize, bool, Option<String>)> = None;
+        for i in &self.instances {
+            let opened = self.open_one(spec, space, Some((i, &flag)))?;
+            first.get_or_insert((
+                opened.jobs,
+                opened.fresh_process.is_some(),
+                opened.description,
+            ));
+            runners.push((i.name.clone(), opened.runner));
+        }
+        let (jobs, restarts, description) = first.expect("at least one instance");
+        let names: Vec<&str> = self.instances.iter().map(|i| i.name.as_str()).collect();
+        let mut instances = ktune_runners::Instances::new(runners);
+        if restarts {
+            instances = instances.stop_when(Arc::clone(&flag));
+        }
+        let each = format!(
+            "{} instances, each configuration measured on all: {}",
+            names.len(),
+            names.join(", ")
+        );
+        Ok(OpenedRunner {
+            runner: Box::new(instances),
+            jobs,
+            fresh_process: restarts.then_some(flag),
+            description: Some(match description {
+                Some(d) => format!("{d}; {each}"),
+                None => each,
+            }),
+        })
+    }
+
+    /// Opens the runner of `spec`, for one instance (its name, variables and the flag its
+    /// runner sets when a new process is needed) where given.
+    fn open_one(
+        &self,
+        spec: &RunnerSpec,
+        space: &SearchSpace,
+        instance: Option<(&InstanceSpec, &Arc<AtomicBool>)>,
+    ) -> Result<OpenedRunner, ProblemError> {
+        let file = self.path.display().to_string();
+        let bind_error = |name: &str, message: String| ProblemError::Section {
+            section: "instance",
+            file: file.clone(),
+            message: format!("instance `{name}`: {message}"),
+        };
+        match spec {
+            RunnerSpec::Command(spec) => {
                 let runner = CommandRunner::for_instance(
                     spec,
                     space,
                     &self.dir,
-                    Some((i.name.as_str(), i.vars.as_slice())),
+                    instance.map(|(i, _)| (i.name.as_str(), i.vars.as_slice())),
                 )
                 .map_err(|e| ProblemError::Runner {
                     section: None,
                     source: Box::new(e),
-                })?;
-                runners.push((i.name.clone(), Box::new(runner)));
-            }
-            let names: Vec<&str> = self.instances.iter().map(|i| i.name.as_str()).collect();
-            return Ok(OpenedRunner {
-                runner: Box::new(ktune_runners::Instances::new(runners)),
-                jobs: spec.jobs,
-                fresh_process: None,
-                description: Some(format!(
-                    "{} instances, each configuration measured on all: {}",
-                    names.len(),
-                    names.join(", ")
-                )),
-            });
-        }
-        match spec {
-            RunnerSpec::Command(spec) => {
-                let runner = CommandRunner::new(spec, space, &self.dir).map_err(|e| {
-                    ProblemError::Runner {
-                        section: None,
-                        source: Box::new(e),
-                    }
                 })?;
                 Ok(OpenedRunner {
                     runner: Box::new(runner),
@@ -81,13 +108,28 @@ impl ProblemSpec {
                 })
             }
             RunnerSpec::Cuda(spec) => {
-                let runner = CudaRunner::new(spec, space, &self.dir).map_err(|e| {
-                    let at_fault = matches!(e, CudaError::Spec(_) | CudaError::Source { .. });
-                    ProblemError::Runner {
-                        section: at_fault.then_some(file),
-                        source: Box::new(e),
+                let bound: CudaSpec;
+                let spec = match instance {
+                    Some((i, _)) => {
+                        bound = spec
+                            .bound(&i.vars, space)
+                            .map_err(|m| bind_error(&i.name, m))?;
+                        &bound
                     }
+                    None => spec,
+                };
+                let mut runner = CudaRunner::new(spec, space, &self.dir).map_err(|e| {
+                    let at_fault = matches!(e, CudaError::Spec(_) | CudaError::Source { .. });
+                    runner_error(
+                        at_fault,
+                        &file,
+                        instance.map(|i| i.0.name.as_str()),
+                        Box::new(e),
+                    )
                 })?;
+                if let Some((_, flag)) = instance {
+                    runner.share_fresh_process(Arc::clone(flag));
+                }
                 let d = runner.device();
                 let (version, library) = runner.compiler();
                 let description = format!(
@@ -107,13 +149,28 @@ impl ProblemSpec {
                 })
             }
             RunnerSpec::OpenCl(spec) => {
-                let runner = OpenClRunner::new(spec, space, &self.dir).map_err(|e| {
-                    let at_fault = matches!(e, OpenClError::Spec(_) | OpenClError::Source { .. });
-                    ProblemError::Runner {
-                        section: at_fault.then_some(file),
-                        source: Box::new(e),
+                let bound: OpenClSpec;
+                let spec = match instance {
+                    Some((i, _)) => {
+                        bound = spec
+                            .bound(&i.vars, space)
+                            .map_err(|m| bind_error(&i.name, m))?;
+                        &bound
                     }
+                    None => spec,
+                };
+                let mut runner = OpenClRunner::new(spec, space, &self.dir).map_err(|e| {
+                    let at_fault = matches!(e, OpenClError::Spec(_) | OpenClError::Source { .. });
+                    runner_error(
+                        at_fault,
+                        &file,
+                        instance.map(|i| i.0.name.as_str()),
+                        Box::new(e),
+                    )
                 })?;
+                if let Some((_, flag)) = instance {
+                    runner.share_fresh_process(Arc::clone(flag));
+                }
                 let d = runner.device_info();
                 let description = format!(
                     "{} ({}, {}; platform {} \"{}\", device {}), {} build jobs",
@@ -133,5 +190,26 @@ impl ProblemSpec {
                 })
             }
         }
+    }
+}
+
+/// A kernel runner's error opening: where the spec is at fault, named with its file and the
+/// instance it was opened for; otherwise (a driver missing, ...) as the runner said it.
+fn runner_error(
+    at_fault: bool,
+    file: &str,
+    instance: Option<&str>,
+    source: Box<dyn std::error::Error + Send + Sync>,
+) -> ProblemError {
+    match instance {
+        Some(name) if at_fault => ProblemError::Section {
+            section: "instance",
+            file: file.to_string(),
+            message: format!("instance `{name}`: {source}"),
+        },
+        _ => ProblemError::Runner {
+            section: at_fault.then(|| file.to_string()),
+            source,
+        },
     }
 }

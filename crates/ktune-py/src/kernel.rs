@@ -101,7 +101,7 @@ impl Kernel {
         space, kernel_name, source, source_name, problem_size, arguments, *, answers=None,
         atol=1e-6, constants=None, block_size_names=None, grid_div_x=None, grid_div_y=None,
         grid_div_z=None, shared_memory=None, compiler_options=None, device=Whole::ZERO, iterations=Whole::of(7),
-        template_args=None, lang="cuda", platform=Whole::ZERO
+        template_args=None, lang="cuda", platform=Whole::ZERO, power=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -125,6 +125,7 @@ impl Kernel {
         template_args: Option<Vec<String>>,
         lang: &str,
         platform: Whole,
+        power: bool,
     ) -> PyResult<Self> {
         let device = device.count("device")?;
         let platform = platform.count("platform")?;
@@ -242,6 +243,11 @@ impl Kernel {
                 reference: None,
             });
         if opencl {
+            if power {
+                return Err(PyValueError::new_err(
+                    "energy and power are measured on CUDA GPUs (through NVML), not with lang=\"OpenCL\"",
+                ));
+            }
             for (given, what, why) in [
                 (
                     !host_constants.is_empty(),
@@ -286,6 +292,7 @@ impl Kernel {
                 objective: CudaObjective::Time,
                 objectives: Vec::new(),
                 flops: None,
+                defines: Default::default(),
                 arguments: Vec::new(),
                 verify,
             };
@@ -329,8 +336,11 @@ impl Kernel {
             objective: CudaObjective::Time,
             objectives: Vec::new(),
             flops: None,
-            power: Some(false),
-            power_seconds: 0.5,
+            // Energy and power, when asked for, from NVML's energy counter over at least
+            // a quarter second of launches (in observed: `energy` and `power` per result).
+            power: Some(power),
+            power_seconds: 0.25,
+            defines: Default::default(),
             arguments: Vec::new(),
             constants: Vec::new(),
             verify,
@@ -389,7 +399,8 @@ impl Kernel {
 
     /// Measures `configs` (dicts of parameter values): per configuration a dict with
     /// `status` (`"ok"` or the failure's kind), `reason`, `time` (mean milliseconds),
-    /// `times` (each timed launch), and `compile_time`, `verification_time`,
+    /// `times` (each timed launch), with `power = True` also `energy` (J per launch) and
+    /// `power` (W), and `compile_time`, `verification_time`,
     /// `benchmark_time` in milliseconds. Fewer results than configurations come back when
     /// the GPU became unusable (see `stopped`).
     fn evaluate<'py>(
@@ -484,6 +495,13 @@ fn outcome_dict<'py>(py: Python<'py>, o: &Outcome) -> PyResult<Bound<'py, PyDict
             d.set_item("time", values.first().copied())?;
             let times: Vec<f64> = o.samples().map(|s| s.values.clone()).unwrap_or_default();
             d.set_item("times", times)?;
+            // Measured where the kernel was opened with power = True (joules per launch,
+            // watts).
+            for (key, name) in [("energy_j", "energy"), ("power_w", "power")] {
+                if let Some(v) = o.observed().get(key).and_then(|v| v.as_f64()) {
+                    d.set_item(name, v)?;
+                }
+            }
         }
         Outcome::Failed { kind, reason, .. } => {
             d.set_item("status", kind.name())?;

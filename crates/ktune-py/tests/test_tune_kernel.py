@@ -236,7 +236,11 @@ def test_several_objectives_are_checked_before_the_gpu():
     refused("give either objective", objective="time", objectives={"time": False, "x": True})
     refused("non-empty dict", objectives={})
     refused("True where higher is better", objectives={"time": "min"})
-    refused("measures no energy", objectives={"time": False, "energy": False})
+    refused("neither one of 'time', 'energy', 'power'", objectives={"time": False, "joules": False})
+    # Energy is measured through NVML, which OpenCL devices do not have: refused before any
+    # device is opened.
+    refused("measured on CUDA GPUs", objectives={"time": False, "energy": False}, lang="OpenCL")
+    refused("measured on CUDA GPUs", objective="power", lang="OpenCL")
 
 
 def test_results_are_shaped_like_kernel_tuners():
@@ -391,6 +395,28 @@ def test_vector_add_on_the_gpu(tmp_path):
     again, _ = call(cache=str(cache))
     assert [r["time"] for r in again] == [r["time"] for r in results]
     assert all(r["compile_time"] == 0 and r["benchmark_time"] == 0 for r in again)
+
+
+@gpu
+def test_time_and_energy_are_tuned_together_on_the_gpu(tmp_path):
+    # Kernel Tuner 1.5's spelling; energy and power come from NVML with every result.
+    cache = tmp_path / "energy"
+    results, env = call(objectives={"time": False, "energy": False}, cache=str(cache))
+    assert len(results) == 4 and all("__error__" not in r for r in results), results
+    for r in results:
+        assert r["energy"] > 0 and r["power"] > 0, r
+        # Joules per launch are watts times seconds per launch, within the power window's
+        # measurement.
+        assert r["energy"] == pytest.approx(r["power"] * r["time"] / 1e3, rel=0.5), r
+    assert env["objectives"] == {"time": False, "energy": False}
+    front = env["pareto_front"]
+    assert front and env["best_config"]["time"] == min(r["time"] for r in results)
+    # No result on the front is beaten on both by another result.
+    for f in front:
+        assert not any(r["time"] < f["time"] and r["energy"] < f["energy"] for r in results), f
+    # The cache keeps the energy: resumed, nothing is measured again.
+    again, _ = call(objectives={"time": False, "energy": False}, cache=str(cache))
+    assert [r["energy"] for r in again] == [r["energy"] for r in results]
 
 
 @gpu

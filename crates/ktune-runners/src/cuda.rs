@@ -142,6 +142,8 @@ impl Problem {
         spec_dir: &Path,
     ) -> Result<Problem, CudaError> {
         let err = |m: String| CudaError::Spec(m);
+        // `[runner.defines]` stand for their values in the section's expressions.
+        let spec = &spec.bound(&[], space).map_err(err)?;
         let source_path = spec_dir.join(&spec.source);
         let source = std::fs::read_to_string(&source_path).map_err(|e| CudaError::Source {
             path: source_path.clone(),
@@ -528,6 +530,12 @@ impl CudaRunner {
     /// process (`ktune tune`) then starts itself afresh, and resumes from its database.
     pub fn fresh_process_needed(&self) -> Arc<std::sync::atomic::AtomicBool> {
         Arc::clone(&self.fresh_process)
+    }
+
+    /// Sets `flag` instead of a flag of its own (see [`Self::fresh_process_needed`]): runners
+    /// of one device in one process (the instances of a study) share their fate.
+    pub fn share_fresh_process(&mut self, flag: Arc<std::sync::atomic::AtomicBool>) {
+        self.fresh_process = flag;
     }
 
     /// The NVRTC in use: its version and the library it was loaded from.

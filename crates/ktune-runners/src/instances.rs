@@ -18,6 +18,9 @@ pub struct Instances {
     names: Vec<String>,
     runners: Vec<Box<dyn Runner>>,
     metrics: Vec<Metric>,
+    /// Set when the process can no longer measure (shared by runners of one GPU context:
+    /// a kernel fault on one instance poisons all): no instance runs after it is set.
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Instances {
@@ -44,7 +47,29 @@ impl Instances {
             names,
             runners,
             metrics,
+            stop: None,
         }
+    }
+
+    /// No instance is measured once `flag` is set (the runners' "fresh process needed" flag,
+    /// when they share one device context): the configurations finished so far are
+    /// returned, the rest left for a new process.
+    pub fn stop_when(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
+    /// The outcomes of the configurations finished when measuring ended early: those that
+    /// failed already, or that every instance measured, up to the first one left unfinished.
+    fn finished(&self, outcomes: &[Vec<Outcome>]) -> Vec<Outcome> {
+        let done = |o: &Vec<Outcome>| {
+            o.iter().any(|o| o.objective().is_none()) || o.len() == self.runners.len()
+        };
+        outcomes
+            .iter()
+            .take_while(|o| done(o))
+            .map(|o| self.combine(o))
+            .collect()
     }
 
     /// The combined outcome of one configuration from its outcomes on the instances (all of
@@ -126,36 +151,55 @@ impl Runner for Instances {
         // Per configuration, its outcome on each instance so far; a configuration that failed
         // on one instance is not run on the next (it has failed already).
         let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); configs.len()];
-        let last = self.runners.len() - 1;
-        for (i, runner) in self.runners.iter_mut().enumerate() {
+        for i in 0..self.runners.len() {
             let alive: Vec<usize> = (0..configs.len())
                 .filter(|&c| outcomes[c].iter().all(|o| o.objective().is_some()))
                 .collect();
             if alive.is_empty() {
                 break;
             }
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+            {
+                return Err(CoreError::RunnerStopped {
+                    runner: "instances".into(),
+                    message: format!(
+                        "the device cannot be used again in this process (before instance {}); a new process resumes",
+                        self.names[i]
+                    ),
+                    outcomes: self.finished(&outcomes),
+                });
+            }
             let batch: Vec<Configuration> = alive.iter().map(|&c| configs[c].clone()).collect();
-            let (measured, out_of_time) = match runner.evaluate(space, &batch) {
-                Ok(o) => (o, false),
-                Err(CoreError::OutOfTime { outcomes }) => (outcomes, true),
+            let (measured, ended) = match self.runners[i].evaluate(space, &batch) {
+                Ok(o) => (o, None),
+                Err(CoreError::OutOfTime { outcomes }) => (outcomes, Some(None)),
+                Err(CoreError::RunnerStopped {
+                    runner,
+                    message,
+                    outcomes,
+                }) => (outcomes, Some(Some((runner, message)))),
                 Err(e) => return Err(e),
             };
             for (&c, o) in alive.iter().zip(measured) {
                 outcomes[c].push(o);
             }
-            if out_of_time {
-                // Finished are the configurations that failed already, or that the last
-                // instance measured, up to the first one left unmeasured.
-                let done = |o: &Vec<Outcome>| {
-                    o.iter().any(|o| o.objective().is_none())
-                        || (i == last && o.len() == self.runners.len())
-                };
-                let finished = outcomes.iter().take_while(|o| done(o)).count();
-                let combined = outcomes[..finished]
-                    .iter()
-                    .map(|o| self.combine(o))
-                    .collect();
-                return Err(CoreError::OutOfTime { outcomes: combined });
+            match ended {
+                None => {}
+                Some(None) => {
+                    return Err(CoreError::OutOfTime {
+                        outcomes: self.finished(&outcomes),
+                    });
+                }
+                Some(Some((runner, message))) => {
+                    return Err(CoreError::RunnerStopped {
+                        runner,
+                        message: format!("instance {}: {message}", self.names[i]),
+                        outcomes: self.finished(&outcomes),
+                    });
+                }
             }
         }
         Ok(outcomes.iter().map(|o| self.combine(o)).collect())

@@ -104,6 +104,8 @@ impl Problem {
         space: &SearchSpace,
         spec_dir: &Path,
     ) -> Result<Problem, OpenClError> {
+        // `[runner.defines]` stand for their values in the section's expressions.
+        let spec = &spec.bound(&[], space).map_err(OpenClError::Spec)?;
         let source_path = spec_dir.join(&spec.source);
         let source = std::fs::read_to_string(&source_path).map_err(|e| OpenClError::Source {
             path: source_path.clone(),
@@ -316,6 +318,12 @@ impl OpenClRunner {
     /// process then starts afresh and resumes from its database.
     pub fn fresh_process_needed(&self) -> Arc<std::sync::atomic::AtomicBool> {
         Arc::clone(&self.fresh_process)
+    }
+
+    /// Sets `flag` instead of a flag of its own (see [`Self::fresh_process_needed`]): runners
+    /// of one device in one process (the instances of a study) share their fate.
+    pub fn share_fresh_process(&mut self, flag: Arc<std::sync::atomic::AtomicBool>) {
+        self.fresh_process = flag;
     }
 
     fn timeout(&self) -> Duration {

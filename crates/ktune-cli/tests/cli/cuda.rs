@@ -18,6 +18,7 @@ fn the_cuda_examples_have_the_spaces_they_describe() {
     for (name, size) in [
         ("cuda-vector-add", "32"),
         ("cuda-matmul", "140"),
+        ("cuda-matmul-sizes", "140"),
         // Kernel Tuner's convolution space, as in the shared T1 file.
         ("cuda-convolution", "4362"),
         ("cuda-reduction", "1008"),
@@ -219,4 +220,94 @@ fn outputs_that_all_differ_from_the_reference_stop_the_run_with_their_results_ke
         rows.iter().all(|r| r["status"] == "wrong_output"),
         "{rows:?}"
     );
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn the_matmul_is_tuned_for_three_sizes_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let spec = examples().join("cuda-matmul-sizes/ktune.toml");
+    let args = ["--strategy", "random", "--seed", "1", "--max-evals", "6"];
+    let (ok, err) = tune(&spec, &db, &args);
+    assert!(ok, "{err}");
+    let rows = results(&db);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        let t: Vec<f64> = ["w1024", "w2048", "w4096"]
+            .iter()
+            .map(|n| r["observed"][format!("time@{n}")].as_f64().unwrap())
+            .collect();
+        // 8 and 64 times the work of the smallest.
+        assert!(t[0] < t[1] && t[1] < t[2], "{r}");
+        let mean = (t[0] * t[1] * t[2]).cbrt();
+        assert!(
+            (mean - r["objective"].as_f64().unwrap()).abs() < 1e-9 * mean,
+            "{r}"
+        );
+    }
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(args)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0 this run, 6 resumed"), "{text}");
+}
+
+/// A kernel fault on one instance poisons the process's CUDA context for every instance:
+/// the configuration fails naming the instance, ktune restarts, and the rest of the study
+/// is measured on both instances in the new process.
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and NVRTC: run with --ignored on a GPU machine"]
+fn a_kernel_fault_on_one_instance_restarts_and_fails_only_that_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        "extern \"C\" __global__ void k(float *x, int n) {\n\
+         int i = blockIdx.x * block_size_x + threadIdx.x;\n\
+         #if mode == 1\n\
+         if (N == 8192) x[i + (1 << 30)] = 1.0f;  // far out of bounds on the large instance\n\
+         #endif\n\
+         if (i < n) x[i] = 1.0f;\n}\n",
+    )
+    .unwrap();
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        "[[parameter]]\nname = \"block_size_x\"\nvalues = [64]\n\n\
+         [[parameter]]\nname = \"mode\"\nvalues = [0, 1, 2]\n\n\
+         [[instance]]\nname = \"small\"\nN = 4096\n\n\
+         [[instance]]\nname = \"large\"\nN = 8192\n\n\
+         [runner]\nkind = \"cuda\"\nsource = \"k.cu\"\nkernel = \"k\"\nproblem_size = [\"N\"]\njobs = 4\n\
+         [[runner.argument]]\nname = \"x\"\ntype = \"float\"\nsize = \"N\"\noutput = true\n\
+         [[runner.argument]]\nname = \"n\"\ntype = \"int\"\nvalue = \"N\"\n\
+         [runner.verify]\natol = 0.0\n",
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let (ok, err) = tune(
+        &spec,
+        &db,
+        &["--strategy", "brute_force", "--max-evals", "3"],
+    );
+    assert!(ok, "{err}");
+    assert!(err.contains("restarting to continue (1 of"), "{err}");
+    let rows = results(&db);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in &rows {
+        if r["params"]["mode"] == 1 {
+            assert_eq!(r["status"], "runtime", "{r}");
+            let reason = r["reason"].as_str().unwrap();
+            assert!(reason.starts_with("instance large: "), "{r}");
+            assert!(reason.contains("kernel fault"), "{r}");
+        } else {
+            assert_eq!(r["status"], "ok", "{r}");
+            assert!(r["observed"]["time@large"].as_f64().unwrap() > 0.0, "{r}");
+        }
+    }
 }

@@ -234,3 +234,175 @@ fn the_matmul_and_convolution_examples_tune_on_the_device() {
         }
     }
 }
+
+/// A study of two problem sizes on the OpenCL runner: each instance's `N` is defined in the
+/// program, sizes the arrays (`size = "N"`), the scalar (`value = "N"`) and the grid
+/// (`problem_size = ["N"]`), and picks the instance's input and expected files
+/// (`a_{N}.raw`); `[runner.defines]` reaches the program too. Every configuration is
+/// measured on both, the objective is the geometric mean, each size's time is kept, and a
+/// resumed study measures nothing again.
+#[test]
+fn instances_measure_each_configuration_on_every_problem_size() {
+    if !opencl_or_skip("instances_measure_each_configuration_on_every_problem_size") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("scaled_add.cl"),
+        "#ifndef N\n#error the instance's N is not defined\n#endif\n\
+         __kernel void scaled_add(__global float *c, __global const float *a, const int n) {\n\
+           int i = get_global_id(0);\n\
+           if (i < n && n == N) c[i] = a[i] + SCALE;\n\
+         }\n",
+    )
+    .unwrap();
+    for n in [1000usize, 3000] {
+        let a: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        let c: Vec<u8> = (0..n)
+            .flat_map(|i| (i as f32 + 2.0).to_le_bytes())
+            .collect();
+        std::fs::write(dir.path().join(format!("a_{n}.raw")), a).unwrap();
+        std::fs::write(dir.path().join(format!("c_{n}.raw")), c).unwrap();
+    }
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[[parameter]]
+name = "block_size_x"
+values = [16, 32, 64]
+
+[[instance]]
+name = "small"
+N = 1000
+
+[[instance]]
+name = "large"
+N = 3000
+
+[runner]
+kind = "opencl"
+source = "scaled_add.cl"
+kernel = "scaled_add"
+problem_size = ["N"]
+repeat = 2
+
+[runner.defines]
+SCALE = 2.0
+
+[[runner.argument]]
+name = "c"
+type = "float32"
+size = "N"
+expected = "c_{N}.raw"
+
+[[runner.argument]]
+name = "a"
+type = "float32"
+size = "N"
+file = "a_{N}.raw"
+
+[[runner.argument]]
+name = "n"
+type = "int32"
+value = "N"
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let tune = || {
+        ktune()
+            .arg("tune")
+            .arg(&spec)
+            .arg("--db")
+            .arg(&db)
+            .args(["--strategy", "brute_force", "--max-evals", "3"])
+            .succeeds()
+    };
+    let out = tune();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("2 instances, each configuration measured on all: small, large"),
+        "{err}"
+    );
+    let rows = results_json(dir.path(), &[db.as_os_str()]);
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        let small = r["observed"]["time@small"].as_f64().unwrap();
+        let large = r["observed"]["time@large"].as_f64().unwrap();
+        let mean = r["objective"].as_f64().unwrap();
+        assert!(((small * large).sqrt() - mean).abs() <= 1e-9 * mean, "{r}");
+    }
+    let out = tune();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0 this run, 3 resumed"), "{text}");
+
+    // A wrong expected file for one instance fails every configuration on it, by name.
+    std::fs::write(dir.path().join("c_3000.raw"), vec![0u8; 3000 * 4]).unwrap();
+    let db2 = dir.path().join("r2.db");
+    ktune()
+        .arg("tune")
+        .arg(&spec)
+        .arg("--db")
+        .arg(&db2)
+        .args(["--strategy", "brute_force", "--max-evals", "3"])
+        .output()
+        .unwrap();
+    let rows = results_json(dir.path(), &[db2.as_os_str()]);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_ne!(r["status"], "ok", "{r}");
+        assert!(
+            r["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("instance large: "),
+            "{r}"
+        );
+    }
+}
+
+/// Instance variables in a kernel runner's section: a name that is also a parameter, and a
+/// size that names no variable, are refused naming the instance or the key.
+#[test]
+fn kernel_instances_with_bad_variables_name_the_problem() {
+    if !opencl_or_skip("kernel_instances_with_bad_variables_name_the_problem") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cl"),
+        "__kernel void k(__global float *a) {}\n",
+    )
+    .unwrap();
+    let run = |instance: &str, size: &str| {
+        let path = dir.path().join("ktune.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[[parameter]]\nname = \"block_size_x\"\nvalues = [32, 64]\n\n[[instance]]\nname = \"one\"\n{instance}\n\n[runner]\nkind = \"opencl\"\nsource = \"k.cl\"\nkernel = \"k\"\nproblem_size = [\"N\"]\n\n[[runner.argument]]\nname = \"a\"\ntype = \"float32\"\nsize = {size}\n"
+            ),
+        )
+        .unwrap();
+        let db = dir.path().join("r.db");
+        let err = ktune()
+            .arg("tune")
+            .arg(&path)
+            .arg("--db")
+            .arg(&db)
+            .args(["--max-evals", "2"])
+            .fails();
+        assert!(!db.exists(), "{err}");
+        err
+    };
+    let err = run("N = 64\nblock_size_x = 3", "\"N\"");
+    assert!(
+        err.contains("instance `one`: `block_size_x` is both a parameter"),
+        "{err}"
+    );
+    let err = run("N = 64", "\"M * 2\"");
+    assert!(err.contains("instance `one`"), "{err}");
+    assert!(err.contains("size = \"M * 2\""), "{err}");
+    assert!(err.contains("[[instance]] variables"), "{err}");
+}

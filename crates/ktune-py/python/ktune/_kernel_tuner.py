@@ -540,6 +540,11 @@ def _print_result(params, tune_params, objective, metrics):
     print(", ".join(parts))
 
 
+# What tune_kernel measures itself, as objectives can name it: the kernel time (ms), and on
+# CUDA GPUs the energy per launch (J) and power (W) from NVML.
+_MEASURED = ("time", "energy", "power")
+
+
 def _study(space, strategy, strategy_options, objective, higher_is_better, seed, prior=None, objectives=None):
     """The ask/tell study of a run (its strategy checked, told the priors) and its time limit;
     with ``objectives`` (Kernel Tuner 1.5's dict of names to higher-is-better) a study of
@@ -657,6 +662,9 @@ def _result(config, out, objective, metrics):
     if out["status"] == "ok":
         params["time"] = out["time"]
         params["times"] = out["times"]
+        for name in ("energy", "power"):
+            if name in out:
+                params[name] = out[name]
     else:
         params["__error__"] = _ERROR_OF_FAILURE.get(out["status"], RuntimeFailedConfig)()
         params["__error_reason__"] = out["reason"]
@@ -759,7 +767,10 @@ def tune_kernel(
     name, ``time`` or a metric, and whether higher is better) tunes for several at once, in
     place of ``objective``: the strategy is told every one, ``env["pareto_front"]`` lists the
     results no other beats on all of them (by the first) and ``best_config`` is the best of
-    the first. Energy is not measured here (``ktune tune`` measures it through NVML).
+    the first. ``"energy"`` (joules per launch) and ``"power"`` (watts) are measured on
+    CUDA GPUs through NVML when an objective names them (``{"time": False, "energy":
+    False}``), over at least a quarter second of back-to-back launches per configuration;
+    every result then has both.
 
     Not supported, and refused by name: ``texmem_args``, ``defines``, ``observers``,
     ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``compiler``,
@@ -793,10 +804,9 @@ def tune_kernel(
         for name, higher in objectives.items():
             if not isinstance(higher, bool):
                 _fail(f"objectives[{name!r}] is {higher!r}: give True where higher is better, False where lower is")
-            if name != "time" and name not in (metrics or {}):
+            if name not in _MEASURED and name not in (metrics or {}):
                 _fail(
-                    f"objective {name!r} is neither \"time\" nor one of the metrics {list(metrics or {})}"
-                    " (ktune's tune_kernel measures no energy; `ktune tune` does, objectives = [\"time\", \"energy\"])"
+                    f"objective {name!r} is neither one of {', '.join(map(repr, _MEASURED))} nor one of the metrics {list(metrics or {})}"
                 )
         objective, objective_higher_is_better = next(iter(objectives.items()))
     if objective is None:
@@ -816,14 +826,21 @@ def tune_kernel(
             f"({', '.join(tune_params)})"
         )
     _check_cache_path(cache)
-    if objective != "time" and objective not in (metrics or {}):
-        _fail(f"objective {objective!r} is neither \"time\" nor one of the metrics {list(metrics or {})}")
+    if objective not in _MEASURED and objective not in (metrics or {}):
+        _fail(
+            f"objective {objective!r} is neither one of {', '.join(map(repr, _MEASURED))} nor one of the metrics {list(metrics or {})}"
+        )
+    # Energy and power are measured (NVML) only when an objective names them: the power
+    # window adds a quarter second of launches to every configuration.
+    power = any(n in ("energy", "power") and n not in (metrics or {}) for n in (objectives or {objective: None}))
+    opencl = lang is not None and str(lang).upper() == "OPENCL"
+    if power and opencl:
+        _fail("energy and power are measured on CUDA GPUs (through NVML), not with lang=\"OpenCL\"")
     space = _ktune.SearchSpace(tune_params, _restrictions(restrictions))
     if space.size == 0:
         _fail("no configuration satisfies the restrictions")
     if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 1:
         _fail(f"iterations={iterations!r}: give a whole number of launches, at least 1")
-    opencl = lang is not None and str(lang).upper() == "OPENCL"
     kernel = _ktune.Kernel(
         space,
         kernel_name,
@@ -845,6 +862,7 @@ def tune_kernel(
         template_args=template_args,
         lang="opencl" if opencl else "cuda",
         platform=int(platform),
+        power=power,
     )
     # Made before the GPU is opened, so that a wrong strategy is reported at once.
     study, time_limit = _study(

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 pub use crate::kernel::launch::LaunchRules;
+use crate::kernel::spec::Binding;
 use crate::kernel::spec::objective_list;
 pub use crate::kernel::spec::{
     ArgumentSpec, KernelObjective as CudaObjective, SizeSpec, VerifySpec,
@@ -100,6 +101,10 @@ pub struct CudaSpec {
     /// window runs between two updates of NVML's energy counter).
     #[serde(default = "default_power_seconds")]
     pub power_seconds: f64,
+    /// Constants `#define`d in every configuration's program (`[runner.defines]`, e.g.
+    /// `N = 4096`; an `[[instance]]`'s variables are added to them).
+    #[serde(default)]
+    pub defines: toml::Table,
     /// The kernel's arguments, in order.
     #[serde(default, rename = "argument")]
     pub arguments: Vec<ArgumentSpec>,
@@ -145,6 +150,45 @@ impl CudaSpec {
             flops: self.flops.as_deref(),
             kernel: &self.kernel,
             template_args: &self.template_args,
+            defines: &self.defines,
         }
+    }
+
+    /// This section with its `[runner.defines]` and an `[[instance]]`'s variables (none:
+    /// `&[]`) bound, as [`Binding`] says. Binding twice changes nothing more.
+    ///
+    /// # Errors
+    /// A name that is also a parameter, a define that is not a number, boolean or string,
+    /// or an expression that does not lex.
+    pub fn bound(
+        &self,
+        vars: &[(String, String)],
+        space: &ktune_space::SearchSpace,
+    ) -> Result<Self, String> {
+        let b = Binding::new(&self.defines, vars, space)?;
+        Ok(Self {
+            problem_size: self
+                .problem_size
+                .iter()
+                .map(|s| b.size("problem_size", s))
+                .collect::<Result<_, _>>()?,
+            grid_div_x: b.exprs("grid_div_x", &self.grid_div_x)?,
+            grid_div_y: b.exprs("grid_div_y", &self.grid_div_y)?,
+            grid_div_z: b.exprs("grid_div_z", &self.grid_div_z)?,
+            shared_memory: self
+                .shared_memory
+                .as_deref()
+                .map(|e| b.expr("shared_memory", e))
+                .transpose()?,
+            flops: self
+                .flops
+                .as_deref()
+                .map(|e| b.expr("flops", e))
+                .transpose()?,
+            defines: b.defines(),
+            arguments: b.arguments(&self.arguments)?,
+            constants: b.arguments(&self.constants)?,
+            ..self.clone()
+        })
     }
 }

@@ -1322,3 +1322,78 @@ fn the_configuration_checked_first_is_the_default_where_it_is_in_the_space() {
     assert_eq!(s.default_configuration(), None);
     assert_eq!(configuration_to_check(&s), Some(s.configuration(0)));
 }
+
+/// `[runner.defines]` reach every configuration's program after the parameters; a define
+/// that would redefine a parameter or a launch define, or that is not a name, is refused.
+#[test]
+fn runner_defines_are_defined_for_every_configuration() {
+    let s = space();
+    let p = problem("problem_size = [64]\ndefines = { N = 64, T = \"float\", on = true }").unwrap();
+    let l = p.launch(&s, &config(&s, 32, 1, 1, false)).unwrap();
+    let text = p.source_with_defines(&l);
+    for line in ["#define N 64", "#define T float", "#define on 1"] {
+        assert!(text.lines().any(|l| l == line), "{text}");
+    }
+    let e = problem_err("problem_size = [64]\ndefines = { tile = 3 }");
+    ktune_core::testing::assert_mentions(&e, &["[runner.defines]", "`tile`"]);
+    let e = problem_err("problem_size = [64]\ndefines = { grid_size_x = 3 }");
+    ktune_core::testing::assert_mentions(&e, &["[runner.defines]", "grid_size_x"]);
+    let e = problem_err("problem_size = [64]\ndefines = { \"a-b\" = 3 }");
+    ktune_core::testing::assert_mentions(&e, &["`a-b` is not a name"]);
+    let e = problem_err("problem_size = [64]\ndefines = { N = [1, 2] }");
+    ktune_core::testing::assert_mentions(&e, &["[runner.defines] N", "not a number"]);
+}
+
+/// An instance's variables bound into the section: defined in the program (overriding a
+/// define of the same name), its values in the expressions of the launch, the flops and
+/// the arguments' sizes and scalars, and in `{N}` of their files.
+#[test]
+fn an_instance_binds_its_variables_into_the_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<u8> = (0..32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    std::fs::write(dir.path().join("x_32.raw"), &data).unwrap();
+    let spec = spec_in(
+        dir.path(),
+        "problem_size = [\"N\", \"2 * N // block_size_y\"]\nflops = \"2 * N ** 2\"\n\
+         shared_memory = \"4 * N\"\ndefines = { N = 1, M = 2 }\n\
+         [[argument]]\nname = \"x\"\ntype = \"float\"\nsize = \"N\"\nfile = \"x_{N}.raw\"\n\
+         [[argument]]\nname = \"n\"\ntype = \"int\"\nvalue = \"N * 2\"\n",
+    );
+    let s = space();
+    let vars = vec![("N".to_string(), "32".to_string())];
+    let bound = spec.bound(&vars, &s).unwrap();
+    let p = Problem::new(&bound, &s, dir.path()).unwrap();
+    let l = p.launch(&s, &config(&s, 32, 2, 1, false)).unwrap();
+    assert_eq!(l.grid, [1, 16, 1]);
+    assert_eq!(l.flops, Some(2048.0));
+    assert_eq!(l.shared_bytes, 128);
+    let has = |k: &str, v: &str| l.defines.iter().any(|(a, b)| a == k && b == v);
+    assert!(has("N", "32") && has("M", "2"), "{:?}", l.defines);
+    match p.args() {
+        [
+            HostArg::Array { bytes, .. },
+            HostArg::Scalar { bytes: n, .. },
+        ] => {
+            assert_eq!(bytes, &data);
+            assert_eq!(n, &64i32.to_le_bytes());
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without the instance, [runner.defines]' N = 1 stands for N: the file x_1.raw.
+    let e = ktune_core::testing::refusal(Problem::new(&spec, &s, dir.path()));
+    ktune_core::testing::assert_mentions(&e, &["x_1.raw"]);
+    // A variable that is also a parameter is ambiguous.
+    let clash = vec![("tile".to_string(), "2".to_string())];
+    let e = spec.bound(&clash, &s).map(|_| ()).unwrap_err();
+    assert!(e.contains("`tile` is both a parameter"), "{e}");
+    // A size that names no variable says what it is not.
+    let unbound = spec_in(
+        dir.path(),
+        "problem_size = [8]\n[[argument]]\nname = \"x\"\ntype = \"float\"\nsize = \"M * 2\"\n",
+    );
+    let e = ktune_core::testing::refusal(Problem::new(&unbound, &s, dir.path()));
+    ktune_core::testing::assert_mentions(
+        &e,
+        &["argument `x`", "size = \"M * 2\"", "[[instance]] variables"],
+    );
+}

@@ -6,7 +6,7 @@ use std::path::Path;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::spec::ArgumentSpec;
+use super::spec::{ArgumentSpec, SizeSpec};
 
 /// The element type of an argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,6 +237,24 @@ pub struct HostConstant {
     pub bytes: Vec<u8>,
 }
 
+/// The value of a constant expression of a spec's `key` (`"N * N"` once an instance bound
+/// `N`), as TOML would have given it.
+fn constant(source: &str, key: &str) -> Result<toml::Value, String> {
+    use ktune_space::expr::Literal;
+    match ktune_space::expr::eval_const(source) {
+        Ok(Literal::Int(n)) => Ok(toml::Value::Integer(n)),
+        Ok(Literal::Real(x)) => Ok(toml::Value::Float(x)),
+        Ok(Literal::Bool(b)) => Ok(toml::Value::Boolean(b)),
+        Ok(Literal::Str(t)) => Err(format!(
+            "`{key} = \"{source}\"` is the string {t:?}, not a number"
+        )),
+        Err(e) => Err(format!(
+            "`{key} = \"{source}\"` is not a constant expression (are its names [[instance]] variables?): {}",
+            e.render(source)
+        )),
+    }
+}
+
 /// Builds the `[[runner.constant]]` entries of a spec (Kernel Tuner's `cmem_args`): arrays
 /// with `size` and a fill or file, and nothing that only kernel arguments have. Random fills
 /// are seeded by position after the `first_index` kernel arguments unless given a seed.
@@ -280,7 +298,7 @@ fn build_arg(index: usize, a: &ArgumentSpec, dir: &Path) -> Result<HostArg, Stri
             a.dtype
         )
     })?;
-    match (a.size, &a.value) {
+    match (&a.size, &a.value) {
         (Some(_), Some(_)) => {
             Err("give `size` for an array or `value` for a scalar, not both".into())
         }
@@ -292,6 +310,15 @@ fn build_arg(index: usize, a: &ArgumentSpec, dir: &Path) -> Result<HostArg, Stri
                 );
             }
             let mut bytes = Vec::new();
+            // An expression (`value = "N * N"`, with an [[instance]]'s N bound) is its value.
+            let evaluated;
+            let v = match v {
+                toml::Value::String(e) => {
+                    evaluated = constant(e, "value")?;
+                    &evaluated
+                }
+                v => v,
+            };
             match v {
                 toml::Value::Integer(n) => {
                     if !dtype.encode_int(*n, &mut bytes) {
@@ -309,7 +336,22 @@ fn build_arg(index: usize, a: &ArgumentSpec, dir: &Path) -> Result<HostArg, Stri
             })
         }
         (Some(size), None) => {
-            let len = usize::try_from(size).map_err(|_| "`size` is too large".to_string())?;
+            let size = match size {
+                SizeSpec::Int(n) => *n,
+                SizeSpec::Expr(e) => match constant(e, "size")? {
+                    toml::Value::Integer(n) => n,
+                    other => {
+                        return Err(format!("`size = \"{e}\"` is {other}, not a whole number"));
+                    }
+                },
+            };
+            let len = usize::try_from(size).map_err(|_| {
+                if size < 0 {
+                    format!("`size` is {size}, below 0")
+                } else {
+                    "`size` is too large".to_string()
+                }
+            })?;
             let bytes = match (&a.file, &a.fill) {
                 (Some(_), Some(_)) => {
                     return Err("give `fill` or `file`, not both".into());

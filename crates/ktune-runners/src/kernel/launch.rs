@@ -29,6 +29,8 @@ pub struct LaunchRules<'a> {
     pub kernel: &'a str,
     /// Template arguments (CUDA).
     pub template_args: &'a [String],
+    /// `[runner.defines]`: constants `#define`d in every configuration's program.
+    pub defines: &'a toml::Table,
 }
 
 /// Everything needed to launch one configuration.
@@ -72,6 +74,8 @@ pub struct LaunchPlan {
     kernel: String,
     template: Vec<Word>,
     block_names: [String; 3],
+    /// `[runner.defines]` as C text, after the parameters' defines.
+    constants: Vec<(String, String)>,
 }
 
 /// Compiles `source` (from the spec's `what`) over the space's parameters; a syntax or name
@@ -172,6 +176,34 @@ impl LaunchPlan {
         if spec.kernel.trim().is_empty() {
             return Err("[runner] kernel: the kernel's name is empty".into());
         }
+        let mut constants = Vec::new();
+        for (name, value) in spec.defines {
+            let identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !identifier {
+                return Err(format!(
+                    "[runner.defines] `{name}` is not a name the preprocessor can define"
+                ));
+            }
+            if space.param_index(name).is_some()
+                || block_names.contains(name)
+                || [
+                    "grid_size_x",
+                    "grid_size_y",
+                    "grid_size_z",
+                    "kernel_tuner",
+                    "ktune",
+                ]
+                .contains(&name.as_str())
+            {
+                return Err(format!(
+                    "[runner.defines] `{name}` is defined for every configuration already (a parameter, a block or grid size, or kernel_tuner/ktune)"
+                ));
+            }
+            let text = super::spec::define_value(value)
+                .map_err(|m| format!("[runner.defines] {name}: {m}"))?;
+            constants.push((name.clone(), text));
+        }
         Ok(LaunchPlan {
             problem,
             block,
@@ -181,6 +213,7 @@ impl LaunchPlan {
             kernel: spec.kernel.trim().to_string(),
             template,
             block_names,
+            constants,
         })
     }
 
@@ -268,6 +301,7 @@ impl LaunchPlan {
         for (p, v) in space.params().iter().zip(&values) {
             defines.push((p.name().to_string(), define_text(v)));
         }
+        defines.extend(self.constants.iter().cloned());
         defines.push(("kernel_tuner".into(), "1".into()));
         defines.push(("ktune".into(), "1".into()));
         let name_expression = if self.template.is_empty() {

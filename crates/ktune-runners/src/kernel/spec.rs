@@ -91,9 +91,11 @@ pub struct ArgumentSpec {
     /// `uint8` ... `uint64` (`int` is `int32`).
     #[serde(rename = "type")]
     pub dtype: String,
-    /// Number of elements of a device array.
-    pub size: Option<u64>,
-    /// The value of a scalar argument.
+    /// Number of elements of a device array: a number, or a constant expression of the
+    /// `[[instance]]` variables (`"N * N"`).
+    pub size: Option<SizeSpec>,
+    /// The value of a scalar argument (or a constant expression of the `[[instance]]`
+    /// variables, as a string).
     pub value: Option<toml::Value>,
     /// How an array is filled: `"random"`, `"zeros"`, or a number (every element).
     pub fill: Option<toml::Value>,
@@ -154,4 +156,124 @@ pub fn objective_list(
         }
     }
     Ok(objectives.to_vec())
+}
+
+/// A `[runner.defines]` value as C source text: numbers as written, booleans as 1/0,
+/// strings as they are (`"float"` is the C text `float`).
+pub fn define_value(value: &toml::Value) -> Result<String, String> {
+    match value {
+        toml::Value::Integer(n) => Ok(n.to_string()),
+        toml::Value::Float(x) => Ok(format!("{x:?}")),
+        toml::Value::Boolean(b) => Ok(u8::from(*b).to_string()),
+        toml::Value::String(s) => Ok(s.clone()),
+        other => Err(format!("{other} is not a number, boolean or string")),
+    }
+}
+
+/// `[runner.defines]` and one `[[instance]]`'s variables bound into a kernel runner's
+/// section, so that one section serves every instance: each is `#define`d in the program (an
+/// instance's variable overrides a define of its name), stands for its value in the
+/// section's expressions (`problem_size = ["N", "N"]`, `grid_div_x`, `shared_memory`,
+/// `flops`, and an argument's `size = "N * N"` or `value = "N"`), and replaces `{N}` in an
+/// argument's `file` and `expected` paths (data per instance).
+pub struct Binding {
+    vars: Vec<(String, String)>,
+}
+
+impl Binding {
+    /// The binding of `defines` and then `vars` (names and values as text) over `space`'s
+    /// parameters.
+    ///
+    /// # Errors
+    /// A name that is also a parameter (which one it means would be ambiguous), a define
+    /// that is not a number, boolean or string.
+    pub fn new(
+        defines: &toml::Table,
+        vars: &[(String, String)],
+        space: &ktune_space::SearchSpace,
+    ) -> Result<Binding, String> {
+        let mut all = Vec::new();
+        for (name, value) in defines {
+            let text = define_value(value).map_err(|m| format!("[runner.defines] {name}: {m}"))?;
+            all.push((name.clone(), text));
+        }
+        for (name, value) in vars {
+            all.retain(|(n, _)| n != name);
+            all.push((name.clone(), value.clone()));
+        }
+        if let Some((name, _)) = all.iter().find(|(n, _)| space.param_index(n).is_some()) {
+            return Err(format!(
+                "`{name}` is both a parameter and an instance variable or a [runner.defines] entry: rename one of them"
+            ));
+        }
+        Ok(Binding { vars: all })
+    }
+
+    /// An expression of `key` with the variables bound.
+    pub fn expr(&self, key: &str, source: &str) -> Result<String, String> {
+        ktune_space::expr::bind_names(source, &self.vars)
+            .map_err(|e| format!("[runner] {key}: {}", e.render(source)))
+    }
+
+    /// A list of expressions of `key` with the variables bound.
+    pub fn exprs(
+        &self,
+        key: &str,
+        list: &Option<Vec<String>>,
+    ) -> Result<Option<Vec<String>>, String> {
+        list.as_ref()
+            .map(|l| l.iter().map(|e| self.expr(key, e)).collect())
+            .transpose()
+    }
+
+    /// A problem size or array size with the variables bound.
+    pub fn size(&self, key: &str, size: &SizeSpec) -> Result<SizeSpec, String> {
+        Ok(match size {
+            SizeSpec::Int(n) => SizeSpec::Int(*n),
+            SizeSpec::Expr(e) => SizeSpec::Expr(self.expr(key, e)?),
+        })
+    }
+
+    /// A path with every `{name}` of a variable replaced by its value.
+    pub fn path(&self, path: &std::path::Path) -> PathBuf {
+        let mut text = path.to_string_lossy().into_owned();
+        for (name, value) in &self.vars {
+            text = text.replace(&format!("{{{name}}}"), value);
+        }
+        PathBuf::from(text)
+    }
+
+    /// Kernel arguments (or constants) with the variables bound.
+    pub fn arguments(&self, list: &[ArgumentSpec]) -> Result<Vec<ArgumentSpec>, String> {
+        list.iter()
+            .map(|a| {
+                let key = |k: &str| format!("argument `{}` {k}", a.name);
+                Ok(ArgumentSpec {
+                    size: a
+                        .size
+                        .as_ref()
+                        .map(|s| self.size(&key("size"), s))
+                        .transpose()?,
+                    value: match &a.value {
+                        Some(toml::Value::String(e)) => {
+                            Some(toml::Value::String(self.expr(&key("value"), e)?))
+                        }
+                        v => v.clone(),
+                    },
+                    file: a.file.as_deref().map(|p| self.path(p)),
+                    expected: a.expected.as_deref().map(|p| self.path(p)),
+                    ..a.clone()
+                })
+            })
+            .collect()
+    }
+
+    /// `[runner.defines]` with the variables added (a variable overrides a define of its
+    /// name).
+    pub fn defines(&self) -> toml::Table {
+        self.vars
+            .iter()
+            .map(|(n, v)| (n.clone(), toml::Value::String(v.clone())))
+            .collect()
+    }
 }

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 use crate::kernel::launch::LaunchRules;
-use crate::kernel::spec::{ArgumentSpec, KernelObjective, SizeSpec, VerifySpec, objective_list};
+use crate::kernel::spec::{
+    ArgumentSpec, Binding, KernelObjective, SizeSpec, VerifySpec, objective_list,
+};
 
 /// The `[runner]` section of a `ktune.toml` for `kind = "opencl"`: the CUDA runner's keys
 /// where OpenCL has the same thing (launch rules, arguments, verification, measurement),
@@ -82,6 +84,10 @@ pub struct OpenClSpec {
     pub objectives: Vec<KernelObjective>,
     /// Floating-point operations per launch: an expression of the parameters.
     pub flops: Option<String>,
+    /// Constants `#define`d in every configuration's program (`[runner.defines]`, e.g.
+    /// `N = 4096`; an `[[instance]]`'s variables are added to them).
+    #[serde(default)]
+    pub defines: toml::Table,
     /// The kernel's arguments, in order.
     #[serde(default, rename = "argument")]
     pub arguments: Vec<ArgumentSpec>,
@@ -149,6 +155,39 @@ impl OpenClSpec {
             flops: self.flops.as_deref(),
             kernel: &self.kernel,
             template_args: &[],
+            defines: &self.defines,
         }
+    }
+
+    /// This section with its `[runner.defines]` and an `[[instance]]`'s variables (none:
+    /// `&[]`) bound, as [`Binding`] says. Binding twice changes nothing more.
+    ///
+    /// # Errors
+    /// A name that is also a parameter, a define that is not a number, boolean or string,
+    /// or an expression that does not lex.
+    pub fn bound(
+        &self,
+        vars: &[(String, String)],
+        space: &ktune_space::SearchSpace,
+    ) -> Result<Self, String> {
+        let b = Binding::new(&self.defines, vars, space)?;
+        Ok(Self {
+            problem_size: self
+                .problem_size
+                .iter()
+                .map(|s| b.size("problem_size", s))
+                .collect::<Result<_, _>>()?,
+            grid_div_x: b.exprs("grid_div_x", &self.grid_div_x)?,
+            grid_div_y: b.exprs("grid_div_y", &self.grid_div_y)?,
+            grid_div_z: b.exprs("grid_div_z", &self.grid_div_z)?,
+            flops: self
+                .flops
+                .as_deref()
+                .map(|e| b.expr("flops", e))
+                .transpose()?,
+            defines: b.defines(),
+            arguments: b.arguments(&self.arguments)?,
+            ..self.clone()
+        })
     }
 }

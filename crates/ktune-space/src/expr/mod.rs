@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 mod ast;
+mod bind;
 pub(crate) mod bounds;
 mod compile;
 mod error;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+pub use bind::bind_names;
 pub use error::{EvalError, ExprError, ExprErrorKind};
 pub use list::{eval_const, eval_list};
 
