@@ -151,7 +151,9 @@ def run_one(space, plain_cache, restriction, strategy, seed, max_fevals, objecti
         results, env = tune_kernel(
             d["kernel_name"],
             "",  # the kernel's source is not used in simulation mode
-            tuple(d["problem_size"]) if isinstance(d["problem_size"], list) else d["problem_size"],
+            # Optional in the format (a ktune study whose size is an expression has none);
+            # the simulation does not use it.
+            tuple(d["problem_size"]) if isinstance(d.get("problem_size"), list) else d.get("problem_size", 1),
             [],
             d["tune_params"],
             restrictions=[restriction],

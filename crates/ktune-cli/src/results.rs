@@ -330,9 +330,19 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
     let text = match args.format.as_str() {
         "csv" => ktune_store::to_csv(&rows, &objective),
         "json" => serde_json::to_string_pretty(&ktune_store::to_json(&rows))?,
-        "cache" => serde_json::to_string_pretty(&ktune_store::to_kernel_tuner_cache(
-            &rows, &objective, "ktune",
-        ))?,
+        "cache" => {
+            let (kernel_name, device_name, problem_size) =
+                ktune_problem::export::cache_header(&store.dump()?);
+            serde_json::to_string_pretty(&ktune_store::to_kernel_tuner_cache(
+                &rows,
+                &objective,
+                &ktune_store::CacheHeader {
+                    kernel_name: &kernel_name,
+                    device_name: &device_name,
+                    problem_size: problem_size.as_deref(),
+                },
+            ))?
+        }
         "t4" => {
             let names: Vec<&str> = match objectives.len() {
                 0 | 1 => vec![objective.as_str()],

@@ -678,6 +678,18 @@ fn tags(contents: &Contents) -> Tags {
     }
 }
 
+/// What a ktune study says of itself for a Kernel Tuner cache's header (`ktune results
+/// --format cache`): its kernel (a CUDA or OpenCL study's, else the study's name), its
+/// workers' device where they share one (else `""`), and its problem size where constant.
+pub fn cache_header(dump: &ktune_store::StudyDump) -> (String, String, Option<Vec<u64>>) {
+    let tags = study_tags(dump);
+    (
+        tags.kernel.unwrap_or_else(|| dump.name.clone()),
+        tags.device.unwrap_or_default(),
+        tags.problem_size,
+    )
+}
+
 /// What a ktune study recorded about itself: its workers' device (where they share one),
 /// its name, its search space and its re-ranking's winner.
 fn study_tags(dump: &ktune_store::StudyDump) -> Tags {

@@ -269,7 +269,21 @@ fn failure_marker(status: &str) -> &'static str {
     }
 }
 
-/// The rows as a Kernel Tuner cache file: `kernel_name`, `objective`, `tune_params_keys`,
+/// What a Kernel Tuner cache file says of its study besides the records: Kernel Tuner 1.5
+/// refuses to resume (or to simulate from) a cache without `device_name` and `kernel_name`,
+/// and checks `problem_size` where the cache has one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CacheHeader<'a> {
+    /// The kernel's name (Kernel Tuner compares it with the one it tunes).
+    pub kernel_name: &'a str,
+    /// The device's name (`""` where unknown, as Kernel Tuner writes it then).
+    pub device_name: &'a str,
+    /// The problem size, where the study has one constant size.
+    pub problem_size: Option<&'a [u64]>,
+}
+
+/// The rows as a Kernel Tuner cache file: `device_name`, `kernel_name`, `problem_size` (where
+/// known), `objective`, `tune_params_keys`,
 /// `tune_params` (each parameter's values that occur in `rows`, numbers in increasing
 /// order, others in order of appearance) and `cache`, one record per row keyed by its
 /// values joined by commas (as Kernel Tuner writes them), with the parameter values, the
@@ -281,7 +295,7 @@ fn failure_marker(status: &str) -> &'static str {
 ///
 /// Only the objective is written, since rows hold no other metric; timeouts and wrong
 /// outputs become `RuntimeFailedConfig`, as Kernel Tuner has no marker for them.
-pub fn to_kernel_tuner_cache(rows: &[Row], objective: &str, kernel_name: &str) -> Json {
+pub fn to_kernel_tuner_cache(rows: &[Row], objective: &str, header: &CacheHeader<'_>) -> Json {
     let names: Vec<&str> = rows
         .first()
         .map(|r| r.params.iter().map(|(n, _)| n.as_str()).collect())
@@ -340,13 +354,19 @@ pub fn to_kernel_tuner_cache(rows: &[Row], objective: &str, kernel_name: &str) -
         }
         cache.insert(key.join(","), Json::Object(record));
     }
-    json!({
-        "kernel_name": kernel_name,
-        "objective": objective,
-        "tune_params_keys": names,
-        "tune_params": tune_params,
-        "cache": cache,
-    })
+    // In Kernel Tuner's order, `cache` last: Kernel Tuner appends records to the end of the
+    // file and takes a file that does not end in the cache's closing braces for one cut off.
+    let mut doc = Map::new();
+    doc.insert("device_name".into(), json!(header.device_name));
+    doc.insert("kernel_name".into(), json!(header.kernel_name));
+    if let Some(size) = header.problem_size {
+        doc.insert("problem_size".into(), json!(size));
+    }
+    doc.insert("tune_params_keys".into(), json!(names));
+    doc.insert("tune_params".into(), Json::Object(tune_params));
+    doc.insert("objective".into(), json!(objective));
+    doc.insert("cache".into(), Json::Object(cache));
+    Json::Object(doc)
 }
 
 #[cfg(test)]
@@ -503,7 +523,14 @@ mod tests {
     #[test]
     fn kernel_tuner_cache_reads_back() {
         let rows = rows();
-        let doc = to_kernel_tuner_cache(&rows, "time", "vector_add");
+        let doc = to_kernel_tuner_cache(
+            &rows,
+            "time",
+            &CacheHeader {
+                kernel_name: "vector_add",
+                ..Default::default()
+            },
+        );
         assert_eq!(doc["kernel_name"], "vector_add");
         assert_eq!(doc["tune_params"]["x"], json!([1, 2, 4]));
         assert_eq!(
@@ -521,7 +548,14 @@ mod tests {
         observed[3].observed.insert("energy_j".into(), json!(0.5));
         observed[3].observed.insert("device".into(), json!("H100"));
         observed[3].observed.insert("x".into(), json!(99));
-        let with = to_kernel_tuner_cache(&observed, "time", "vector_add");
+        let with = to_kernel_tuner_cache(
+            &observed,
+            "time",
+            &CacheHeader {
+                kernel_name: "vector_add",
+                ..Default::default()
+            },
+        );
         assert_eq!(with["cache"]["2,a,b"]["energy_j"], 0.5);
         assert_eq!(with["cache"]["2,a,b"]["x"], 2);
         assert!(with["cache"]["2,a,b"].get("device").is_none());
@@ -571,13 +605,30 @@ mod tests {
             ("perm".into(), json!([2, 0, 1])),
             ("r".into(), json!(0.5)),
         ];
-        let doc = to_kernel_tuner_cache(&[r], "time", "k");
+        let doc = to_kernel_tuner_cache(
+            &[r],
+            "time",
+            &CacheHeader {
+                kernel_name: "k",
+                ..Default::default()
+            },
+        );
         assert!(doc["cache"]["True,[2,0,1],0.5"].is_object(), "{doc}");
         let data = ktune_space::spec::read_cache(&doc.to_string(), "x.json").unwrap();
         assert_eq!(data.configurations.len(), 1);
         // An export of no rows is valid JSON, but a cache's space is its records: reading it
         // back is the same clear error for every command.
-        let empty = to_kernel_tuner_cache(&[], "time", "k");
+        let empty = to_kernel_tuner_cache(
+            &[],
+            "time",
+            &CacheHeader {
+                kernel_name: "k",
+                ..Default::default()
+            },
+        );
+        // An unknown device is "" (Kernel Tuner reads the key), an unknown size no key.
+        assert_eq!(empty["device_name"], "");
+        assert!(empty.get("problem_size").is_none());
         let e = ktune_space::spec::read_cache(&empty.to_string(), "e.json").unwrap_err();
         assert!(e.to_string().contains("records no configurations"), "{e}");
     }

@@ -34,7 +34,7 @@ pub use codec::value_of as stored_value;
 pub use conninfo::redact;
 pub use copy::{EvaluationRow, StudyDump, WorkerRow};
 pub use error::StoreError;
-pub use export::{Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
+pub use export::{CacheHeader, Row, to_csv, to_json, to_kernel_tuner_cache, value_display};
 pub use fingerprint::Fingerprint;
 pub use location::{Location, StudySummary};
 #[cfg(feature = "postgres")]

@@ -220,7 +220,27 @@ fn kernel_tuner_cache_of_stored_rows_reads_back() {
     for r in &recs {
         store.record(&space, r).unwrap();
     }
-    let doc = to_kernel_tuner_cache(&store.rows().unwrap(), "time", "kernel");
+    let doc = to_kernel_tuner_cache(
+        &store.rows().unwrap(),
+        "time",
+        &crate::CacheHeader {
+            kernel_name: "kernel",
+            device_name: "NVIDIA H100",
+            problem_size: Some(&[64, 8]),
+        },
+    );
+    // The header Kernel Tuner 1.5 needs to resume or simulate from the file.
+    assert_eq!(doc["device_name"], "NVIDIA H100");
+    assert_eq!(doc["kernel_name"], "kernel");
+    assert_eq!(doc["problem_size"], serde_json::json!([64, 8]));
+    // Kernel Tuner appends to the cache, and reads a file that does not end with it as cut
+    // off: `cache` is the last key.
+    let text = serde_json::to_string_pretty(&doc).unwrap();
+    assert!(text.ends_with("}\n}"), "{}", &text[text.len() - 40..]);
+    assert_eq!(
+        doc.as_object().unwrap().keys().next_back().unwrap(),
+        "cache"
+    );
     let data = ktune_space::spec::read_cache(&doc.to_string(), "cache.json").unwrap();
     assert!(data.warnings.is_empty(), "{:?}", data.warnings);
     assert_eq!(data.configurations.len(), recs.len());

@@ -102,6 +102,19 @@ fn an_opencl_example_is_tuned_on_the_device_and_its_results_name_it() {
     let record = lines.next().unwrap();
     assert_eq!(record["problem_size"], serde_json::json!([4194304, 1, 1]));
     assert_eq!(record["environment"]["device_name"], device.as_str());
+    // The Kernel Tuner cache export has the header Kernel Tuner needs to resume or simulate
+    // from it, `cache` last (Kernel Tuner appends to it).
+    let out = ktune()
+        .args(["results", "--format", "cache"])
+        .arg(&db)
+        .succeeds();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cache: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(cache["device_name"], device.as_str());
+    assert_eq!(cache["kernel_name"], "vector_add");
+    assert_eq!(cache["problem_size"], serde_json::json!([4194304]));
+    assert_eq!(cache["cache"].as_object().unwrap().len(), 6);
+    assert!(text.trim_end().ends_with("}\n}"), "{text}");
     // Resuming runs nothing again.
     let out = ktune()
         .arg("tune")
