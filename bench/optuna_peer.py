@@ -78,6 +78,8 @@ def violation(trial):
 
 
 INFEASIBLE = 1e30
+# Asks per evaluation of the budget before a run stops (--ask-factor).
+ASK_FACTOR = 50
 
 
 def run_one(space, sampler_name, seed, max_fevals, objectives=None):
@@ -117,7 +119,7 @@ def run_one(space, sampler_name, seed, max_fevals, objectives=None):
             out.append(float(v))
         return out
     asks = infeasible = repeats = 0
-    ask_limit = 50 * max_fevals
+    ask_limit = ASK_FACTOR * max_fevals
     constrained = not sampler_name.endswith("-fail")
     impute = sampler_name in ("gp", "gp-ordinal")
 
@@ -169,7 +171,12 @@ def main():
     ap = arguments(__doc__, "folder for <sampler>__<space>.jsonl")
     ap.add_argument("--samplers", default="tpe", help=f"comma-separated, of: {', '.join(SAMPLERS)}")
     ap.add_argument("--objective", help="two recorded keys, A,B: a study of two objectives (see above)")
+    ap.add_argument("--ask-factor", type=int, default=50,
+                    help="stop a run after this many asks per evaluation of its budget (default 50; "
+                         "Kernel Tuner's peer script stops at 10)")
     a = ap.parse_args()
+    global ASK_FACTOR
+    ASK_FACTOR = a.ask_factor
     samplers = choices(ap, a.samplers, SAMPLERS, "sampler")
     objectives = a.objective.split(",") if a.objective else None
     if objectives and len(objectives) != 2:
