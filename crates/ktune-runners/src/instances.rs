@@ -295,4 +295,88 @@ mod tests {
         }
         assert_eq!(large_runs.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
+
+    /// A runner that measures `x` until `x == fault`, where it records a failure, sets the
+    /// flag and stops, as a CUDA runner does after a kernel fault.
+    struct Faulting {
+        fault: i64,
+        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        metrics: Vec<Metric>,
+    }
+
+    impl Runner for Faulting {
+        fn name(&self) -> &str {
+            "faulting"
+        }
+        fn metrics(&self) -> &[Metric] {
+            &self.metrics
+        }
+        fn evaluate(
+            &mut self,
+            space: &SearchSpace,
+            configs: &[Configuration],
+        ) -> Result<Vec<Outcome>, CoreError> {
+            let mut out = Vec::new();
+            for c in configs {
+                let ktune_space::Value::Int(x) = space.values(c)[0] else {
+                    unreachable!()
+                };
+                if *x == self.fault {
+                    out.push(Outcome::failed(
+                        FailureKind::Runtime,
+                        "kernel fault",
+                        Timings::default(),
+                    ));
+                    self.flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                    return Err(CoreError::RunnerStopped {
+                        runner: "faulting".into(),
+                        message: "the GPU needs a new process".into(),
+                        outcomes: out,
+                    });
+                }
+                out.push(Outcome::ok(vec![*x as f64], Timings::default()));
+            }
+            Ok(out)
+        }
+    }
+
+    #[test]
+    fn a_runner_that_stops_ends_the_batch_with_what_every_instance_finished() {
+        let space = SearchSpace::new(
+            vec![Parameter::integer("x", [1, 2, 4]).unwrap()],
+            &[] as &[&str],
+        )
+        .unwrap();
+        let flag = std::sync::Arc::<std::sync::atomic::AtomicBool>::default();
+        let (small, _) = scaled(4.0, None);
+        let large = Box::new(Faulting {
+            fault: 2,
+            flag: std::sync::Arc::clone(&flag),
+            metrics: vec![Metric::new("time", Direction::Minimize)],
+        });
+        let mut runner = Instances::new(vec![("small".into(), small), ("large".into(), large)])
+            .stop_when(std::sync::Arc::clone(&flag));
+        let configs: Vec<Configuration> = space.iter().collect();
+        let Err(CoreError::RunnerStopped {
+            message, outcomes, ..
+        }) = runner.evaluate(&space, &configs)
+        else {
+            panic!("the runner stopped")
+        };
+        assert!(message.starts_with("instance large: "), "{message}");
+        // x = 1 on both instances: sqrt(4 * 1); x = 2 failed on the large one; x = 4 was
+        // measured on the small one only, and is left for the new process.
+        assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+        assert_eq!(outcomes[0].objective(), Some(2.0));
+        match &outcomes[1] {
+            Outcome::Failed { reason, .. } => assert_eq!(reason, "instance large: kernel fault"),
+            o => panic!("{o:?}"),
+        }
+        // With the flag set, nothing runs again in this process.
+        let Err(CoreError::RunnerStopped { outcomes, .. }) = runner.evaluate(&space, &configs[2..])
+        else {
+            panic!("stopped before the first instance")
+        };
+        assert!(outcomes.is_empty());
+    }
 }
