@@ -5,9 +5,10 @@
 # release `ktune` wheel and Kernel Tuner 1.5.0 with the dependencies that machine lacks,
 # unpacked for its Python (default 3.12). Then, on the GPU machine, from the repository root:
 #
+#   tar xJf .gpu-pack/gpu.tar.xz
 #   bash bench/cuda_gpu_check.sh .gpu "$OUT" "tests python kt:matmul:NVCUDA kt:matmul:ktune ..."
 #
-# (carry `.gpu` with the device tool). Usage: bash bench/gpu_carry.sh [python version]
+# (carry `.gpu-pack` with the device tool; see the end of this script). Usage: bash bench/gpu_carry.sh [python version]
 set -euo pipefail
 py=${1:-3.12}
 cd "$(dirname "$0")/.."
@@ -47,3 +48,12 @@ rm -rf .gpu/wheels
 find .gpu/py \( -name '*.c' -o -name __pycache__ \) -prune -exec rm -rf {} +
 find .gpu/py -name '*.so' -exec strip --strip-unneeded {} +
 du -sh .gpu
+# The checkout (about 20 MiB) and .gpu (about 50 MiB) together exceed what travels: carry the
+# packed copy (`.gpu-pack`, about 14 MiB) and unpack it there first (`tar xJf
+# .gpu-pack/gpu.tar.xz`). Kernel Tuner's packages are only needed for the `kt:` steps:
+# GPU_CARRY_LEAN=1 leaves them out.
+if [[ ${GPU_CARRY_LEAN:-} == 1 ]]; then
+    find .gpu/py -mindepth 1 -maxdepth 1 ! -name 'ktune' ! -name 'ktune-*' -exec rm -rf {} +
+fi
+mkdir -p .gpu-pack && tar cJf .gpu-pack/gpu.tar.xz .gpu
+du -sh .gpu-pack
