@@ -889,3 +889,45 @@ fn instances_make_one_space_per_kernel() {
         &["convolution_x2"],
     );
 }
+
+/// NSGA-II runs to its budget even where its population converges on a small space: the H100
+/// matmul's time and energy (140 configurations, a front of 5), exported from the committed
+/// study as a Kernel Tuner cache. Its runs used to stop at 112-119 evaluations once every
+/// child it bred had been measured.
+#[test]
+fn nsga2_runs_to_its_budget_on_a_small_space_of_two_objectives() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("h100_matmul.json");
+    ktune()
+        .args(["results", "--format", "cache", "--out"])
+        .arg(&cache)
+        .arg(crate::common::repo("bench/data/h100-energy/matmul.db"))
+        .succeeds();
+    let out = dir.path().join("out");
+    ktune()
+        .arg("bench")
+        .arg(&cache)
+        .args([
+            "-s",
+            "nsga2",
+            "--objective",
+            "time,energy_j",
+            "--seeds",
+            "5",
+            "--no-plots",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .succeeds();
+    let traces = std::fs::read_to_string(out.join("traces.jsonl")).unwrap();
+    let lengths: Vec<usize> = traces
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["values"]
+                .as_array()
+                .unwrap()
+                .len()
+        })
+        .collect();
+    assert_eq!(lengths, vec![140; 5]);
+}

@@ -276,6 +276,19 @@ impl Strategy for Nsga2 {
                 self.outstanding = 0;
             }
             if generations == MAX_GENERATIONS_PER_ASK {
+                // The population has converged on what it measured: rather than end the
+                // run short of its budget, this ask explores fresh configurations (they
+                // join the history, not the population).
+                if out.is_empty() {
+                    let taken = FxHashSet::default();
+                    while out.len() < n {
+                        match self.fresh(space, history, &taken, rng) {
+                            Some(c) if !out.contains(&c) => out.push(c),
+                            Some(_) => {}
+                            None => break,
+                        }
+                    }
+                }
                 break;
             }
             generations += 1;
