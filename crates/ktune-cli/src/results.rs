@@ -332,7 +332,7 @@ pub fn results(args: &ResultsArgs) -> Result<()> {
         "json" => serde_json::to_string_pretty(&ktune_store::to_json(&rows))?,
         "cache" => {
             let (kernel_name, device_name, problem_size) =
-                ktune_problem::export::cache_header(&store.dump()?);
+                ktune_problem::export::cache_header(store.study(), &fingerprint, &store.workers()?);
             serde_json::to_string_pretty(&ktune_store::to_kernel_tuner_cache(
                 &rows,
                 &objective,

@@ -681,13 +681,47 @@ fn tags(contents: &Contents) -> Tags {
 /// What a ktune study says of itself for a Kernel Tuner cache's header (`ktune results
 /// --format cache`): its kernel (a CUDA or OpenCL study's, else the study's name), its
 /// workers' device where they share one (else `""`), and its problem size where constant.
-pub fn cache_header(dump: &ktune_store::StudyDump) -> (String, String, Option<Vec<u64>>) {
-    let tags = study_tags(dump);
+pub fn cache_header(
+    study: &str,
+    fingerprint: &ktune_store::Fingerprint,
+    workers: &[ktune_store::WorkerRow],
+) -> (String, String, Option<Vec<u64>>) {
+    let (kernel, problem_size) = kernel_and_size(Some(fingerprint));
     (
-        tags.kernel.unwrap_or_else(|| dump.name.clone()),
-        tags.device.unwrap_or_default(),
-        tags.problem_size,
+        kernel.unwrap_or_else(|| study.to_string()),
+        shared_device(workers).unwrap_or_default(),
+        problem_size,
     )
+}
+
+/// The device a study's workers share, if they name one.
+fn shared_device(workers: &[ktune_store::WorkerRow]) -> Option<String> {
+    let mut devices: Vec<&str> = workers
+        .iter()
+        .map(|w| w.device.as_str())
+        .filter(|d| !d.is_empty() && *d != "unknown")
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    (devices.len() == 1).then(|| devices[0].to_string())
+}
+
+/// A kernel runner's section (CUDA, OpenCL) names the kernel and, where it is a constant,
+/// the problem size; other studies record neither, and they are given (--size).
+fn kernel_and_size(
+    fingerprint: Option<&ktune_store::Fingerprint>,
+) -> (Option<String>, Option<Vec<u64>>) {
+    let runner: Json = fingerprint
+        .and_then(|f| serde_json::from_str(&f.runner).ok())
+        .unwrap_or(Json::Null);
+    if !matches!(runner["kind"].as_str(), Some("cuda" | "opencl")) {
+        return (None, None);
+    }
+    let problem_size = runner["problem_size"]
+        .as_array()
+        .and_then(|a| a.iter().map(Json::as_u64).collect::<Option<Vec<u64>>>())
+        .filter(|s| (1..=3).contains(&s.len()));
+    (runner["kernel"].as_str().map(str::to_string), problem_size)
 }
 
 /// What a ktune study recorded about itself: its workers' device (where they share one),
@@ -699,14 +733,6 @@ fn study_tags(dump: &ktune_store::StudyDump) -> Tags {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.clone())
     };
-    let mut devices: Vec<&str> = dump
-        .workers
-        .iter()
-        .map(|w| w.device.as_str())
-        .filter(|d| !d.is_empty() && *d != "unknown")
-        .collect();
-    devices.sort_unstable();
-    devices.dedup();
     let reranked = meta("rerank")
         .and_then(|r| serde_json::from_str::<Json>(&r).ok())
         .and_then(|r| {
@@ -724,24 +750,10 @@ fn study_tags(dump: &ktune_store::StudyDump) -> Tags {
     let space = fingerprint
         .as_ref()
         .map(|f| serde_json::json!([f.parameters, f.constraints]).to_string());
-    // A kernel runner's section (CUDA, OpenCL) names the kernel and, where it is a constant,
-    // the problem size; other studies record neither, and they are given (--size).
-    let runner: Json = fingerprint
-        .and_then(|f| serde_json::from_str(&f.runner).ok())
-        .unwrap_or(Json::Null);
-    let kernel_runner = matches!(runner["kind"].as_str(), Some("cuda" | "opencl"));
-    let problem_size = runner["problem_size"]
-        .as_array()
-        .filter(|_| kernel_runner)
-        .and_then(|a| a.iter().map(Json::as_u64).collect::<Option<Vec<u64>>>())
-        .filter(|s| (1..=3).contains(&s.len()));
-    let kernel = runner["kernel"]
-        .as_str()
-        .filter(|_| kernel_runner)
-        .map(str::to_string);
+    let (kernel, problem_size) = kernel_and_size(fingerprint.as_ref());
     Tags {
         kernel,
-        device: (devices.len() == 1).then(|| devices[0].to_string()),
+        device: shared_device(&dump.workers),
         problem_size,
         study: Some(dump.name.clone()),
         space,

@@ -1,13 +1,12 @@
 //! The problem's runner opened: the `[runner]` section made into a [`Runner`] for its space,
 //! one runner per `[[instance]]` where there are instances.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use ktune_core::Runner;
-use ktune_runners::{
-    CommandRunner, CudaError, CudaRunner, CudaSpec, OpenClError, OpenClRunner, OpenClSpec,
-};
+use ktune_runners::{CommandRunner, CudaError, CudaRunner, OpenClError, OpenClRunner};
 use ktune_space::SearchSpace;
 
 use crate::{InstanceSpec, ProblemError, ProblemSpec, RunnerSpec};
@@ -83,11 +82,7 @@ impl ProblemSpec {
         instance: Option<(&InstanceSpec, &Arc<AtomicBool>)>,
     ) -> Result<OpenedRunner, ProblemError> {
         let file = self.path.display().to_string();
-        let bind_error = |name: &str, message: String| ProblemError::Section {
-            section: "instance",
-            file: file.clone(),
-            message: format!("instance `{name}`: {message}"),
-        };
+        let instance_name = instance.map(|(i, _)| i.name.as_str());
         match spec {
             RunnerSpec::Command(spec) => {
                 let runner = CommandRunner::for_instance(
@@ -108,24 +103,10 @@ impl ProblemSpec {
                 })
             }
             RunnerSpec::Cuda(spec) => {
-                let bound: CudaSpec;
-                let spec = match instance {
-                    Some((i, _)) => {
-                        bound = spec
-                            .bound(&i.vars, space)
-                            .map_err(|m| bind_error(&i.name, m))?;
-                        &bound
-                    }
-                    None => spec,
-                };
-                let mut runner = CudaRunner::new(spec, space, &self.dir).map_err(|e| {
+                let spec = for_instance(&**spec, instance, &file, |s, vars| s.bound(vars, space))?;
+                let mut runner = CudaRunner::new(&spec, space, &self.dir).map_err(|e| {
                     let at_fault = matches!(e, CudaError::Spec(_) | CudaError::Source { .. });
-                    runner_error(
-                        at_fault,
-                        &file,
-                        instance.map(|i| i.0.name.as_str()),
-                        Box::new(e),
-                    )
+                    runner_error(at_fault, &file, instance_name, Box::new(e))
                 })?;
                 if let Some((_, flag)) = instance {
                     runner.share_fresh_process(Arc::clone(flag));
@@ -149,24 +130,10 @@ impl ProblemSpec {
                 })
             }
             RunnerSpec::OpenCl(spec) => {
-                let bound: OpenClSpec;
-                let spec = match instance {
-                    Some((i, _)) => {
-                        bound = spec
-                            .bound(&i.vars, space)
-                            .map_err(|m| bind_error(&i.name, m))?;
-                        &bound
-                    }
-                    None => spec,
-                };
-                let mut runner = OpenClRunner::new(spec, space, &self.dir).map_err(|e| {
+                let spec = for_instance(&**spec, instance, &file, |s, vars| s.bound(vars, space))?;
+                let mut runner = OpenClRunner::new(&spec, space, &self.dir).map_err(|e| {
                     let at_fault = matches!(e, OpenClError::Spec(_) | OpenClError::Source { .. });
-                    runner_error(
-                        at_fault,
-                        &file,
-                        instance.map(|i| i.0.name.as_str()),
-                        Box::new(e),
-                    )
+                    runner_error(at_fault, &file, instance_name, Box::new(e))
                 })?;
                 if let Some((_, flag)) = instance {
                     runner.share_fresh_process(Arc::clone(flag));
@@ -190,6 +157,26 @@ impl ProblemSpec {
                 })
             }
         }
+    }
+}
+
+/// A kernel runner's section as `instance` sees it: its variables bound by `bind`, or the
+/// section itself; a binding error names the instance.
+fn for_instance<'s, S: Clone>(
+    spec: &'s S,
+    instance: Option<(&InstanceSpec, &Arc<AtomicBool>)>,
+    file: &str,
+    bind: impl FnOnce(&S, &[(String, String)]) -> Result<S, String>,
+) -> Result<Cow<'s, S>, ProblemError> {
+    match instance {
+        None => Ok(Cow::Borrowed(spec)),
+        Some((i, _)) => bind(spec, &i.vars)
+            .map(Cow::Owned)
+            .map_err(|m| ProblemError::Section {
+                section: "instance",
+                file: file.to_string(),
+                message: format!("instance `{}`: {m}", i.name),
+            }),
     }
 }
 

@@ -296,50 +296,6 @@ mod tests {
         assert_eq!(large_runs.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
 
-    /// A runner that measures `x` until `x == fault`, where it records a failure, sets the
-    /// flag and stops, as a CUDA runner does after a kernel fault.
-    struct Faulting {
-        fault: i64,
-        flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
-        metrics: Vec<Metric>,
-    }
-
-    impl Runner for Faulting {
-        fn name(&self) -> &str {
-            "faulting"
-        }
-        fn metrics(&self) -> &[Metric] {
-            &self.metrics
-        }
-        fn evaluate(
-            &mut self,
-            space: &SearchSpace,
-            configs: &[Configuration],
-        ) -> Result<Vec<Outcome>, CoreError> {
-            let mut out = Vec::new();
-            for c in configs {
-                let ktune_space::Value::Int(x) = space.values(c)[0] else {
-                    unreachable!()
-                };
-                if *x == self.fault {
-                    out.push(Outcome::failed(
-                        FailureKind::Runtime,
-                        "kernel fault",
-                        Timings::default(),
-                    ));
-                    self.flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                    return Err(CoreError::RunnerStopped {
-                        runner: "faulting".into(),
-                        message: "the GPU needs a new process".into(),
-                        outcomes: out,
-                    });
-                }
-                out.push(Outcome::ok(vec![*x as f64], Timings::default()));
-            }
-            Ok(out)
-        }
-    }
-
     #[test]
     fn a_runner_that_stops_ends_the_batch_with_what_every_instance_finished() {
         let space = SearchSpace::new(
@@ -349,11 +305,35 @@ mod tests {
         .unwrap();
         let flag = std::sync::Arc::<std::sync::atomic::AtomicBool>::default();
         let (small, _) = scaled(4.0, None);
-        let large = Box::new(Faulting {
-            fault: 2,
-            flag: std::sync::Arc::clone(&flag),
-            metrics: vec![Metric::new("time", Direction::Minimize)],
+        // Fails at x = 2 and stops there, setting the flag, as a CUDA runner does after a
+        // kernel fault.
+        let stop = std::sync::Arc::clone(&flag);
+        let large = ktune_core::testing::FnRunner::outcomes(move |space, c| {
+            let ktune_space::Value::Int(x) = space.values(c)[0] else {
+                unreachable!()
+            };
+            if *x == 2 {
+                Outcome::failed(FailureKind::Runtime, "kernel fault", Timings::default())
+            } else {
+                Outcome::ok(vec![*x as f64], Timings::default())
+            }
+        })
+        .metric("time", Direction::Minimize)
+        .on_batch(move |_, mut outcomes| {
+            match outcomes.iter().position(|o| o.objective().is_none()) {
+                Some(i) => {
+                    outcomes.truncate(i + 1);
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                    Err(CoreError::RunnerStopped {
+                        runner: "faulting".into(),
+                        message: "the GPU needs a new process".into(),
+                        outcomes,
+                    })
+                }
+                None => Ok(outcomes),
+            }
         });
+        let large = Box::new(large);
         let mut runner = Instances::new(vec![("small".into(), small), ("large".into(), large)])
             .stop_when(std::sync::Arc::clone(&flag));
         let configs: Vec<Configuration> = space.iter().collect();

@@ -66,6 +66,27 @@ pub struct EvaluationRow {
 }
 
 impl Store {
+    /// The study's workers, in the order they joined.
+    pub fn workers(&self) -> Result<Vec<WorkerRow>, StoreError> {
+        self.conn
+            .prepare(
+                "SELECT worker, host, device, joined FROM workers WHERE study = ?1 \
+                 ORDER BY joined, worker",
+            )
+            .and_then(|mut s| {
+                s.query_map([self.study], |r| {
+                    Ok(WorkerRow {
+                        worker: r.get(0)?,
+                        host: r.get(1)?,
+                        device: r.get(2)?,
+                        joined: r.get(3)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(|e| sqlite_error(&self.path, e))
+    }
+
     /// The whole study, column by column.
     pub fn dump(&self) -> Result<StudyDump, StoreError> {
         let sqlite = |e| sqlite_error(&self.path, e);
@@ -85,24 +106,7 @@ impl Store {
                     .collect::<Result<Vec<_>, _>>()
             })
             .map_err(sqlite)?;
-        let workers = self
-            .conn
-            .prepare(
-                "SELECT worker, host, device, joined FROM workers WHERE study = ?1 \
-                 ORDER BY joined, worker",
-            )
-            .and_then(|mut s| {
-                s.query_map([self.study], |r| {
-                    Ok(WorkerRow {
-                        worker: r.get(0)?,
-                        host: r.get(1)?,
-                        device: r.get(2)?,
-                        joined: r.get(3)?,
-                    })
-                })?
-                .collect::<Result<Vec<_>, _>>()
-            })
-            .map_err(sqlite)?;
+        let workers = self.workers()?;
         let evaluations = self
             .conn
             .prepare(

@@ -167,24 +167,12 @@ impl CudaSpec {
     ) -> Result<Self, String> {
         let b = Binding::new(&self.defines, vars, space)?;
         Ok(Self {
-            problem_size: self
-                .problem_size
-                .iter()
-                .map(|s| b.size("problem_size", s))
-                .collect::<Result<_, _>>()?,
+            problem_size: b.sizes("problem_size", &self.problem_size)?,
             grid_div_x: b.exprs("grid_div_x", &self.grid_div_x)?,
             grid_div_y: b.exprs("grid_div_y", &self.grid_div_y)?,
             grid_div_z: b.exprs("grid_div_z", &self.grid_div_z)?,
-            shared_memory: self
-                .shared_memory
-                .as_deref()
-                .map(|e| b.expr("shared_memory", e))
-                .transpose()?,
-            flops: self
-                .flops
-                .as_deref()
-                .map(|e| b.expr("flops", e))
-                .transpose()?,
+            shared_memory: b.opt_expr("shared_memory", &self.shared_memory)?,
+            flops: b.opt_expr("flops", &self.flops)?,
             defines: b.defines(),
             arguments: b.arguments(&self.arguments)?,
             constants: b.arguments(&self.constants)?,

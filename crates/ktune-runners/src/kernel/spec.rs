@@ -226,6 +226,16 @@ impl Binding {
             .transpose()
     }
 
+    /// An optional expression of `key` with the variables bound.
+    pub fn opt_expr(&self, key: &str, source: &Option<String>) -> Result<Option<String>, String> {
+        source.as_deref().map(|e| self.expr(key, e)).transpose()
+    }
+
+    /// Problem sizes with the variables bound.
+    pub fn sizes(&self, key: &str, sizes: &[SizeSpec]) -> Result<Vec<SizeSpec>, String> {
+        sizes.iter().map(|s| self.size(key, s)).collect()
+    }
+
     /// A problem size or array size with the variables bound.
     pub fn size(&self, key: &str, size: &SizeSpec) -> Result<SizeSpec, String> {
         Ok(match size {
