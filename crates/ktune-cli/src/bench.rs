@@ -103,6 +103,11 @@ struct RunArgs {
     /// listed without (`strategy/listed`). Traces record their priors.
     #[arg(long, value_parser = parse_transfer, value_name = "HOW|FILE")]
     transfer: Option<Transfer>,
+    /// With several objectives: each run seeks one configuration by this goal (as `ktune tune
+    /// --goal`), e.g. "energy within 5% of time"; traces are labelled `strategy/goal` and
+    /// record it. Score them with `bench/goal_at.py`.
+    #[arg(long, value_name = "GOAL")]
+    goal: Option<String>,
 }
 
 /// Where a benchmark's runs take their priors from.
@@ -393,6 +398,10 @@ fn contenders(args: &RunArgs) -> Result<Vec<Contender>> {
                     Some(Transfer::Listed(_)) => format!("{label}/listed"),
                     Some(Transfer::Each) | None => label,
                 };
+                let label = match &args.goal {
+                    Some(_) => format!("{label}/goal"),
+                    None => label,
+                };
                 (label, c.clone(), w)
             })
         })
@@ -593,12 +602,25 @@ fn run_one(
     let mut runner = sim.runner();
     let t = Instant::now();
     let objectives = sim.metrics().len();
+    let goal = args
+        .goal
+        .as_deref()
+        .map(|text| {
+            if objectives < 2 {
+                bail!("--goal `{text}`: a goal needs several objectives (--objective A,B)");
+            }
+            Ok(ktune_core::pareto::Goal::parse(text, sim.metrics())?)
+        })
+        .transpose()?;
     let (records, mut meta) = match workers {
         None => {
-            let run = Tuner::new(sim.space(), &mut runner, budget)
+            let mut tuner = Tuner::new(sim.space(), &mut runner, budget)
                 .priors(priors)
-                .objectives(objectives)
-                .run(strategy.as_mut(), &mut Rng::seed_from_u64(*seed))?;
+                .objectives(objectives);
+            if let Some(g) = goal {
+                tuner = tuner.goal(g);
+            }
+            let run = tuner.run(strategy.as_mut(), &mut Rng::seed_from_u64(*seed))?;
             let meta = serde_json::json!({
                 "budget": given,
                 "simulated_seconds": run.clock,
@@ -620,6 +642,9 @@ fn run_one(
             if objectives > 1 {
                 let directions: Vec<_> = sim.metrics().iter().map(|m| m.direction).collect();
                 session.set_objectives(&directions)?;
+            }
+            if let Some(g) = goal {
+                session.set_goal(&g)?;
             }
             let run = simulate_workers(session, &mut runner, *n)?;
             let meta = serde_json::json!({
@@ -648,6 +673,9 @@ fn run_one(
     };
     if !priors.is_empty() {
         meta["priors"] = serde_json::json!(prior_sources(priors));
+    }
+    if let Some(text) = &args.goal {
+        meta["goal"] = serde_json::json!(text);
     }
     Ok(Trace {
         tool: tool.to_string(),

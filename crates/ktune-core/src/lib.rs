@@ -77,8 +77,8 @@ pub use simulated::{SimulatedRun, simulate_workers};
 pub use storage::{Claim, Recorded, Storage, StudyRecord, Worker, worker_seed};
 pub use strategy::{History, Observation, Rng, Strategy};
 pub use study::{
-    BUDGET_KEY, DIRECTION_KEY, JoinNote, Joined, OBJECTIVE_KEY, OBJECTIVES_KEY, PRIORS_KEY,
-    PriorFact, SEED_KEY, STRATEGY_KEY, StudyFacts, UNIT_KEY,
+    BUDGET_KEY, DIRECTION_KEY, GOAL_KEY, JoinNote, Joined, OBJECTIVE_KEY, OBJECTIVES_KEY,
+    PRIORS_KEY, PriorFact, SEED_KEY, STRATEGY_KEY, StudyFacts, UNIT_KEY,
 };
 pub use tuner::{Budget, Record, StopReason, Tuner, TuningRun};
 

@@ -74,9 +74,6 @@ pub enum Goal {
     Weighted(Vec<f64>),
 }
 
-/// A result's score under a goal (smaller is better; `None`: the goal rules it out).
-type Score<'a> = Box<dyn Fn(&[f64]) -> Option<f64> + 'a>;
-
 /// Why a goal cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -179,64 +176,153 @@ impl Goal {
         points: &[Option<Vec<f64>>],
         directions: &[crate::Direction],
     ) -> Option<usize> {
-        let ran: Vec<(usize, &[f64])> = points
+        let ran: Vec<(usize, Vec<f64>)> = points
             .iter()
             .enumerate()
             .filter_map(|(i, p)| p.as_deref().map(|p| (i, p)))
             .filter(|(_, p)| p.len() >= directions.len() && p.iter().all(|v| v.is_finite()))
-            .collect();
-        let best_of = |j: usize| {
-            ran.iter()
-                .map(|(_, p)| directions[j].to_min(p[j]))
-                .fold(f64::INFINITY, f64::min)
-        };
-        let score: Score<'_> = match self {
-            Goal::Within { best, within } => {
-                let limits: Vec<(usize, f64)> = within
-                    .iter()
-                    .map(|&(j, f)| {
-                        let b = best_of(j);
-                        // In minimisation form: a minimised objective's best b allows
-                        // b·(1+f) when b > 0; a maximised one's (−best) allows −best/(1+f).
-                        let limit = if b >= 0.0 {
-                            b * (1.0 + f)
-                        } else {
-                            b / (1.0 + f)
-                        };
-                        (j, limit)
-                    })
-                    .collect();
-                let best = *best;
-                Box::new(move |p: &[f64]| {
-                    limits
+            .map(|(i, p)| {
+                (
+                    i,
+                    directions
                         .iter()
-                        .all(|&(j, limit)| directions[j].to_min(p[j]) <= limit)
-                        .then(|| directions[best].to_min(p[best]))
-                })
-            }
-            Goal::Weighted(weights) => {
-                let bests: Vec<f64> = (0..directions.len()).map(best_of).collect();
-                Box::new(move |p: &[f64]| {
-                    let mut sum = 0.0;
-                    for (j, &w) in weights.iter().enumerate() {
-                        if w == 0.0 {
-                            continue;
-                        }
-                        let (v, b) = (p[j], directions[j].to_min(bests[j]).abs());
-                        let relative = match directions[j] {
-                            crate::Direction::Minimize => v / b,
-                            crate::Direction::Maximize => b / v,
-                        };
-                        sum += w * relative;
-                    }
-                    sum.is_finite().then_some(sum)
-                })
-            }
-        };
+                        .zip(p)
+                        .map(|(d, &v)| d.to_min(v))
+                        .collect(),
+                )
+            })
+            .collect();
+        let mut reference = GoalReference::default();
+        for (_, row) in &ran {
+            reference.add(row);
+        }
         ran.iter()
-            .filter_map(|&(i, p)| score(p).map(|s| (s, i)))
+            .filter(|(_, row)| self.admits(row, &reference))
+            .map(|(i, row)| (self.steer(row, &reference), *i))
+            .filter(|(s, _)| s.is_finite())
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map(|(_, i)| i)
+    }
+
+    /// Whether the goal admits a result (`row`: its objectives in minimisation form) beside
+    /// the results `reference` holds: `Within` only those within their fractions of each
+    /// best, `Weighted` all.
+    pub fn admits(&self, row: &[f64], reference: &GoalReference) -> bool {
+        match self {
+            Goal::Within { within, .. } => within
+                .iter()
+                .all(|&(j, f)| relative(row[j], reference.best(j)) <= 1.0 + f),
+            Goal::Weighted(_) => true,
+        }
+    }
+
+    /// A result's value under the goal, for a strategy to minimise (`row`: its objectives in
+    /// minimisation form; `reference`: the results so far, this one among them). Each
+    /// objective counts relative to its best so far (`f / best` for a minimised one, `best /
+    /// f` for a maximised one: 1 is the best, units cancel), so the value is at least 1
+    /// where the results are positive:
+    ///
+    /// - `Weighted`: the weighted sum of the relative objectives, as [`pick`](Self::pick)
+    ///   ranks them;
+    /// - `Within`: where admitted, the relative objective it optimises; otherwise its largest
+    ///   over the results so far times one plus how far (relatively) each held objective is
+    ///   beyond its allowance. So every admitted result is better than every other, and the
+    ///   others are better the nearer they are to being admitted (Deb's rule of feasibility
+    ///   first), which leads a model towards the admitted region from either side.
+    ///
+    /// Among the results a reference holds, the least value is the one `pick` takes (where
+    /// `Within` admits some). As the bests move, so do the values: a strategy that keeps
+    /// them recomputes them ([`Strategy::set_goal`](crate::Strategy::set_goal)).
+    pub fn steer(&self, row: &[f64], reference: &GoalReference) -> f64 {
+        match self {
+            Goal::Weighted(weights) => weights
+                .iter()
+                .enumerate()
+                .filter(|&(_, &w)| w > 0.0)
+                .map(|(j, &w)| w * relative(row[j], reference.best(j)))
+                .sum(),
+            Goal::Within { best, within } => {
+                let own = relative(row[*best], reference.best(*best));
+                let beyond: f64 = within
+                    .iter()
+                    .map(|&(j, f)| (relative(row[j], reference.best(j)) / (1.0 + f) - 1.0).max(0.0))
+                    .sum();
+                if beyond <= 0.0 {
+                    own
+                } else {
+                    let worst = relative(reference.worst(*best), reference.best(*best));
+                    worst.max(own) * (1.0 + beyond)
+                }
+            }
+        }
+    }
+
+    /// [`steer`](Self::steer) for every row, against the reference of them all.
+    pub fn steer_all(&self, rows: &[Vec<f64>]) -> Vec<f64> {
+        let mut reference = GoalReference::default();
+        for r in rows {
+            reference.add(r);
+        }
+        rows.iter().map(|r| self.steer(r, &reference)).collect()
+    }
+
+    /// How many objectives the goal was read for.
+    pub fn objectives(&self) -> usize {
+        match self {
+            Goal::Weighted(w) => w.len(),
+            Goal::Within { best, within } => within
+                .iter()
+                .map(|&(j, _)| j + 1)
+                .chain([best + 1])
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// The results a goal's values are relative to: each objective's best and worst so far, in
+/// minimisation form.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GoalReference {
+    lo: Vec<f64>,
+    hi: Vec<f64>,
+}
+
+impl GoalReference {
+    /// Takes a result into account (its objectives in minimisation form; non-finite values
+    /// are ignored).
+    pub fn add(&mut self, row: &[f64]) {
+        if self.lo.len() < row.len() {
+            self.lo.resize(row.len(), f64::INFINITY);
+            self.hi.resize(row.len(), f64::NEG_INFINITY);
+        }
+        for (j, &v) in row.iter().enumerate().filter(|(_, v)| v.is_finite()) {
+            self.lo[j] = self.lo[j].min(v);
+            self.hi[j] = self.hi[j].max(v);
+        }
+    }
+
+    /// Objective `j`'s best so far (infinite before any result).
+    pub fn best(&self, j: usize) -> f64 {
+        self.lo.get(j).copied().unwrap_or(f64::INFINITY)
+    }
+
+    /// Objective `j`'s worst so far.
+    pub fn worst(&self, j: usize) -> f64 {
+        self.hi.get(j).copied().unwrap_or(f64::NEG_INFINITY)
+    }
+}
+
+/// `v` relative to the best `b` (both in minimisation form): `v / b` where the best is
+/// positive (a minimised time), `b / v` where it is negative (a maximised rate, negated), so
+/// 1 is the best and larger is worse either way; `1 + v - b` where the best is 0.
+fn relative(v: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        v / b
+    } else if b < 0.0 {
+        b / v
+    } else {
+        1.0 + v - b
     }
 }
 
@@ -279,6 +365,53 @@ mod tests {
         let only_time = Goal::parse("weighted time=1", &o).unwrap();
         assert_eq!(only_time.pick(&points, &d), Some(0));
         assert_eq!(w.pick(&[None], &d), None);
+    }
+
+    #[test]
+    fn steering_values_rank_as_the_goal_picks_and_lead_to_what_it_admits() {
+        let o = objectives();
+        let d: Vec<Direction> = o.iter().map(|m| m.direction).collect();
+        // In minimisation form: time, energy, GFLOP/s negated.
+        let rows: Vec<Vec<f64>> = vec![
+            vec![10.0, 50.0, -100.0],
+            vec![10.4, 30.0, -96.0],
+            vec![10.6, 20.0, -94.0],
+            vec![12.0, 25.0, -110.0],
+            vec![20.0, 15.0, -50.0],
+        ];
+        let points: Vec<Option<Vec<f64>>> = rows
+            .iter()
+            .map(|r| Some(r.iter().zip(&d).map(|(&v, d)| d.to_min(v)).collect()))
+            .collect();
+        for text in [
+            "energy within 5% of time",
+            "energy within 7% of time",
+            "energy within 25% of time",
+            "time within 5% of GFLOP/s",
+            "weighted time=1, energy=1",
+            "weighted time=1, GFLOP/s=3",
+        ] {
+            let goal = Goal::parse(text, &o).unwrap();
+            let values = goal.steer_all(&rows);
+            let least = (0..rows.len())
+                .min_by(|&a, &b| values[a].total_cmp(&values[b]))
+                .unwrap();
+            assert_eq!(Some(least), goal.pick(&points, &d), "{text}: {values:?}");
+            assert!(values.iter().all(|&v| v >= 1.0), "{text}: {values:?}");
+        }
+        // Not admitted: worse than every admitted result, and better the nearer it is.
+        let within = Goal::parse("energy within 5% of time", &o).unwrap();
+        let v = within.steer_all(&rows);
+        assert!(v[3] > v[2] && v[4] > v[3], "{v:?}");
+        assert_eq!(v[1], 30.0 / 15.0);
+        // The values follow the bests: a new fastest time moves the allowance.
+        let mut reference = GoalReference::default();
+        rows.iter().for_each(|r| reference.add(r));
+        assert!(within.admits(&rows[1], &reference));
+        reference.add(&[9.0, 60.0, -90.0]);
+        assert!(!within.admits(&rows[1], &reference));
+        assert_eq!(within.objectives(), 2);
+        assert_eq!(Goal::parse("weighted time=1", &o).unwrap().objectives(), 3);
     }
 
     #[test]

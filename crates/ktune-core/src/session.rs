@@ -199,6 +199,25 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Makes the study seek one configuration by `goal` (read over its objectives): the
+    /// strategy is told it ([`Strategy::set_goal`]). Observations still carry the first
+    /// objective as `value` and every objective in `objectives`. After
+    /// [`set_objectives`](Self::set_objectives), before the first [`ask`](Self::ask).
+    ///
+    /// # Errors
+    /// [`CoreError::Objectives`] when the study does not have the goal's objectives.
+    pub fn set_goal(&mut self, goal: &crate::pareto::Goal) -> Result<(), CoreError> {
+        if self.objectives.len() < 2 || goal.objectives() > self.objectives.len() {
+            return Err(CoreError::Objectives(format!(
+                "a goal needs the study's objectives ({} of them), and the session has {}",
+                goal.objectives().max(2),
+                self.objectives.len().max(1)
+            )));
+        }
+        self.strategy.set_goal(goal);
+        Ok(())
+    }
+
     /// Tells the strategy the study's priors (see [`Strategy::set_priors`]); before the first
     /// [`ask`](Self::ask).
     pub fn set_priors(&mut self, priors: &[crate::MatchedPrior]) {
@@ -583,6 +602,7 @@ mod tests {
         next: u32,
         told: Vec<Observation>,
         budget: Option<Option<usize>>,
+        goal: Option<crate::pareto::Goal>,
     }
 
     impl Strategy for Counter {
@@ -608,6 +628,9 @@ mod tests {
         }
         fn tell(&mut self, _: &SearchSpace, o: &[Observation]) {
             self.told.extend_from_slice(o);
+        }
+        fn set_goal(&mut self, goal: &crate::pareto::Goal) {
+            self.goal = Some(goal.clone());
         }
         fn set_budget(&mut self, evaluations: Option<usize>) {
             self.budget = Some(evaluations);
@@ -812,5 +835,47 @@ mod tests {
         .unwrap();
         drop(s);
         assert!(strategy.told[0].objectives.is_empty());
+    }
+
+    #[test]
+    fn a_goal_is_told_to_the_strategy_and_needs_several_objectives() {
+        use crate::pareto::Goal;
+        let space = space();
+        let mut strategy = Counter::default();
+        let mut s = Session::new(
+            &space,
+            Box::new(&mut strategy),
+            Budget::default(),
+            Direction::Minimize,
+            Rng::seed_from_u64(0),
+        )
+        .unwrap();
+        let metrics = [
+            crate::Metric::new("time", Direction::Minimize),
+            crate::Metric::new("energy", Direction::Minimize),
+            crate::Metric::new("power", Direction::Minimize),
+        ];
+        let goal = Goal::parse("energy within 10% of time", &metrics).unwrap();
+        // One objective has no goal to seek.
+        assert!(matches!(s.set_goal(&goal), Err(CoreError::Objectives(_))));
+        s.set_objectives(&[Direction::Minimize, Direction::Minimize])
+            .unwrap();
+        // Nor do two a goal over a third.
+        let third = Goal::parse("power within 10% of time", &metrics).unwrap();
+        assert!(matches!(s.set_goal(&third), Err(CoreError::Objectives(_))));
+        s.set_goal(&goal).unwrap();
+        let Asked::Evaluate(a) = s.ask(1).unwrap() else {
+            panic!()
+        };
+        s.tell(vec![(
+            a[0].clone(),
+            Outcome::ok(vec![2.0, 40.0], Timings::default()),
+        )])
+        .unwrap();
+        drop(s);
+        assert_eq!(strategy.goal, Some(goal));
+        // The observation is as without a goal: the strategy seeks the goal from them.
+        assert_eq!(strategy.told[0].value, Some(2.0));
+        assert_eq!(strategy.told[0].objectives, [2.0, 40.0]);
     }
 }

@@ -130,6 +130,17 @@ pub trait Strategy: Send {
     /// strategy that uses them must not trust them blindly: a prior is another task, and
     /// may rank this one's configurations badly. Most strategies ignore them.
     fn set_priors(&mut self, _priors: &[MatchedPrior]) {}
+
+    /// The goal a study of several objectives seeks one configuration by ("the least energy
+    /// within 5% of the fastest time"), told before the first `ask`. A strategy that can
+    /// seek it does so from every observation's `objectives` (a model fits the goal's
+    /// values, [`Goal::steer_all`](crate::pareto::Goal::steer_all), recomputed as the bests
+    /// move); the others go on minimising `value`, the first objective, and the goal picks
+    /// from what they found. Why not tell every strategy the goal's value as `value`: the
+    /// value of a result depends on the bests found after it, so a value told once goes
+    /// stale, and measured on the H100's time and energy, strategies comparing such values
+    /// (the climb, `auto`'s bandit) did worse than on the first objective (BENCHMARKS.md).
+    fn set_goal(&mut self, _goal: &crate::pareto::Goal) {}
 }
 
 /// A borrowed strategy is a strategy (so a [`Session`](crate::Session) can drive one it does
@@ -155,6 +166,9 @@ impl<S: Strategy + ?Sized> Strategy for &mut S {
     }
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
         (**self).set_priors(priors)
+    }
+    fn set_goal(&mut self, goal: &crate::pareto::Goal) {
+        (**self).set_goal(goal)
     }
 }
 

@@ -16,6 +16,10 @@
 //!   by many;
 //! - the seed recorded is the first writer's; each process draws its random numbers from
 //!   its own seed and the order it joined in ([`worker_seed`](crate::worker_seed));
+//! - the **goal** recorded (a study of several objectives that seeks one configuration, e.g.
+//!   "energy within 5% of time") is the first writer's: a process that brings none takes the
+//!   study's, so a resumed study seeks the same; one that brings another seeks its own, with a
+//!   note naming both;
 //! - the **priors** recorded are the first writer's ([`PriorFact`]: where each came from and
 //!   the fingerprint of what it held): a process that brings none takes the study's, so a
 //!   resumed study uses the same ones; a process that brings others uses its own, with a
@@ -42,6 +46,9 @@ pub const PRIORS_KEY: &str = "priors";
 /// The metadata key of a study's objectives where it has several (a JSON list of
 /// [`Metric`](crate::Metric)s, the first the `objective`); absent with one.
 pub const OBJECTIVES_KEY: &str = "objectives";
+/// The metadata key of the goal a study of several objectives seeks one configuration by
+/// (its text, e.g. `energy within 5% of time`); absent without one.
+pub const GOAL_KEY: &str = "goal";
 
 /// A prior as a study records it: enough to find it again and to tell whether it changed.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -86,6 +93,10 @@ pub struct StudyFacts {
     /// Where the study has several objectives, all of them in order, the first being
     /// `objective` with `direction` (empty: one objective).
     pub objectives: Vec<crate::Metric>,
+    /// The goal the study seeks one configuration of its objectives by (its text, read by
+    /// [`Goal::parse`](crate::pareto::Goal::parse)); `None`: the first objective, or the
+    /// whole front with a strategy of several.
+    pub goal: Option<String>,
 }
 
 /// Something joining a study noticed, for the front end to say (the process goes on).
@@ -117,6 +128,15 @@ pub enum JoinNote {
         started: String,
         /// The strategy this process runs.
         runs: String,
+    },
+    /// The study was started seeking another goal: this process seeks its own.
+    Goal {
+        /// The study's name.
+        study: String,
+        /// The goal the study was started with.
+        started: String,
+        /// The goal this process seeks.
+        seeks: String,
     },
     /// The study was started with other priors: this process uses its own.
     Priors {
@@ -163,6 +183,14 @@ impl std::fmt::Display for JoinNote {
             } => write!(
                 f,
                 "study `{study}` was started with strategy {started}; this process runs {runs}"
+            ),
+            JoinNote::Goal {
+                study,
+                started,
+                seeks,
+            } => write!(
+                f,
+                "study `{study}` was started seeking `{started}`; this process seeks `{seeks}`"
             ),
             JoinNote::Priors {
                 study,
@@ -228,6 +256,20 @@ impl StudyFacts {
             });
         }
         let priors = self.join_priors(storage, &study, &mut notes)?;
+        let goal = match &self.goal {
+            Some(mine) => {
+                let started = storage.meta_or_insert(GOAL_KEY, mine)?;
+                if &started != mine {
+                    notes.push(JoinNote::Goal {
+                        study: study.clone(),
+                        started,
+                        seeks: mine.clone(),
+                    });
+                }
+                Some(mine.clone())
+            }
+            None => storage.meta(GOAL_KEY)?,
+        };
         let stored = match self.budget {
             Some(mine) => Some(storage.meta_or_insert(BUDGET_KEY, &mine.to_string())?),
             None => storage.meta(BUDGET_KEY)?,
@@ -265,6 +307,7 @@ impl StudyFacts {
                 seed: seed.parse().unwrap_or(self.seed),
                 priors,
                 objectives,
+                goal,
             },
             notes,
         })

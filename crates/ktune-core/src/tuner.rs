@@ -149,6 +149,7 @@ pub struct Tuner<'a> {
     stop: Option<&'a std::sync::atomic::AtomicBool>,
     priors: &'a [crate::MatchedPrior],
     objectives: usize,
+    goal: Option<crate::pareto::Goal>,
 }
 
 impl<'a> Tuner<'a> {
@@ -166,6 +167,7 @@ impl<'a> Tuner<'a> {
             stop: None,
             priors: &[],
             objectives: 1,
+            goal: None,
         }
     }
 
@@ -174,6 +176,13 @@ impl<'a> Tuner<'a> {
     /// [`Session::set_objectives`].
     pub fn objectives(mut self, n: usize) -> Tuner<'a> {
         self.objectives = n.max(1);
+        self
+    }
+
+    /// With several objectives: the goal the study seeks one configuration by (see
+    /// [`Session::set_goal`]).
+    pub fn goal(mut self, goal: crate::pareto::Goal) -> Tuner<'a> {
+        self.goal = Some(goal);
         self
     }
 
@@ -251,6 +260,9 @@ impl<'a> Tuner<'a> {
                 .map(|m| m.direction)
                 .collect();
             session.set_objectives(&directions)?;
+        }
+        if let Some(goal) = self.goal {
+            session.set_goal(&goal)?;
         }
         if let Some(f) = self.on_record {
             session.on_record(f);

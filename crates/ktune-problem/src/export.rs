@@ -152,13 +152,14 @@ struct Source {
     tags: Tags,
     device: String,
     size: [u64; 3],
-    /// With a goal: the measurement it picks (its position in `prior.measurements`).
-    picked: Option<usize>,
+    /// With a goal (given, or recorded by the study): the measurement it picks (its position
+    /// in `prior.measurements`) and the goal.
+    picked: Option<(usize, String)>,
 }
 
 /// Reads the sources and makes the wisdom of kernel `kernel` (else the name the sources
-/// record, else `kernel`), each record the best of `objective` or, with `goal`, what the
-/// goal picks; returns it with notes for the user (a source whose re-ranking cannot be used,
+/// record, else `kernel`), each record the best of `objective` or, with `goal` (or, without,
+/// the goal a ktune study recorded), what the goal picks; returns it with notes for the user (a source whose re-ranking cannot be used,
 /// how the default was chosen).
 pub fn wisdom(
     sources: &[ExportSource],
@@ -196,14 +197,20 @@ pub fn wisdom(
                 what: "problem size",
                 flag: "--size",
             })?;
-        let picked = match goal {
-            Some(text) => Some(goal_pick(
-                &s.source,
-                &contents,
-                &loaded.prior,
-                objective,
+        // The goal given, else the one a ktune study recorded (it was tuned to seek it).
+        let recorded = match &contents {
+            crate::prior::Contents::Study(dump) => dump
+                .meta
+                .iter()
+                .find(|(k, _)| k == ktune_core::GOAL_KEY)
+                .map(|(_, v)| v.clone()),
+            crate::prior::Contents::Text(_) => None,
+        };
+        let picked = match goal.map(str::to_string).or(recorded) {
+            Some(text) => Some((
+                goal_pick(&s.source, &contents, &loaded.prior, objective, &text)?,
                 text,
-            )?),
+            )),
             None => None,
         };
         read.push(Source {
@@ -271,7 +278,8 @@ pub fn wisdom(
             .ok_or_else(|| ExportError::NothingSucceeded(s.name.clone()))?;
         let mut chosen_by = "the best measured".to_string();
         let mut chosen = best;
-        if let (Some(i), Some(text)) = (s.picked, goal) {
+        if let Some((i, text)) = &s.picked {
+            let i = *i;
             let config = config_of(s, &parameters, &s.prior.measurements[i].values);
             if let Some(m) = table.iter().find(|(c, _)| *c == config) {
                 chosen = m;

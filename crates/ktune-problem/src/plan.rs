@@ -30,6 +30,8 @@ pub struct Spelling {
     pub lease: &'static str,
     /// The device a process measures on.
     pub device: &'static str,
+    /// The goal of a study of several objectives.
+    pub goal: &'static str,
 }
 
 /// The command line's spelling.
@@ -41,6 +43,7 @@ pub const COMMAND_LINE: Spelling = Spelling {
     study: "--study",
     lease: "--lease",
     device: "--device",
+    goal: "--goal",
 };
 
 /// The Python package's spelling.
@@ -52,6 +55,7 @@ pub const PYTHON: Spelling = Spelling {
     study: "study_name",
     lease: "lease",
     device: "device",
+    goal: "goal",
 };
 
 /// A front end's arguments, before the problem file and the defaults fill the gaps.
@@ -79,6 +83,9 @@ pub struct RunArgs {
     pub allow_mixed_hardware: bool,
     /// Measure the spec's default configuration first.
     pub measure_default: bool,
+    /// The goal a study of several objectives seeks one configuration by (`energy within 5%
+    /// of time`); `None`: the spec's `goal`.
+    pub goal: Option<String>,
     /// Without a storage, keep the results in `<spec>.db` beside the problem file (the
     /// command line); otherwise only in memory (Python).
     pub database_beside_spec: bool,
@@ -101,6 +108,7 @@ impl Default for RunArgs {
             device: None,
             allow_mixed_hardware: false,
             measure_default: true,
+            goal: None,
             database_beside_spec: true,
             priors: None,
         }
@@ -146,6 +154,9 @@ pub struct Plan {
     pub measure_default: bool,
     /// The priors, read (none: a study that recorded some uses those when joined).
     pub priors: Vec<LoadedPrior>,
+    /// The goal, checked against the spec's objectives (none: a study that recorded one
+    /// seeks that when joined).
+    pub goal: Option<String>,
 }
 
 impl Plan {
@@ -181,6 +192,14 @@ impl Plan {
         budget.validate()?;
         let lease = ktune_core::checked_seconds(args.lease)
             .map_err(|m| PlanError::Arguments(format!("{} {m}", spelling.lease)))?;
+        let goal = match args.goal {
+            Some(text) => {
+                crate::spec::checked_goal(&text, &problem.objectives())
+                    .map_err(|m| PlanError::Arguments(format!("{} {m}", spelling.goal)))?;
+                Some(text)
+            }
+            None => problem.goal.clone(),
+        };
         let objective = problem.objective().map_or("time".to_string(), |m| m.name);
         let priors = match &args.priors {
             Some(given) => load_priors(given, Path::new("."), &objective)?,
@@ -196,6 +215,7 @@ impl Plan {
             allow_mixed_hardware: args.allow_mixed_hardware,
             measure_default: args.measure_default,
             priors,
+            goal,
         })
     }
 
@@ -267,6 +287,7 @@ impl Plan {
                 several if several.len() > 1 => several,
                 _ => Vec::new(),
             },
+            goal: self.goal.clone(),
         }
     }
 }

@@ -220,6 +220,23 @@ fn instances(value: toml::Value) -> Result<Vec<InstanceSpec>, String> {
     Ok(out)
 }
 
+/// Checks a goal's text against a study's objectives: it needs several, and must read
+/// ([`Goal::parse`](ktune_core::pareto::Goal::parse)); the message says what is wrong.
+pub(crate) fn checked_goal(text: &str, objectives: &[Metric]) -> Result<(), String> {
+    if objectives.len() < 2 {
+        return Err(format!(
+            "`{text}`: a goal picks among several objectives, and the runner has {}; give it `objectives = [...]`",
+            match objectives {
+                [one] => format!("one (`{}`)", one.name),
+                _ => "none".to_string(),
+            }
+        ));
+    }
+    ktune_core::pareto::Goal::parse(text, objectives)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
 /// A `ktune.toml`, read once and checked.
 #[derive(Clone, Debug)]
 pub struct ProblemSpec {
@@ -241,6 +258,10 @@ pub struct ProblemSpec {
     pub transfer: TransferSpec,
     /// The `[[instance]]` tables: every configuration is measured on each (none: once).
     pub instances: Vec<InstanceSpec>,
+    /// `goal`: how a study of several objectives picks one configuration, and what its
+    /// strategy seeks (`"energy within 5% of time"`, `"weighted time=1, energy=0.5"`),
+    /// checked against the runner's objectives.
+    pub goal: Option<String>,
     /// The `[runner]` section as JSON: what a results database is tied to, beside the space
     /// and the objective (unchanged from earlier versions, so older databases resume).
     runner_json: String,
@@ -381,6 +402,24 @@ impl ProblemSpec {
                     .into(),
             ));
         }
+        let goal = table
+            .remove("goal")
+            .map(|g| match g.as_str() {
+                Some(text) => {
+                    let objectives = runner
+                        .as_ref()
+                        .map(RunnerSpec::objectives)
+                        .unwrap_or_default();
+                    checked_goal(text, &objectives)
+                        .map(|()| text.to_string())
+                        .map_err(|m| section_error("goal", m))
+                }
+                None => Err(section_error(
+                    "goal",
+                    format!("goal = {g} is not text such as \"energy within 5% of time\""),
+                )),
+            })
+            .transpose()?;
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -396,6 +435,7 @@ impl ProblemSpec {
             storage,
             transfer,
             instances,
+            goal,
             runner_json,
         })
     }

@@ -154,6 +154,11 @@ impl StudyPlace {
                 .collect();
             session.set_objectives(&directions)?;
         }
+        if let Some(text) = &joined.facts.goal {
+            let goal = ktune_core::pareto::Goal::parse(text, &joined.facts.objectives)
+                .map_err(|e| CoreError::Objectives(format!("the study's goal: {e}")))?;
+            session.set_goal(&goal)?;
+        }
         let priors = if opening.priors.is_empty() && !joined.facts.priors.is_empty() {
             crate::prior::reload_priors(&joined.facts.priors, &joined.facts.objective)
                 .map_err(|e| CoreError::Prior(Box::new(e)))?

@@ -408,6 +408,7 @@ fn facts(direction: Direction, budget: Option<usize>, strategy: &str) -> StudyFa
         seed: 0,
         priors: Vec::new(),
         objectives: Vec::new(),
+        goal: None,
     }
 }
 
@@ -494,6 +495,54 @@ fn a_study_of_several_objectives_keeps_them() {
             .is_empty()
     );
     assert_eq!(storage.meta(ktune_core::OBJECTIVES_KEY).unwrap(), None);
+}
+
+#[test]
+fn a_studys_goal_is_kept_for_a_process_without_one_and_another_is_noted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let seeking = |goal: Option<&str>| StudyFacts {
+        objectives: vec![
+            ktune_core::Metric::new("time", Direction::Minimize),
+            ktune_core::Metric::new("energy", Direction::Minimize),
+        ],
+        goal: goal.map(str::to_string),
+        ..facts(Direction::Minimize, Some(4), "random")
+    };
+    let fingerprint = Fingerprint::new(&read(SPACE).unwrap().space.build().unwrap(), "{}", "time");
+    let open = || StudyPlace::Single(db.clone()).open(&fingerprint).unwrap();
+    let first = seeking(Some("energy within 5% of time"));
+    let joined = first.join(open().as_mut(), 0).unwrap();
+    assert_eq!(joined.facts.goal, first.goal);
+    assert!(joined.notes.is_empty());
+    // Resumed without a goal: the study's.
+    let resumed = seeking(None).join(open().as_mut(), 0).unwrap();
+    assert_eq!(resumed.facts.goal, first.goal);
+    assert!(resumed.notes.is_empty());
+    // With another: its own, with a note naming both; the study keeps its first.
+    let other = seeking(Some("weighted time=1, energy=1"))
+        .join(open().as_mut(), 0)
+        .unwrap();
+    assert_eq!(
+        other.facts.goal.as_deref(),
+        Some("weighted time=1, energy=1")
+    );
+    let note = other
+        .notes
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<String>();
+    ktune_core::testing::assert_mentions(
+        &note,
+        &[
+            "started seeking `energy within 5% of time`",
+            "seeks `weighted time=1, energy=1`",
+        ],
+    );
+    assert_eq!(
+        open().meta(ktune_core::GOAL_KEY).unwrap().as_deref(),
+        Some("energy within 5% of time")
+    );
 }
 
 #[test]

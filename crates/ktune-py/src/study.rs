@@ -47,6 +47,8 @@ pub(crate) struct Study {
     objective: String,
     /// A study of several objectives: all of them, in order (empty: one objective).
     objectives: Vec<ktune_core::Metric>,
+    /// The goal it seeks one configuration by (its own, or the stored study's).
+    goal: Option<String>,
     /// The priors its strategy was told, and how much of each maps onto the space.
     priors: Vec<(ktune_core::PriorFact, ktune_core::MatchReport)>,
     /// What calls change, one call at a time.
@@ -103,7 +105,7 @@ impl Study {
         tune_params, restrictions=None, *, strategy="auto", strategy_options=None,
         objective="time", direction="minimize", storage=None, study_name="default",
         max_evals=None, time_limit=None, seed=Whole::ZERO, device=None, allow_mixed_hardware=false,
-        lease=600.0, priors=None, objectives=None
+        lease=600.0, priors=None, objectives=None, goal=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -124,9 +126,19 @@ impl Study {
         lease: f64,
         priors: Option<&Bound<'_, PyAny>>,
         objectives: Option<&Bound<'_, PyAny>>,
+        goal: Option<String>,
     ) -> PyResult<Self> {
         let seed = seed.get("seed")?;
         let several = objectives_of(objectives)?;
+        if let Some(text) = &goal {
+            if several.len() < 2 {
+                return Err(PyValueError::new_err(format!(
+                    "goal `{text}` picks among several objectives: give objectives= too"
+                )));
+            }
+            ktune_core::pareto::Goal::parse(text, &several)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
         let (objective, direction) = match several.first() {
             None => (objective.to_string(), parse_direction(direction)?),
             Some(_) if objective != "time" || direction != "minimize" => {
@@ -193,6 +205,7 @@ impl Study {
             seed,
             priors: loaded.iter().map(|p| p.fact.clone()).collect(),
             objectives: several,
+            goal,
         };
         let setup = Setup {
             space,
@@ -571,8 +584,18 @@ impl Study {
     /// A study of several objectives: the result a goal picks, as `results` gives it, or
     /// `None` when nothing ran: `"energy within 5% of time"` (the least energy among the
     /// results at most 5% slower than the fastest) or `"weighted time=1, energy=0.5"` (each
-    /// objective relative to its best).
-    fn pick<'py>(&self, py: Python<'py>, goal: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    /// objective relative to its best); without one, the study's own `goal`.
+    #[pyo3(signature = (goal=None))]
+    fn pick<'py>(
+        &self,
+        py: Python<'py>,
+        goal: Option<&str>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(goal) = goal.or(self.goal.as_deref()) else {
+            return Err(PyValueError::new_err(
+                "the study seeks no goal: give one, e.g. pick(\"energy within 5% of time\")",
+            ));
+        };
         if self.objectives.len() < 2 {
             return Err(PyValueError::new_err(format!(
                 "the study has one objective (`{}`); a goal picks among several (objectives=...)",
@@ -594,6 +617,13 @@ impl Study {
             Some(i) => Ok(Some(self.results(py)?.get_item(i)?)),
             None => Ok(None),
         }
+    }
+
+    /// The goal the study seeks one configuration by (`goal=`, or the one a stored study
+    /// was started with), or `None`.
+    #[getter]
+    fn goal(&self) -> Option<&str> {
+        self.goal.as_deref()
     }
 
     /// The study's objectives and their directions, in order: `{"time": "minimize"}` for a
@@ -760,6 +790,7 @@ impl Study {
         let objective = setup.facts.objective.clone();
         let objectives = setup.facts.objectives.clone();
         let priors;
+        let goal;
         let backing = match setup.stored {
             None => {
                 let mut session = Session::new(
@@ -777,12 +808,20 @@ impl Study {
                         .set_objectives(&directions)
                         .map_err(|e| PyValueError::new_err(e.to_string()))?;
                 }
+                if let Some(text) = &setup.facts.goal {
+                    let goal = ktune_core::pareto::Goal::parse(text, &objectives)
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    session
+                        .set_goal(&goal)
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                }
                 priors = ktune_problem::prior::tell_priors(
                     &mut session,
                     &setup.priors,
                     &setup.facts.priors,
                 )
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                goal = setup.facts.goal.clone();
                 Backing::Memory(Box::new(session))
             }
             Some((place, fingerprint, participation)) => {
@@ -801,6 +840,7 @@ impl Study {
                 for note in &study.joined.notes {
                     warn(py, note)?;
                 }
+                goal = study.joined.facts.goal.clone();
                 priors = study.priors.clone();
                 if let Some(p) = problem
                     && let Some(w) =
@@ -816,6 +856,7 @@ impl Study {
             space: setup.space,
             objective,
             objectives,
+            goal,
             priors,
             state: Mutex::new(State {
                 backing,

@@ -95,3 +95,32 @@ def test_a_stored_study_keeps_its_objectives(tmp_path):
     assert [f["config"]["y"] for f in again.pareto_front] == [1, 1, 1, 1]
     with pytest.raises(ktune.KtuneError, match="different tuning problem"):
         ktune.Study(PARAMS, objectives=["time", "power"], storage=url)
+
+
+def test_a_goal_is_sought_checked_and_kept_by_a_stored_study(tmp_path):
+    study = ktune.Study(PARAMS, objectives=["time", "energy"], goal="energy within 100% of time", max_evals=12)
+    assert study.goal == "energy within 100% of time"
+    study.optimize(time_and_energy)
+    # The study's goal picks when none is given; another may be given.
+    assert study.pick()["config"] == {"x": 4, "y": 1}
+    assert study.pick("weighted time=1, energy=4")["config"] == {"x": 2, "y": 1}
+    assert ktune.Study(PARAMS, objectives=["time", "energy"]).goal is None
+    with pytest.raises(ValueError, match="seeks no goal"):
+        ktune.Study(PARAMS, objectives=["time", "energy"]).pick()
+    for kwargs, said in [
+        ({"objectives": ["time", "energy"], "goal": "power within 5% of time"}, "`power` is not an objective"),
+        ({"goal": "weighted time=1"}, "give objectives= too"),
+    ]:
+        with pytest.raises(ValueError, match=said):
+            ktune.Study(PARAMS, **kwargs)
+    # A stored study records its goal: reopened without one, it seeks the same.
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    first = ktune.Study(PARAMS, objectives=["time", "energy"], goal="weighted time=1, energy=4", storage=url, max_evals=12)
+    first.optimize(time_and_energy)
+    del first
+    again = ktune.Study(PARAMS, objectives=["time", "energy"], storage=url)
+    assert again.goal == "weighted time=1, energy=4"
+    assert again.pick()["config"] == {"x": 2, "y": 1}
+    with pytest.warns(RuntimeWarning, match="started seeking `weighted time=1, energy=4`"):
+        other = ktune.Study(PARAMS, objectives=["time", "energy"], goal="energy within 5% of time", storage=url)
+    assert other.goal == "energy within 5% of time"

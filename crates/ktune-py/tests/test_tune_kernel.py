@@ -192,9 +192,9 @@ TUNE_PARAMS = {"block_size_x": [32, 64, 96, 128, 256, 512], "unroll": [1, 2, 4]}
 
 
 def run_loop(kernel, *, strategy=None, options=None, metrics=None, objective="time", higher=False, cache=None, seed=0,
-             objectives=None, with_study=False):
+             objectives=None, with_study=False, goal=None):
     space = ktune.SearchSpace(TUNE_PARAMS)
-    study, time_limit = kt._study(space, strategy, options, objective, higher, seed, None, objectives)
+    study, time_limit = kt._study(space, strategy, options, objective, higher, seed, None, objectives, goal)
     import time
 
     results = kt._tune(
@@ -232,7 +232,24 @@ def test_several_objectives_are_told_and_give_the_front():
     assert len(failed) == 5 and all(r["status"] == "runtime" and "lanes = nan" in r["reason"] for r in failed)
 
 
+def test_a_goal_is_sought_and_picks_one_result():
+    # As above: the front is unroll 1 from block 256 up; within 50% of the fastest time the
+    # most lanes are the goal's pick.
+    metrics = {"lanes": "block_size_x * 1.0"}
+    objectives = {"time": False, "lanes": True}
+    results, study = run_loop(CpuKernel(), metrics=metrics, objectives=objectives, with_study=True,
+                              goal="lanes within 50% of time")
+    assert study.goal == "lanes within 50% of time"
+    picked = kt._picked(results, study, TUNE_PARAMS)
+    fastest = min(r["time"] for r in results if "__error__" not in r)
+    admitted = [r for r in results if "__error__" not in r and r["time"] <= 1.5 * fastest]
+    assert picked["lanes"] == max(r["lanes"] for r in admitted)
+    assert picked in admitted
+
+
 def test_several_objectives_are_checked_before_the_gpu():
+    refused("goal 'weighted time=1' picks among several objectives", goal="weighted time=1")
+    refused("`joules` is not an objective", objectives={"time": False, "energy": False}, goal="joules within 5% of time")
     refused("give either objective", objective="time", objectives={"time": False, "x": True})
     refused("non-empty dict", objectives={})
     refused("True where higher is better", objectives={"time": "min"})

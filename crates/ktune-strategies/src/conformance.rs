@@ -123,6 +123,82 @@ pub fn check_proposals(subject: &Subject<'_>, constraint_aware: bool) {
     }
 }
 
+/// Told two objectives and a goal (`energy within 20% of time` on the bowl and a second
+/// objective that conflicts with it), a strategy keeps the proposal contract: valid (when
+/// `constraint_aware`), distinct proposals that spend the budget, deterministic per seed.
+/// Whether it seeks the goal or the first objective is its own (see
+/// [`Strategy::set_goal`]); what it found must hold a configuration the goal picks.
+pub fn check_goal(subject: &Subject<'_>, constraint_aware: bool) {
+    use ktune_core::pareto::Goal;
+    use ktune_core::{Metric, Outcome, Timings, Tuner};
+    let spec = subject.label.as_str();
+    let space = sparse_space();
+    let metrics = vec![
+        Metric::new("time", Direction::Minimize),
+        Metric::new("energy", Direction::Minimize),
+    ];
+    let goal = Goal::parse("energy within 20% of time", &metrics).unwrap();
+    let tuned = |seed: u64| {
+        let mut runner = FnRunner::outcomes(|space, c| {
+            let x: Vec<f64> = space
+                .values(c)
+                .iter()
+                .map(|v| v.as_f64().unwrap_or(f64::NAN))
+                .collect();
+            match landscape::bowl(&x) {
+                Some(t) => {
+                    Outcome::ok(vec![t, 100.0 / (1.0 + x[0] + x[1]) + t], Timings::default())
+                }
+                None => Outcome::failed(FailureKind::Runtime, "band", Timings::default()),
+            }
+        })
+        .with_metrics(metrics.clone());
+        let mut strategy = subject.make();
+        Tuner::new(&space, &mut runner, Budget::evaluations(40))
+            .objectives(2)
+            .goal(goal.clone())
+            .run(strategy.as_mut(), &mut Rng::seed_from_u64(seed))
+            .unwrap_or_else(|e| panic!("{spec} with a goal: {e}"))
+    };
+    let first = tuned(1);
+    let a = configs(&first);
+    assert_eq!(
+        a.len(),
+        40,
+        "{spec} with a goal stopped early: {:?}",
+        first.stop
+    );
+    assert_eq!(
+        a.iter().collect::<BTreeSet<_>>().len(),
+        a.len(),
+        "{spec} with a goal repeated a configuration"
+    );
+    if constraint_aware {
+        assert!(
+            first.records.iter().all(|r| space.contains(&r.config)),
+            "{spec} with a goal proposed an invalid configuration"
+        );
+    }
+    assert_eq!(
+        a,
+        configs(&tuned(1)),
+        "{spec} with a goal is not deterministic"
+    );
+    let points: Vec<Option<Vec<f64>>> = first
+        .records
+        .iter()
+        .map(|r| match &r.outcome {
+            Outcome::Ok { values, .. } => Some(values.clone()),
+            Outcome::Failed { .. } => None,
+        })
+        .collect();
+    assert!(
+        goal.pick(&points, &[Direction::Minimize, Direction::Minimize])
+            .is_some(),
+        "{spec} with a goal found nothing the goal picks"
+    );
+}
+
 /// Two workers sharing one study of 60 evaluations, the way a storage makes them: each
 /// session is told the other's records before it asks (observations it did not propose),
 /// asks for several configurations at once, and claims them; a configuration the other holds
@@ -692,6 +768,13 @@ mod tests {
             "sa:compound=1:start_samples=1:stretch=false",
         ] {
             check_proposals(&Subject::registered(spec), true);
+        }
+    }
+
+    #[test]
+    fn every_strategy_keeps_its_contract_when_told_a_goal() {
+        for e in REGISTRY {
+            check_goal(&Subject::registered(e.name), true);
         }
     }
 

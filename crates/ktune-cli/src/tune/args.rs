@@ -77,6 +77,13 @@ pub struct TuneArgs {
     /// as far as it ranks this study's own measurements.
     #[arg(long, value_name = "FILE|URL")]
     pub(crate) prior: Vec<String>,
+    /// With several objectives: seek one configuration by this goal instead of the whole
+    /// front, e.g. "energy within 5% of time" (the least energy within 5% of the fastest
+    /// time) or "weighted time=1, energy=0.5" (each relative to its best). The strategy is
+    /// told the goal's value of every result; `ktune results` and `ktune export` pick by
+    /// it. Replaces the spec's `goal`; recorded with the study.
+    #[arg(long, value_name = "GOAL")]
+    pub(crate) goal: Option<String>,
 }
 
 impl TuneArgs {
@@ -96,6 +103,7 @@ impl TuneArgs {
             measure_default: !self.no_default,
             database_beside_spec: true,
             priors: (!self.prior.is_empty()).then(|| self.prior.clone()),
+            goal: self.goal.clone(),
         }
     }
 

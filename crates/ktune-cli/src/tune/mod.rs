@@ -71,6 +71,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
             .collect(),
         direction: objective.direction,
         objectives: study.joined.facts.objectives.clone(),
+        goal: study.joined.facts.goal.clone(),
         stop: ended.stop,
         resumed: study.resumed,
         mine: overhead.evaluations,

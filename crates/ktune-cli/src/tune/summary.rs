@@ -37,6 +37,8 @@ pub(crate) struct Report<'a> {
     pub(crate) direction: Direction,
     /// A study of several objectives: all of them, in order (empty: one objective).
     pub(crate) objectives: Vec<ktune_core::Metric>,
+    /// The goal the study sought one configuration by (the study's record of it).
+    pub(crate) goal: Option<String>,
     pub(crate) stop: StopReason,
     /// Records the study held when this process opened it.
     pub(crate) resumed: usize,
@@ -74,6 +76,23 @@ impl Report<'_> {
             .collect();
         let front = ktune_core::pareto::front_of(&values, &self.objectives);
         front.into_iter().map(|i| &self.records[i]).collect()
+    }
+
+    /// The record the study's goal picks, with the goal's text.
+    fn goal_pick(&self) -> Option<(&str, &Record)> {
+        let text = self.goal.as_deref()?;
+        let goal = ktune_core::pareto::Goal::parse(text, &self.objectives).ok()?;
+        let points: Vec<Option<Vec<f64>>> = self
+            .records
+            .iter()
+            .map(|r| match &r.outcome {
+                ktune_core::Outcome::Ok { values, .. } => Some(values.clone()),
+                ktune_core::Outcome::Failed { .. } => None,
+            })
+            .collect();
+        let directions: Vec<Direction> = self.objectives.iter().map(|m| m.direction).collect();
+        let i = goal.pick(&points, &directions)?;
+        Some((text, &self.records[i]))
     }
 
     /// The objectives' values of a record of a study of several, as `time = 1.5, energy = 2`.
@@ -185,6 +204,15 @@ impl Report<'_> {
                             })
                             .collect::<Vec<_>>()
                     }),
+                    "goal": self.goal_pick().map(|(text, r)| {
+                        let mut j = record_json(self.space, r, self.objective);
+                        if let ktune_core::Outcome::Ok { values, .. } = &r.outcome {
+                            for (m, v) in self.objectives.iter().zip(values).skip(1) {
+                                j[m.name.as_str()] = json!(v);
+                            }
+                        }
+                        json!({"goal": text, "pick": j})
+                    }),
                     "default": self.default_value(),
                     "evaluations": self.records.len(),
                     "recorded": self.mine,
@@ -269,6 +297,13 @@ impl Report<'_> {
                 "  (all of it: ktune results {} --pareto)",
                 self.results_args
             )?;
+        }
+        if let Some((text, r)) = self.goal_pick() {
+            outln!(
+                "the goal `{text}` picks: {}",
+                self.space.describe(&r.config)
+            )?;
+            outln!("  {}", self.objective_values(r))?;
         }
         self.evaluations(&failures)?;
         outln!(

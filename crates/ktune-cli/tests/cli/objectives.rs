@@ -164,3 +164,102 @@ fn several_objectives_are_refused_where_they_cannot_work() {
         .args(["tune", "b.toml"])
         .fails_saying(&["`objective` or `objectives`"]);
 }
+
+/// A goal in the spec (or `--goal`): the strategy seeks it, the study records it, the summary
+/// says what it picks, and `ktune export` exports that configuration without being told the
+/// goal again; a study resumed with another goal says so, and a goal that cannot be read is
+/// refused naming where it came from.
+#[test]
+fn a_goal_is_sought_recorded_and_picks_the_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Top-level keys come before the first section. Time 100/x + y, energy 3x + y: within
+    // 100% of the fastest (x=8, 13.5) the least energy is x=4, y=1 (26, 13).
+    written(
+        d,
+        "g.toml",
+        &format!("goal = \"energy within 100% of time\"\n{SPEC}"),
+    );
+    let tuned = ktune_in(d).args(["tune", "g.toml"]).succeeds();
+    let said = String::from_utf8_lossy(&tuned.stdout).into_owned();
+    ktune_core::testing::assert_mentions(
+        &said,
+        &[
+            "the goal `energy within 100% of time` picks: x=4, y=1",
+            "time = 26.000000, energy = 13.000000",
+        ],
+    );
+    let json = ktune_in(d)
+        .args(["tune", "g.toml", "--db", "j.db", "--json"])
+        .succeeds();
+    // One line per evaluation, the summary last.
+    let last = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
+    let summary: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(
+        summary["summary"]["goal"]["goal"],
+        "energy within 100% of time"
+    );
+    assert_eq!(summary["summary"]["goal"]["pick"]["config"]["x"], 4);
+    assert_eq!(summary["summary"]["goal"]["pick"]["energy"], 13.0);
+    // The export picks by the study's goal (not the fastest, x=8).
+    ktune_in(d)
+        .args([
+            "export", "g.db", "--device", "g.db=CPU", "--size", "g.db=64",
+        ])
+        .args(["--wisdom", "w.wisdom"])
+        .succeeds();
+    let text = std::fs::read_to_string(d.join("w.wisdom")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(record["config"], serde_json::json!([4, 1]), "{text}");
+    // Resumed with another goal: this process seeks its own, and says so.
+    let resumed = ktune_in(d)
+        .args(["tune", "g.toml", "--max-evals", "12"])
+        .args(["--goal", "weighted time=1, energy=4"])
+        .succeeds();
+    ktune_core::testing::assert_mentions(
+        &String::from_utf8_lossy(&resumed.stderr),
+        &[
+            "was started seeking `energy within 100% of time`",
+            "this process seeks `weighted time=1, energy=4`",
+        ],
+    );
+    ktune_core::testing::assert_mentions(
+        &String::from_utf8_lossy(&resumed.stdout),
+        &["the goal `weighted time=1, energy=4` picks: x=2, y=1"],
+    );
+    // Goals that cannot be read, from the spec and from the command line.
+    written(
+        d,
+        "bad.toml",
+        &format!("goal = \"power within 5% of time\"\n{SPEC}"),
+    );
+    ktune_in(d).args(["tune", "bad.toml"]).fails_saying(&[
+        "goal",
+        "`power` is not an objective",
+        "time, energy",
+    ]);
+    ktune_in(d)
+        .args([
+            "tune",
+            "g.toml",
+            "--db",
+            "x.db",
+            "--goal",
+            "energy within 5 of time",
+        ])
+        .fails_saying(&["--goal", "not a percentage"]);
+    let one = SPEC.replace(
+        "  { name = \"energy\", regex = 'energy: (?P<value>[0-9.]+)', unit = \"J\" },\n",
+        "",
+    );
+    written(d, "one.toml", &format!("goal = \"weighted time=1\"\n{one}"));
+    ktune_in(d).args(["tune", "one.toml"]).fails_saying(&[
+        "goal",
+        "several objectives",
+        "one (`time`)",
+    ]);
+}

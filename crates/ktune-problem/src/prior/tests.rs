@@ -91,6 +91,7 @@ fn study_run_of(
             seed: 1,
             priors: priors.iter().map(|p| p.fact.clone()).collect(),
             objectives: Vec::new(),
+            goal: None,
         },
         budget: Budget::default(),
         strategy: strategy

@@ -545,12 +545,17 @@ def _print_result(params, tune_params, objective, metrics):
 _MEASURED = ("time", "energy", "power")
 
 
-def _study(space, strategy, strategy_options, objective, higher_is_better, seed, prior=None, objectives=None):
+def _study(space, strategy, strategy_options, objective, higher_is_better, seed, prior=None, objectives=None,
+           goal=None):
     """The ask/tell study of a run (its strategy checked, told the priors) and its time limit;
     with ``objectives`` (Kernel Tuner 1.5's dict of names to higher-is-better) a study of
-    several."""
+    several, seeking ``goal`` when given."""
     name, options, max_fevals, time_limit = _strategy(strategy, strategy_options, space.size)
     several = {} if objectives is None or len(objectives) < 2 else {"objectives": dict(objectives)}
+    if goal is not None:
+        if not several:
+            _fail(f"goal {goal!r} picks among several objectives: give objectives= too, e.g. {{\"time\": False, \"energy\": False}}")
+        several["goal"] = goal
     if not several:
         several = {
             "objective": objective,
@@ -567,7 +572,7 @@ def _study(space, strategy, strategy_options, objective, higher_is_better, seed,
             **several,
         )
     except ValueError as e:
-        if prior is not None and str(e).startswith("prior "):
+        if (prior is not None and str(e).startswith("prior ")) or str(e).startswith("goal "):
             _fail(str(e))
         _fail(f"{e} (Kernel Tuner's names are accepted too: {', '.join(sorted(_STRATEGIES))})")
     return study, time_limit
@@ -683,6 +688,15 @@ def _front(results, study, tune_params):
     return [by_key[k] for k in front if k in by_key]
 
 
+def _picked(results, study, tune_params):
+    """The result the study's goal picks (``None`` when nothing ran)."""
+    picked = study.pick()
+    if picked is None:
+        return None
+    key = _key(picked["config"])
+    return next((r for r in results if "__error__" not in r and _key({k: r[k] for k in tune_params}) == key), None)
+
+
 def _best(results, objective, higher_is_better):
     valid = [
         r for r in results
@@ -732,6 +746,7 @@ def tune_kernel(
     objectives=None,
     seed=None,
     prior=None,
+    goal=None,
 ):
     """Tunes a CUDA or OpenCL kernel with Kernel Tuner's arguments; returns ``(results, env)``.
 
@@ -770,7 +785,10 @@ def tune_kernel(
     the first. ``"energy"`` (joules per launch) and ``"power"`` (watts) are measured on
     CUDA GPUs through NVML when an objective names them (``{"time": False, "energy":
     False}``), over at least a quarter second of back-to-back launches per configuration;
-    every result then has both.
+    every result then has both. ``goal`` (ktune only, with ``objectives``) makes the run seek
+    one configuration instead of the whole front: ``"energy within 5% of time"`` (the least
+    energy among those at most 5% slower than the fastest) or ``"weighted time=1,
+    energy=0.5"``; ``env["goal_config"]`` is the result it picks.
 
     Not supported, and refused by name: ``texmem_args``, ``defines``, ``observers``,
     ``simulation_mode`` (use ``ktune.simulate``), ``parallel``, ``compiler``,
@@ -866,7 +884,7 @@ def tune_kernel(
     )
     # Made before the GPU is opened, so that a wrong strategy is reported at once.
     study, time_limit = _study(
-        space, strategy, strategy_options, objective, objective_higher_is_better, seed, prior, objectives
+        space, strategy, strategy_options, objective, objective_higher_is_better, seed, prior, objectives, goal
     )
     the_cache = _Cache(cache, kernel_name, sizes, tune_params, objective) if cache else None
     kernel.open()
@@ -892,6 +910,9 @@ def tune_kernel(
     if objectives is not None and len(objectives) > 1:
         env["objectives"] = dict(objectives)
         env["pareto_front"] = _front(results, study, tune_params)
+    if goal is not None:
+        env["goal"] = goal
+        env["goal_config"] = _picked(results, study, tune_params)
     env["problem_size"] = sizes
     env["objective"] = objective
     for w in env.get("warnings", []):

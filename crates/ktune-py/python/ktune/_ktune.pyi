@@ -70,11 +70,15 @@ class Study:
         lease: float = 600.0,
         priors: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]], None] = None,
         objectives: Union[Dict[str, Union[str, bool]], Sequence[str], None] = None,
+        goal: Optional[str] = None,
     ) -> None:
         """``objectives`` (instead of ``objective``/``direction``): several objectives, a dict
         of names to ``"minimize"``/``"maximize"`` (or, as Kernel Tuner 1.5 spells it, ``True``
         where higher is better) or a list of names; ``tell`` and ``func`` then give a dict with
-        a number for each, or a sequence of one per objective in order."""
+        a number for each, or a sequence of one per objective in order. ``goal`` (with
+        ``objectives``): seek one configuration by it (``"energy within 5% of time"``,
+        ``"weighted time=1, energy=0.5"``) instead of the whole front; a stored study records
+        it."""
     def ask(self) -> Optional[Config]:
         """The next configuration to measure, or ``None`` when the study is over."""
     def ask_batch(self, n: int) -> List[Config]:
@@ -117,9 +121,13 @@ class Study:
     def pareto_front(self) -> List[Dict[str, Any]]:
         """A study of several objectives: the results no other beats on every objective, by
         the first (``ValueError`` for a study of one)."""
-    def pick(self, goal: str) -> Optional[Dict[str, Any]]:
+    def pick(self, goal: Optional[str] = None) -> Optional[Dict[str, Any]]:
         """A study of several objectives: the result a goal picks (``"energy within 5% of
-        time"``, ``"weighted time=1, energy=0.5"``), or ``None`` when nothing ran."""
+        time"``, ``"weighted time=1, energy=0.5"``; default: the study's ``goal``), or ``None``
+        when nothing ran."""
+    @property
+    def goal(self) -> Optional[str]:
+        """The goal the study seeks one configuration by, or ``None``."""
     @property
     def objectives(self) -> Dict[str, str]:
         """The objectives and their directions, in order."""

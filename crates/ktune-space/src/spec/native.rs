@@ -54,6 +54,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "storage",
     "transfer",
     "instance",
+    "goal",
 ];
 
 /// Sections a user may expect but that nothing reads, with where the setting goes instead

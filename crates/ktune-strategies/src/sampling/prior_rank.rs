@@ -147,6 +147,12 @@ impl Strategy for PriorRank {
         }
     }
 
+    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) {
+        if let Some(then) = &mut self.then {
+            then.set_goal(goal);
+        }
+    }
+
     /// Not told to `then`: it starts cold.
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
         self.ranking = Some(

@@ -358,44 +358,60 @@ impl State {
 
     /// ParEGO: every value the model holds becomes its objectives' augmented Chebyshev
     /// scalarisation under `weights` (each objective normalised to `[0, 1]` over the values
-    /// held), on the scale observed; the best value and the valid values follow. Nothing
-    /// changes (false) unless every value held has its objectives (none told at fantasised
-    /// values, all of one study of several) and the model takes the new values.
+    /// held), on the scale observed. See [`rescalarise_with`](Self::rescalarise_with).
     pub(super) fn rescalarise(&mut self, weights: &[f64]) -> bool {
         const RHO: f64 = 0.05;
-        let rows = &self.objective_rows;
-        if rows.is_empty()
-            || rows.len() != self.targets.raw().len()
-            || rows.iter().any(|r| r.len() != weights.len())
-        {
+        if self.objective_rows.iter().any(|r| r.len() != weights.len()) {
             return false;
         }
         let k = weights.len();
-        let (mut lo, mut hi) = (vec![f64::INFINITY; k], vec![f64::NEG_INFINITY; k]);
-        for r in rows {
-            for j in 0..k {
-                lo[j] = lo[j].min(r[j]);
-                hi[j] = hi[j].max(r[j]);
+        self.rescalarise_with(false, |rows| {
+            let (mut lo, mut hi) = (vec![f64::INFINITY; k], vec![f64::NEG_INFINITY; k]);
+            for r in rows {
+                for j in 0..k {
+                    lo[j] = lo[j].min(r[j]);
+                    hi[j] = hi[j].max(r[j]);
+                }
             }
+            rows.iter()
+                .map(|r| {
+                    let f = |j: usize| {
+                        let span = hi[j] - lo[j];
+                        weights[j]
+                            * if span > 0.0 {
+                                (r[j] - lo[j]) / span
+                            } else {
+                                0.0
+                            }
+                    };
+                    let max = (0..k).map(f).fold(0.0, f64::max);
+                    let sum: f64 = (0..k).map(f).sum();
+                    max + RHO * sum
+                })
+                .collect()
+        })
+    }
+
+    /// Every value the model holds becomes `scalarise` of the objectives of all results
+    /// held (fitted on the log scale where `log` and all are positive); the best value and
+    /// the valid values follow. Nothing changes (false) unless every value held has its
+    /// objectives (none told at fantasised values, all of one study of several) and the
+    /// model takes the new values (replaced in place: no refactorisation).
+    pub(super) fn rescalarise_with(
+        &mut self,
+        log: bool,
+        scalarise: impl FnOnce(&[Vec<f64>]) -> Vec<f64>,
+    ) -> bool {
+        let rows = &self.objective_rows;
+        if rows.is_empty() || rows.len() != self.targets.raw().len() {
+            return false;
         }
-        let scalar: Vec<f64> = rows
-            .iter()
-            .map(|r| {
-                let f = |j: usize| {
-                    let span = hi[j] - lo[j];
-                    weights[j]
-                        * if span > 0.0 {
-                            (r[j] - lo[j]) / span
-                        } else {
-                            0.0
-                        }
-                };
-                let max = (0..k).map(f).fold(0.0, f64::max);
-                let sum: f64 = (0..k).map(f).sum();
-                max + RHO * sum
-            })
-            .collect();
-        let mut targets = Targets::new(false);
+        let scalar = scalarise(rows);
+        if scalar.len() != rows.len() || scalar.iter().any(|v| !v.is_finite()) {
+            return false;
+        }
+        let log = log && scalar.iter().all(|&v| v > 0.0);
+        let mut targets = Targets::new(log);
         for &v in &scalar {
             targets.add(v);
         }

@@ -38,6 +38,9 @@ pub struct BayesianOptimization {
     pub(super) prior_outcomes: Vec<(Configuration, bool)>,
     /// The priors' ranking, whose values become the surrogate's mean (`prior_mean`).
     pub(super) prior_ranking: Option<PriorRanking>,
+    /// The study's goal, when it seeks one configuration of several objectives: the model
+    /// fits the goal's values, recomputed from the objectives before each round.
+    pub(super) goal: Option<ktune_core::pareto::Goal>,
 }
 
 /// `bayes_opt`'s options after [`BoOptions::check`], with what they resolve to: the kernel,
@@ -120,6 +123,7 @@ impl BayesianOptimization {
             state: None,
             prior_outcomes: Vec::new(),
             prior_ranking: None,
+            goal: None,
         }
     }
 
@@ -484,8 +488,13 @@ impl Strategy for BayesianOptimization {
             self.state = Some(st);
             return out;
         }
-        // ParEGO: the round proposes for a scalarisation of the objectives drawn afresh.
-        if self.opts.scalarise == Scalarise::Parego
+        // ParEGO (without a goal): the round proposes for a scalarisation of the objectives
+        // drawn afresh. A goal: its values move with the bests, so the model fits them afresh each round.
+        if let Some(goal) = &self.goal {
+            st.rescalarise_with(self.opts.transform == Transform::Log, |rows| {
+                goal.steer_all(rows)
+            });
+        } else if self.opts.scalarise == Scalarise::Parego
             && let Some(k) = st.objective_rows.first().map(Vec::len)
         {
             let weights = simplex_weights(k, rng);
@@ -523,6 +532,7 @@ impl Strategy for BayesianOptimization {
             return;
         };
         for o in observations {
+            let value = self.told_value(&st, o);
             let Some(i) = st.pending.iter().position(|(c, _)| *c == o.config) else {
                 // Another worker's evaluation (or a repeat): data all the same, fitted once.
                 if let Some(r) = space.rank(&o.config)
@@ -531,7 +541,7 @@ impl Strategy for BayesianOptimization {
                     st.mark_visited(r);
                     st.record(self.opts.feasibility, &o.config, o.value.is_some());
                     st.check_prior(r, o.value.is_some());
-                    if let Some(v) = o.value {
+                    if let Some(v) = value {
                         self.fit(&mut st, r, &o.config, v, o.variance, &o.objectives);
                         if !st.initial_done {
                             st.initial_valid += 1;
@@ -549,7 +559,7 @@ impl Strategy for BayesianOptimization {
                 st.check_prior(r, o.value.is_some());
             }
             if let Some(r) = space.rank(&config)
-                && let Some(v) = o.value
+                && let Some(v) = value
             {
                 self.fit(&mut st, r, &config, v, o.variance, &o.objectives);
                 if af.is_none() && !st.initial_done {
@@ -557,7 +567,7 @@ impl Strategy for BayesianOptimization {
                 }
             }
             if let Some(a) = af {
-                st.portfolio.record(a, o.value);
+                st.portfolio.record(a, value);
             }
         }
         st.model.hear(observations);
@@ -584,8 +594,32 @@ impl Strategy for BayesianOptimization {
         }
     }
 
+    /// The model fits the goal's values, recomputed from every result's objectives before
+    /// each round (the session tells each at the bests of its time); ParEGO's scalarisations
+    /// give way to it.
+    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) {
+        self.goal = Some(goal.clone());
+    }
+
     fn name(&self) -> &str {
         NAME
+    }
+}
+
+impl BayesianOptimization {
+    /// The value an observation is fitted with: with a goal, the goal's value of its
+    /// objectives against the results held and it (the next round recomputes every value as
+    /// the bests move); otherwise its own.
+    fn told_value(&self, st: &State, o: &Observation) -> Option<f64> {
+        let v = o.value?;
+        let (Some(goal), true) = (&self.goal, o.objectives.len() > 1) else {
+            return Some(v);
+        };
+        let mut reference = ktune_core::pareto::GoalReference::default();
+        for r in st.objective_rows.iter().chain([&o.objectives]) {
+            reference.add(r);
+        }
+        Some(goal.steer(&o.objectives, &reference)).filter(|v| v.is_finite())
     }
 }
 

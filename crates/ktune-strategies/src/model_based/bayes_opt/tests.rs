@@ -921,3 +921,67 @@ fn parego_spreads_over_the_front() {
         );
     }
 }
+
+/// With a goal ("the least energy within 5% of the fastest time"), the model fits the goal's
+/// values: on a grid where time and energy pull apart, the goal's configuration is found in
+/// fewer evaluations than by chasing time alone and picking by the goal afterwards (measured
+/// here: 16-25 against 36 on seeds 0-2).
+#[test]
+fn a_goal_steers_the_model_to_its_configuration() {
+    use ktune_core::pareto::Goal;
+    use ktune_core::{Metric, Outcome, Timings};
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer_range("x", 0, 39, 1).unwrap(),
+            Parameter::integer_range("y", 0, 39, 1).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let metrics = vec![
+        Metric::new("time", Direction::Minimize),
+        Metric::new("energy", Direction::Minimize),
+    ];
+    // Time is least at (0, 0) and grows by 0.6% per step of x and 10% per step of y; energy
+    // falls with x and grows with y: the goal's configuration is (8, 0) (time 1.048, the
+    // least energy within 5%), the fastest is (0, 0) at 1.25 times its energy.
+    let measure = |x: f64, y: f64| vec![1.0 + 0.006 * x + 0.1 * y, 400.0 - 10.0 * x + y];
+    let evaluations_to_goal = |goal: Option<Goal>, seed: u64| -> usize {
+        let mut runner = FnRunner::outcomes(|space, c| {
+            let v = space.values(c);
+            Outcome::ok(
+                measure(v[0].as_f64().unwrap(), v[1].as_f64().unwrap()),
+                Timings::default(),
+            )
+        })
+        .with_metrics(metrics.clone());
+        let (_, mut s) = crate::create_spec("bayes_opt:initial_samples=10").unwrap();
+        let mut tuner = Tuner::new(&space, &mut runner, Budget::evaluations(40)).objectives(2);
+        if let Some(g) = goal {
+            tuner = tuner.goal(g);
+        }
+        let run = tuner
+            .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+            .unwrap();
+        run.records
+            .iter()
+            .position(|r| r.config == [8, 0])
+            .map_or(usize::MAX, |i| i + 1)
+    };
+    let goal = Goal::parse("energy within 5% of time", &metrics).unwrap();
+    let all: Vec<Option<Vec<f64>>> = (0..1600)
+        .map(|i| Some(measure(f64::from(i / 40), f64::from(i % 40))))
+        .collect();
+    assert_eq!(
+        goal.pick(&all, &[Direction::Minimize, Direction::Minimize]),
+        Some(8 * 40)
+    );
+    for seed in 0..3 {
+        let w = evaluations_to_goal(Some(goal.clone()), seed);
+        let wo = evaluations_to_goal(None, seed).min(41);
+        assert!(
+            w < wo,
+            "seed {seed}: {w} evaluations with the goal against {wo}"
+        );
+    }
+}
