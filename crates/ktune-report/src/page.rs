@@ -189,7 +189,24 @@ fn front_section(page: &mut String, study: &Study) {
         }
         let _ = write!(page, "<td><code>{}</code></td></tr>", escape(&describe(r)));
     }
-    page.push_str("</tbody></table></section>");
+    page.push_str("</tbody></table>");
+    // The configuration the study was tuned to find, where it sought a goal.
+    if let Some(text) = study.meta(ktune_core::GOAL_KEY)
+        && let Ok(goal) = ktune_core::pareto::Goal::parse(text, &objectives)
+    {
+        let points: Vec<Option<Vec<f64>>> = values.iter().map(|v| v.map(<[f64]>::to_vec)).collect();
+        let directions: Vec<_> = objectives.iter().map(|m| m.direction).collect();
+        if let Some(i) = goal.pick(&points, &directions) {
+            let _ = write!(
+                page,
+                r#"<p class="caption" id="goal-pick">The study's goal, <code>{}</code>, picks evaluation {}: <code>{}</code>.</p>"#,
+                escape(text),
+                i + 1,
+                escape(&describe(&rows[i]))
+            );
+        }
+    }
+    page.push_str("</section>");
 }
 
 fn summary(

@@ -362,6 +362,20 @@ fn a_study_of_several_objectives_shows_its_pareto_front_and_one_of_one_does_not(
         "{first}"
     );
     assert!(first.contains("x=4, y=0"), "{first}");
+    assert!(!html.contains("goal-pick"));
+    // A study that sought a goal says what it picks: within 100% of the fastest time (2.5),
+    // the least energy is x = 2, y = 0 (time 5, energy 2), the third evaluation.
+    s.meta.push((
+        ktune_core::GOAL_KEY.into(),
+        "energy within 100% of time".into(),
+    ));
+    let html = render(&s, &Options::default()).unwrap();
+    assert!(
+        html.contains(
+            "<code>energy within 100% of time</code>, picks evaluation 3: <code>x=2, y=0</code>"
+        ),
+        "{html}"
+    );
     let single = render(
         &study(vec![row(0, &[("x", json!(1))], "ok", Some(1.0))]),
         &Options::default(),
