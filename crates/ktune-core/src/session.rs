@@ -128,6 +128,8 @@ pub struct Session<'a> {
     invalid: Vec<Record>,
     /// Configurations to hand out before the strategy's proposals.
     queue: std::collections::VecDeque<Configuration>,
+    /// With a goal: whether the strategy seeks it.
+    goal_sought: Option<bool>,
     on_record: Option<RecordHook<'a>>,
     stop: Option<&'a AtomicBool>,
 }
@@ -161,6 +163,7 @@ impl<'a> Session<'a> {
             stale: 0,
             invalid: Vec::new(),
             queue: std::collections::VecDeque::new(),
+            goal_sought: None,
             on_record: None,
             stop: None,
         })
@@ -214,8 +217,14 @@ impl<'a> Session<'a> {
                 self.objectives.len().max(1)
             )));
         }
-        self.strategy.set_goal(goal);
+        self.goal_sought = Some(self.strategy.set_goal(goal));
         Ok(())
+    }
+
+    /// With a goal: whether the strategy seeks it ([`Strategy::set_goal`]), or only
+    /// minimises the first objective for the goal to pick from; `None` without a goal.
+    pub fn goal_sought(&self) -> Option<bool> {
+        self.goal_sought
     }
 
     /// Tells the strategy the study's priors (see [`Strategy::set_priors`]); before the first
@@ -629,8 +638,9 @@ mod tests {
         fn tell(&mut self, _: &SearchSpace, o: &[Observation]) {
             self.told.extend_from_slice(o);
         }
-        fn set_goal(&mut self, goal: &crate::pareto::Goal) {
+        fn set_goal(&mut self, goal: &crate::pareto::Goal) -> bool {
             self.goal = Some(goal.clone());
+            false
         }
         fn set_budget(&mut self, evaluations: Option<usize>) {
             self.budget = Some(evaluations);
@@ -863,7 +873,10 @@ mod tests {
         // Nor do two a goal over a third.
         let third = Goal::parse("power within 10% of time", &metrics).unwrap();
         assert!(matches!(s.set_goal(&third), Err(CoreError::Objectives(_))));
+        assert_eq!(s.goal_sought(), None);
         s.set_goal(&goal).unwrap();
+        // The counter only minimises `value`.
+        assert_eq!(s.goal_sought(), Some(false));
         let Asked::Evaluate(a) = s.ask(1).unwrap() else {
             panic!()
         };

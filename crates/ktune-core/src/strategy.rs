@@ -140,7 +140,10 @@ pub trait Strategy: Send {
     /// value of a result depends on the bests found after it, so a value told once goes
     /// stale, and measured on the H100's time and energy, strategies comparing such values
     /// (the climb, `auto`'s bandit) did worse than on the first objective (BENCHMARKS.md).
-    fn set_goal(&mut self, _goal: &crate::pareto::Goal) {}
+    /// Returns whether the strategy seeks it (the default: no, the goal only picks).
+    fn set_goal(&mut self, _goal: &crate::pareto::Goal) -> bool {
+        false
+    }
 }
 
 /// A borrowed strategy is a strategy (so a [`Session`](crate::Session) can drive one it does
@@ -167,7 +170,7 @@ impl<S: Strategy + ?Sized> Strategy for &mut S {
     fn set_priors(&mut self, priors: &[MatchedPrior]) {
         (**self).set_priors(priors)
     }
-    fn set_goal(&mut self, goal: &crate::pareto::Goal) {
+    fn set_goal(&mut self, goal: &crate::pareto::Goal) -> bool {
         (**self).set_goal(goal)
     }
 }

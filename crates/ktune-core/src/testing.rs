@@ -439,8 +439,8 @@ impl Strategy for Timed {
         self.priors_told += started.elapsed().as_secs_f64();
     }
 
-    fn set_goal(&mut self, goal: &crate::pareto::Goal) {
-        self.inner.set_goal(goal);
+    fn set_goal(&mut self, goal: &crate::pareto::Goal) -> bool {
+        self.inner.set_goal(goal)
     }
 
     fn name(&self) -> &str {

@@ -789,6 +789,7 @@ impl Study {
     ) -> PyResult<Study> {
         let objective = setup.facts.objective.clone();
         let objectives = setup.facts.objectives.clone();
+        let strategy_name = setup.strategy.canonical().to_string();
         let priors;
         let goal;
         let backing = match setup.stored {
@@ -852,6 +853,19 @@ impl Study {
                 Backing::Stored(Box::new(study))
             }
         };
+        let sought = match &backing {
+            Backing::Memory(session) => session.goal_sought(),
+            Backing::Stored(study) => study.session.goal_sought(),
+        };
+        if let (Some(false), Some(text)) = (sought, &goal) {
+            warn(
+                py,
+                &format!(
+                    "strategy {} does not seek the goal `{text}`: it optimises `{objective}`, and the goal picks from what it finds (`auto` and `bayes_opt` seek it)",
+                    strategy_name
+                ),
+            )?;
+        }
         Ok(Study {
             space: setup.space,
             objective,

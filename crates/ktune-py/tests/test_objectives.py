@@ -105,6 +105,11 @@ def test_a_goal_is_sought_checked_and_kept_by_a_stored_study(tmp_path):
     assert study.pick()["config"] == {"x": 4, "y": 1}
     assert study.pick("weighted time=1, energy=4")["config"] == {"x": 2, "y": 1}
     assert ktune.Study(PARAMS, objectives=["time", "energy"]).goal is None
+    # A strategy that cannot seek a goal says so; the goal still picks.
+    with pytest.warns(RuntimeWarning, match="strategy random does not seek the goal"):
+        blind = ktune.Study(PARAMS, strategy="random", objectives=["time", "energy"], goal="energy within 100% of time", max_evals=12)
+    blind.optimize(time_and_energy)
+    assert blind.pick()["config"] == {"x": 4, "y": 1}
     with pytest.raises(ValueError, match="seeks no goal"):
         ktune.Study(PARAMS, objectives=["time", "energy"]).pick()
     for kwargs, said in [

@@ -157,6 +157,13 @@ fn join<'a>(
     for (fact, report) in &study.priors {
         eprintln!("prior {}: {report}", fact.source);
     }
+    if let (Some(false), Some(goal)) = (study.session.goal_sought(), &study.joined.facts.goal) {
+        eprintln!(
+            "note: strategy {} does not seek the goal `{goal}`: it optimises `{}`, and the goal picks from what it finds (`auto` and `bayes_opt` seek it)",
+            plan.strategy.canonical(),
+            objective.name
+        );
+    }
     // So that `ktune results --rerank` finds the program again.
     if let Ok(abs) = std::path::absolute(&problem.path) {
         study.storage.set_meta("spec", &abs.display().to_string())?;

@@ -231,6 +231,19 @@ fn a_goal_is_sought_recorded_and_picks_the_export() {
         &String::from_utf8_lossy(&resumed.stdout),
         &["the goal `weighted time=1, energy=4` picks: x=2, y=1"],
     );
+    // A strategy that cannot seek a goal says so, and the goal still picks.
+    let random = ktune_in(d)
+        .args(["tune", "g.toml", "--db", "r.db", "--strategy", "random"])
+        .succeeds();
+    ktune_core::testing::assert_mentions(
+        &String::from_utf8_lossy(&random.stderr),
+        &["strategy random does not seek the goal `energy within 100% of time`"],
+    );
+    ktune_core::testing::assert_mentions(
+        &String::from_utf8_lossy(&random.stdout),
+        &["the goal `energy within 100% of time` picks: x=4, y=1"],
+    );
+    assert!(!String::from_utf8_lossy(&tuned.stderr).contains("does not seek"));
     // Goals that cannot be read, from the spec and from the command line.
     written(
         d,

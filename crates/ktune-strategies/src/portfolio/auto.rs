@@ -685,11 +685,13 @@ impl Strategy for Auto {
     /// share of them. Measured on the H100's time and energy (BENCHMARKS.md, several
     /// objectives): the goal's own configuration found in more runs at 20-100 evaluations
     /// than by `auto` without the goal.
-    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) {
-        self.seeks_goal = true;
+    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) -> bool {
+        let mut sought = false;
         for m in &mut self.members {
-            m.strategy().set_goal(goal);
+            sought |= m.strategy().set_goal(goal);
         }
+        self.seeks_goal = sought;
+        sought
     }
 
     /// With priors, a member joins that proposes in their order (each prior weighted by how

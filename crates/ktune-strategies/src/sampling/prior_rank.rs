@@ -147,10 +147,8 @@ impl Strategy for PriorRank {
         }
     }
 
-    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) {
-        if let Some(then) = &mut self.then {
-            then.set_goal(goal);
-        }
+    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) -> bool {
+        self.then.as_mut().is_some_and(|then| then.set_goal(goal))
     }
 
     /// Not told to `then`: it starts cold.

@@ -597,8 +597,9 @@ impl Strategy for BayesianOptimization {
     /// The model fits the goal's values, recomputed from every result's objectives before
     /// each round (the session tells each at the bests of its time); ParEGO's scalarisations
     /// give way to it.
-    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) {
+    fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) -> bool {
         self.goal = Some(goal.clone());
+        true
     }
 
     fn name(&self) -> &str {
