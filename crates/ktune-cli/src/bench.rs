@@ -663,10 +663,7 @@ fn run_one(
     let points = if objectives > 1 {
         records
             .iter()
-            .map(|r| match &r.outcome {
-                ktune_core::Outcome::Ok { values, .. } => Some(values.clone()),
-                ktune_core::Outcome::Failed { .. } => None,
-            })
+            .map(|r| r.outcome.values().map(<[f64]>::to_vec))
             .collect()
     } else {
         Vec::new()

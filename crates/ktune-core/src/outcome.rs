@@ -241,6 +241,14 @@ impl Outcome {
         }
     }
 
+    /// Every metric's value, the objective first, if it ran.
+    pub fn values(&self) -> Option<&[f64]> {
+        match self {
+            Outcome::Ok { values, .. } => Some(values),
+            Outcome::Failed { .. } => None,
+        }
+    }
+
     /// The failure kind, if it failed.
     pub fn failure(&self) -> Option<FailureKind> {
         match self {

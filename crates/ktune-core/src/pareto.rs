@@ -192,10 +192,7 @@ impl Goal {
                 )
             })
             .collect();
-        let mut reference = GoalReference::default();
-        for (_, row) in &ran {
-            reference.add(row);
-        }
+        let reference = GoalReference::of(ran.iter().map(|(_, row)| row.as_slice()));
         ran.iter()
             .filter(|(_, row)| self.admits(row, &reference))
             .map(|(i, row)| (self.steer(row, &reference), *i))
@@ -259,10 +256,7 @@ impl Goal {
 
     /// [`steer`](Self::steer) for every row, against the reference of them all.
     pub fn steer_all(&self, rows: &[Vec<f64>]) -> Vec<f64> {
-        let mut reference = GoalReference::default();
-        for r in rows {
-            reference.add(r);
-        }
+        let reference = GoalReference::of(rows.iter().map(Vec::as_slice));
         rows.iter().map(|r| self.steer(r, &reference)).collect()
     }
 
@@ -289,6 +283,15 @@ pub struct GoalReference {
 }
 
 impl GoalReference {
+    /// The reference of `rows` (each result's objectives in minimisation form).
+    pub fn of<'r>(rows: impl IntoIterator<Item = &'r [f64]>) -> GoalReference {
+        let mut reference = GoalReference::default();
+        for row in rows {
+            reference.add(row);
+        }
+        reference
+    }
+
     /// Takes a result into account (its objectives in minimisation form; non-finite values
     /// are ignored).
     pub fn add(&mut self, row: &[f64]) {
@@ -405,8 +408,7 @@ mod tests {
         assert!(v[3] > v[2] && v[4] > v[3], "{v:?}");
         assert_eq!(v[1], 30.0 / 15.0);
         // The values follow the bests: a new fastest time moves the allowance.
-        let mut reference = GoalReference::default();
-        rows.iter().for_each(|r| reference.add(r));
+        let mut reference = GoalReference::of(rows.iter().map(Vec::as_slice));
         assert!(within.admits(&rows[1], &reference));
         reference.add(&[9.0, 60.0, -90.0]);
         assert!(!within.admits(&rows[1], &reference));

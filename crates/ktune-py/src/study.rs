@@ -565,13 +565,7 @@ impl Study {
             )));
         }
         let records = self.state(py)?.session().records().to_vec();
-        let values: Vec<Option<&[f64]>> = records
-            .iter()
-            .map(|r| match &r.outcome {
-                Outcome::Ok { values, .. } => Some(values.as_slice()),
-                Outcome::Failed { .. } => None,
-            })
-            .collect();
+        let values: Vec<Option<&[f64]>> = records.iter().map(|r| r.outcome.values()).collect();
         let front = ktune_core::pareto::front_of(&values, &self.objectives);
         let all = self.results(py)?;
         let out = PyList::empty(py);
@@ -607,10 +601,7 @@ impl Study {
         let records = self.state(py)?.session().records().to_vec();
         let points: Vec<Option<Vec<f64>>> = records
             .iter()
-            .map(|r| match &r.outcome {
-                Outcome::Ok { values, .. } => Some(values.clone()),
-                Outcome::Failed { .. } => None,
-            })
+            .map(|r| r.outcome.values().map(<[f64]>::to_vec))
             .collect();
         let directions: Vec<Direction> = self.objectives.iter().map(|m| m.direction).collect();
         match goal.pick(&points, &directions) {

@@ -287,10 +287,7 @@ impl Simulation {
     pub fn metric_values(&self) -> Vec<Option<Vec<f64>>> {
         self.outcomes
             .iter()
-            .map(|o| match o {
-                Outcome::Ok { values, .. } => Some(values.clone()),
-                Outcome::Failed { .. } => None,
-            })
+            .map(|o| o.values().map(<[f64]>::to_vec))
             .collect()
     }
 

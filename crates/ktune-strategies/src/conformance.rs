@@ -187,10 +187,7 @@ pub fn check_goal(subject: &Subject<'_>, constraint_aware: bool) {
     let points: Vec<Option<Vec<f64>>> = first
         .records
         .iter()
-        .map(|r| match &r.outcome {
-            Outcome::Ok { values, .. } => Some(values.clone()),
-            Outcome::Failed { .. } => None,
-        })
+        .map(|r| r.outcome.values().map(<[f64]>::to_vec))
         .collect();
     assert!(
         goal.pick(&points, &[Direction::Minimize, Direction::Minimize])

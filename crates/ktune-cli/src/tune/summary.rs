@@ -66,14 +66,7 @@ impl Report<'_> {
         if self.objectives.len() < 2 {
             return Vec::new();
         }
-        let values: Vec<Option<&[f64]>> = self
-            .records
-            .iter()
-            .map(|r| match &r.outcome {
-                ktune_core::Outcome::Ok { values, .. } => Some(values.as_slice()),
-                ktune_core::Outcome::Failed { .. } => None,
-            })
-            .collect();
+        let values: Vec<Option<&[f64]>> = self.records.iter().map(|r| r.outcome.values()).collect();
         let front = ktune_core::pareto::front_of(&values, &self.objectives);
         front.into_iter().map(|i| &self.records[i]).collect()
     }
@@ -85,25 +78,33 @@ impl Report<'_> {
         let points: Vec<Option<Vec<f64>>> = self
             .records
             .iter()
-            .map(|r| match &r.outcome {
-                ktune_core::Outcome::Ok { values, .. } => Some(values.clone()),
-                ktune_core::Outcome::Failed { .. } => None,
-            })
+            .map(|r| r.outcome.values().map(<[f64]>::to_vec))
             .collect();
         let directions: Vec<Direction> = self.objectives.iter().map(|m| m.direction).collect();
         let i = goal.pick(&points, &directions)?;
         Some((text, &self.records[i]))
     }
 
+    /// A record as `--json` writes it, with the other objectives of a study of several by
+    /// name.
+    fn record_with_objectives(&self, r: &Record) -> serde_json::Value {
+        let mut j = record_json(self.space, r, self.objective);
+        for (m, v) in self
+            .objectives
+            .iter()
+            .zip(r.outcome.values().unwrap_or(&[]))
+            .skip(1)
+        {
+            j[m.name.as_str()] = json!(v);
+        }
+        j
+    }
+
     /// The objectives' values of a record of a study of several, as `time = 1.5, energy = 2`.
     fn objective_values(&self, r: &Record) -> String {
-        let values = match &r.outcome {
-            ktune_core::Outcome::Ok { values, .. } => values.as_slice(),
-            ktune_core::Outcome::Failed { .. } => &[],
-        };
         self.objectives
             .iter()
-            .zip(values)
+            .zip(r.outcome.values().unwrap_or(&[]))
             .map(|(m, v)| format!("{} = {v:.6}", m.name))
             .collect::<Vec<_>>()
             .join(", ")
@@ -193,25 +194,11 @@ impl Report<'_> {
                     "pareto_front": (self.objectives.len() > 1).then(|| {
                         self.front()
                             .into_iter()
-                            .map(|r| {
-                                let mut j = record_json(self.space, r, self.objective);
-                                if let ktune_core::Outcome::Ok { values, .. } = &r.outcome {
-                                    for (m, v) in self.objectives.iter().zip(values).skip(1) {
-                                        j[m.name.as_str()] = json!(v);
-                                    }
-                                }
-                                j
-                            })
+                            .map(|r| self.record_with_objectives(r))
                             .collect::<Vec<_>>()
                     }),
                     "goal": self.goal_pick().map(|(text, r)| {
-                        let mut j = record_json(self.space, r, self.objective);
-                        if let ktune_core::Outcome::Ok { values, .. } = &r.outcome {
-                            for (m, v) in self.objectives.iter().zip(values).skip(1) {
-                                j[m.name.as_str()] = json!(v);
-                            }
-                        }
-                        json!({"goal": text, "pick": j})
+                        json!({"goal": text, "pick": self.record_with_objectives(r)})
                     }),
                     "default": self.default_value(),
                     "evaluations": self.records.len(),

@@ -616,10 +616,12 @@ impl BayesianOptimization {
         let (Some(goal), true) = (&self.goal, o.objectives.len() > 1) else {
             return Some(v);
         };
-        let mut reference = ktune_core::pareto::GoalReference::default();
-        for r in st.objective_rows.iter().chain([&o.objectives]) {
-            reference.add(r);
-        }
+        let reference = ktune_core::pareto::GoalReference::of(
+            st.objective_rows
+                .iter()
+                .chain([&o.objectives])
+                .map(Vec::as_slice),
+        );
         Some(goal.steer(&o.objectives, &reference)).filter(|v| v.is_finite())
     }
 }
