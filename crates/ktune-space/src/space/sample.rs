@@ -195,4 +195,49 @@ impl DistinctSampler {
         self.used.insert(r);
         Some(r)
     }
+
+    /// The next unused rank drawn with probability proportional to `weight(rank)` (each
+    /// weight in `[0, 1]`), by rejection from uniform draws; `None` when every rank has been
+    /// used. After `tries` rejections the heaviest rank seen is taken, so a space where nearly
+    /// every weight is tiny still answers quickly (the draw is then only approximately
+    /// proportional).
+    pub fn next_rank_weighted<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        tries: usize,
+        weight: impl Fn(u64) -> f64,
+    ) -> Option<u64> {
+        if self.available() == 0 {
+            return None;
+        }
+        let mut heaviest: Option<(f64, u64)> = None;
+        for _ in 0..tries.max(1) {
+            let r = match &self.remaining {
+                Some(rest) => rest[rng.random_range(0..rest.len())],
+                None => {
+                    let r = rng.random_range(0..self.size);
+                    if self.used.contains(&r) {
+                        continue;
+                    }
+                    r
+                }
+            };
+            let w = weight(r);
+            if rng.random::<f64>() < w {
+                heaviest = Some((w, r));
+                break;
+            }
+            if heaviest.is_none_or(|(h, _)| w > h) {
+                heaviest = Some((w, r));
+            }
+        }
+        match heaviest {
+            Some((_, r)) => {
+                self.exclude(r);
+                Some(r)
+            }
+            // Every try hit a used rank (a nearly exhausted space drawn by rejection).
+            None => self.next_rank(rng),
+        }
+    }
 }

@@ -405,6 +405,35 @@ fn distinct_sampler_skips_excluded_ranks_and_ends() {
 }
 
 #[test]
+fn weighted_draws_follow_the_weights_and_skip_used_ranks() {
+    // Ranks 0-9 weigh 1, ranks 10-99 weigh 1/9: the light ones together weigh 10, so the
+    // first draw is a heavy one half of the time.
+    let weight = |r: u64| if r < 10 { 1.0 } else { 1.0 / 9.0 };
+    let mut rng = seeded(7);
+    let draws = 4000;
+    let heavy = (0..draws)
+        .filter(|_| {
+            let mut s = DistinctSampler::new(100);
+            s.next_rank_weighted(&mut rng, 1000, weight).unwrap() < 10
+        })
+        .count();
+    assert!((1800..=2200).contains(&heavy), "{heavy} of {draws}");
+
+    // Without replacement, excluded ranks never come back, and the sampler ends.
+    let mut s = DistinctSampler::new(20);
+    s.exclude(4);
+    let got: Vec<u64> =
+        std::iter::from_fn(|| s.next_rank_weighted(&mut rng, 50, |r| (r % 3) as f64 / 2.0))
+            .collect();
+    assert_eq!(got.len(), 19);
+    assert!(!got.contains(&4));
+    assert_eq!(got.iter().collect::<BTreeSet<_>>().len(), 19);
+    // Weight 0 everywhere: the tries run out and a rank is taken anyway.
+    let mut s = DistinctSampler::new(5);
+    assert!(s.next_rank_weighted(&mut rng, 3, |_| 0.0).is_some());
+}
+
+#[test]
 fn sampling_is_deterministic_per_seed() {
     let space = uneven_space();
     let a = space.latin_hypercube(8, &mut seeded(3));

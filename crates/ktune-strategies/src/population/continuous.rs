@@ -241,6 +241,35 @@ impl Continuous {
         }
     }
 
+    /// The evaluations of the positions `xs`: with `aware` and `repair`, each snapped point
+    /// repaired by Algorithm 2; with `aware` alone, a snapped point that violates the
+    /// constraints is a failure at no cost, never proposed (Kernel Tuner 1.5 as its benchmarks
+    /// run it: its `CostFunc` repairs only when the user passes `constraint_aware` explicitly,
+    /// and otherwise scores an invalid point as the worst without evaluating anything);
+    /// unaware, the snapped point is proposed as it is.
+    pub(crate) fn pending<'a>(
+        &self,
+        space: &SearchSpace,
+        xs: impl IntoIterator<Item = &'a [f64]>,
+        aware: bool,
+        repair: bool,
+    ) -> Pending {
+        let configs: Vec<Configuration> = xs
+            .into_iter()
+            .map(|x| self.to_evaluate(space, x, aware && repair))
+            .collect();
+        let mut pending = Pending::new(configs);
+        if aware && !repair {
+            for i in 0..pending.configs.len() {
+                if !space.contains(&pending.configs[i]) {
+                    pending.values[i] = Some(None);
+                    pending.handed[i] = true;
+                }
+            }
+        }
+        pending
+    }
+
     /// Algorithm 2: snaps `x`; if the point is invalid, the valid configuration closest to `x`
     /// (Euclidean distance in the ε-spaced space) among the first non-empty set of its
     /// strictly-adjacent, adjacent and Hamming neighbours; if all three are empty, the valid

@@ -7,7 +7,8 @@
 //! `currenttobest` and `randtobest` methods) with the differential weight `F`, rounded and
 //! clipped to each parameter's index range; binomial or exponential crossover with rate `CR`
 //! mixes it with `x_i` into `u_i`, which, when it violates the constraints, is repaired to the
-//! valid configuration nearest by index distance (ties broken at random). The trials are
+//! valid configuration nearest by index distance (ties broken at random, the draw remembered
+//! per trial). The trials are
 //! evaluated as one batch; `u_i` replaces `x_i` when `f(u_i) <= f(x_i)` and `u_i` is not
 //! already in the population (a failed configuration counts as worst and never replaces a
 //! member), and the best is updated from the replacements. When the population has not
@@ -16,6 +17,25 @@
 //! constraint-unaware variant (`constraint_aware = false`) draws its initial population
 //! uniformly from the Cartesian product of the domains and skips the repair, so invalid trials
 //! cost an evaluation and fail.
+//!
+//! ## Beside Kernel Tuner 1.5's `diff_evo` (read line by line for issue 50)
+//! The mutation variants, crossover rates and defaults follow it. Where they differ:
+//! - **The initial Latin hypercube.** Kernel Tuner snaps each invalid point to the first of
+//!   the nearest valid configurations in its enumeration order (`np.argmin`), and stratifies
+//!   over the index ranges that occur among valid configurations; here ties are broken at
+//!   random and the strata span each parameter's whole domain. On a GEMM-like space whose
+//!   enumeration starts at the largest values, Kernel Tuner's start leans towards large
+//!   tiles: an accidental prior that helped on synthetic GEMM stand-ins (docs/benchmarks/
+//!   peers.md, issue 50), not followed here.
+//! - **Duplicate trials** within a generation are redrawn there (a random sample after 20
+//!   tries) and collapse into one evaluation here; a repair's random tie is drawn on every
+//!   call there and remembered per trial here.
+//! - **Restarts.** After two unchanged generations the population restarts here from the best
+//!   and fresh random configurations; in Kernel Tuner the counter never resets, and every
+//!   later generation's trials are a fresh Latin hypercube sample. Kernel Tuner caps
+//!   `maxiter` at the space's size and stops; here `maxiter` restarts too.
+//! - The population counts the parameters with more than one declared value; Kernel Tuner
+//!   those that vary among the valid configurations.
 //!
 //! ## References
 //!

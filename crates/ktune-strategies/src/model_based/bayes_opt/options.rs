@@ -87,6 +87,11 @@ pub enum InitialSampling {
     Lhs,
     /// Uniformly random valid configurations.
     Random,
+    /// Random valid configurations, each value of a parameter whose alignment varies out of
+    /// step with its value weighted by `1 / q^aligned_power` for its odd part `q`
+    /// ([`encoding::aligned_weights`](crate::model_based::encoding::aligned_weights)): 64 and
+    /// 128 more often than 48 or 112.
+    Aligned,
 }
 
 impl crate::options::Choice for InitialSampling {
@@ -94,6 +99,7 @@ impl crate::options::Choice for InitialSampling {
         ("maximin", InitialSampling::Maximin),
         ("lhs", InitialSampling::Lhs),
         ("random", InitialSampling::Random),
+        ("aligned", InitialSampling::Aligned),
     ];
 }
 
@@ -169,6 +175,9 @@ pub struct BoOptions {
     /// `maximin` (the best of several Latin hypercube samples), `lhs` or `random`.
     #[serde(deserialize_with = "crate::options::choice")]
     pub initial_sampling: InitialSampling,
+    /// With `aligned` sampling: how strongly values with small odd parts are preferred
+    /// (0: uniform).
+    pub aligned_power: f64,
     /// Skip threshold.
     pub skip_threshold: usize,
     /// Discount factor; by default 0.65 for multi, 0.75 for advanced multi.
@@ -230,6 +239,7 @@ impl Default for BoOptions {
             lengthscale: None,
             initial_samples: 20,
             initial_sampling: InitialSampling::Maximin,
+            aligned_power: 2.0,
             skip_threshold: 5,
             discount_factor: None,
             required_improvement: 0.1,
@@ -265,7 +275,8 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("kernel", "\"matern32\"", "Covariance function: \"matern32\", \"matern52\" or \"rbf\"."),
     OptionDoc::new("lengthscale", "null", "Fixed lengthscale, in units of the ε-spaced encoding; null: 1.5 with the contextual variance, else 2 (Table I).").real(1e-6, 1e6),
     OptionDoc::new("initial_samples", "20", "Valid configurations in the initial sample; failed ones are replaced by random valid ones.").count(1, 100_000),
-    OptionDoc::new("initial_sampling", "\"maximin\"", "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\" or \"random\"."),
+    OptionDoc::new("initial_sampling", "\"maximin\"", "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\", \"random\" or \"aligned\" (random, each value of an integer parameter whose alignment varies out of step with its value weighted by 1 / q^aligned_power for its odd part q: block sizes of 64 or 128 more often than 48 or 112, tiles of 2 or 4 more often than 3)."),
+    OptionDoc::new("aligned_power", "2", "With initial_sampling = \"aligned\": how strongly values with small odd parts are preferred (0: uniform).").real(0.0, 100.0),
     OptionDoc::new("skip_threshold", "5", "Rounds an acquisition function must be worse (or better, or duplicating) before it is skipped (or promoted).").count(1, 1_000_000),
     OptionDoc::new("discount_factor", "null", "Weight of older observations in the discounted observation score; null: 0.65 for multi, 0.75 for advanced multi (Table I).").real(0.0, 1.0),
     OptionDoc::new("required_improvement", "0.1", "Advanced multi: how far from the mean discounted score counts as worse or better.").real(0.0, 10.0),

@@ -108,6 +108,9 @@ pub(super) struct State {
     pub(super) mu_s: f64,
     pub(super) var_s: f64,
     pub(super) sampler: DistinctSampler,
+    /// With `aligned` initial sampling: per parameter, the weight of each value (`None`: all
+    /// alike).
+    pub(super) initial_weights: Vec<Option<Vec<f64>>>,
     pub(super) notice_given: bool,
     /// Every evaluated configuration, encoded, and whether it ran: the feasibility forest's
     /// data (kept only with `feasibility`).
@@ -195,6 +198,30 @@ impl State {
     }
 
     /// Notes whether a configuration the priors say fails failed here too.
+    /// The initial sample's next configuration not evaluated yet: uniform, or weighted by
+    /// the values' alignment (`initial_weights`).
+    pub(super) fn next_initial(
+        &mut self,
+        space: &SearchSpace,
+        rng: &mut Rng,
+    ) -> Option<Configuration> {
+        if self.initial_weights.iter().all(Option::is_none) {
+            return self.sampler.next_rank(rng).map(|r| space.configuration(r));
+        }
+        let weights = &self.initial_weights;
+        // Rejection from uniform draws; 10,000 tries take about a millisecond, and where nearly
+        // every configuration weighs little the heaviest tried is taken.
+        let r = self.sampler.next_rank_weighted(rng, 10_000, |r| {
+            space
+                .configuration(r)
+                .iter()
+                .zip(weights)
+                .map(|(&v, w)| w.as_ref().map_or(1.0, |w| w[v as usize]))
+                .product()
+        })?;
+        Some(space.configuration(r))
+    }
+
     pub(super) fn check_prior(&mut self, rank: u64, ran: bool) {
         if self.prior_failing.contains(&rank) {
             self.prior_checked.1 += 1;

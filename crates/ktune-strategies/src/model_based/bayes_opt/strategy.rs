@@ -366,6 +366,14 @@ impl BayesianOptimization {
             mu_s: 0.0,
             var_s: 0.0,
             sampler: DistinctSampler::new(space.size()),
+            initial_weights: match self.opts.initial_sampling {
+                InitialSampling::Aligned => space
+                    .params()
+                    .iter()
+                    .map(|p| encoding::aligned_weights(p.values(), self.opts.aligned_power))
+                    .collect(),
+                _ => Vec::new(),
+            },
             notice_given: false,
             rows: Vec::new(),
             prior_rows: Vec::new(),
@@ -400,7 +408,7 @@ impl BayesianOptimization {
         let sample = match self.opts.initial_sampling {
             InitialSampling::Maximin => space.maximin_latin_hypercube(n, 10, rng),
             InitialSampling::Lhs => space.latin_hypercube(n, rng),
-            InitialSampling::Random => Vec::new(),
+            InitialSampling::Random | InitialSampling::Aligned => Vec::new(),
         };
         state.initial = sample
             .into_iter()
@@ -431,7 +439,7 @@ impl Strategy for BayesianOptimization {
             let next = match st.initial.pop_front() {
                 Some(c) => Some(c),
                 None if st.initial_valid + st.pending.len() < self.opts.initial_samples => {
-                    st.sampler.next_rank(rng).map(|r| space.configuration(r))
+                    st.next_initial(space, rng)
                 }
                 None => None,
             };

@@ -527,3 +527,27 @@ fn time_strategies<'a>(space: &SearchSpace, runner: &mut dyn FnMut() -> Box<dyn 
         );
     }
 }
+
+/// Without repair, a position whose snapped point is invalid is a failure at no cost: it is
+/// never handed out, its particle keeps no value, and the others are evaluated as usual.
+#[test]
+fn without_repair_an_invalid_point_fails_at_no_cost() {
+    let space = sparse_space();
+    let o = PsoOptions {
+        repair: false,
+        ..options(0.0, 0.0, 0.0)
+    };
+    let mut rng = Rng::seed_from_u64(1);
+    let mut s = Swarm::new(&space, &History::new(), &o, &mut rng);
+    let x = vec![5.6 / 40.0, 7.4 / 40.0, 0.3 / 40.0];
+    let snapped = s.view.snap(&x);
+    assert!(!space.contains(&snapped));
+    s.particles[0] = s.particle(x.clone(), &mut rng);
+    s.evaluate(&space, &o);
+    s.pending.resolve(&History::new());
+    let asked = s.pending.hand_out(100);
+    assert_eq!(asked.len(), 29, "every particle but the invalid one");
+    assert!(asked.iter().all(|c| space.contains(c)));
+    assert_eq!(s.pending.values[0], Some(None), "a failure, known at once");
+    assert_eq!(s.pending.fresh, 29);
+}

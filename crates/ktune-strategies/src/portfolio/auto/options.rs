@@ -7,7 +7,8 @@ use crate::local_search::KICK_SIZE_DOC;
 pub(super) const OPTIONS: &[OptionDoc] = &[
     OptionDoc::new("model", "\"bayes_opt\"", "The model-based strategy: \"bayes_opt\" (fixed-lengthscale GP updated incrementally, about 1 ms a proposal) or \"baco\" (fitted GP, 5-30 ms a proposal)."),
     OptionDoc::new("initial_samples", "10", "Valid configurations the model samples (see initial_sampling) before it proposes; the other members wait for them.").count(1, 100_000),
-    OptionDoc::new("initial_sampling", "\"random\"", "How the model's initial sample is drawn: \"random\" (uniform), \"maximin\" or \"lhs\" (bayes_opt's; baco samples uniformly)."),
+    OptionDoc::new("initial_sampling", "\"aligned\"", "How the model's initial sample is drawn: \"random\" (uniform), \"aligned\" (random, aligned values weighted up: see aligned_power), \"maximin\" or \"lhs\" (bayes_opt's; baco samples uniformly)."),
+    OptionDoc::new("aligned_power", "4", "With initial_sampling = \"aligned\": each value of an integer parameter whose alignment varies out of step with its value weighs 1 / q^aligned_power for its odd part q (64 and 128 weigh 1, 48 and 96 1/9, 80 1/25 at 2; 0: uniform).").real(0.0, 100.0),
     OptionDoc::new("feasibility", "true", "The model learns failing regions with BaCO's random forest (bayes_opt's `feasibility`)."),
     OptionDoc::new("prior_mean", "true", "With two or more priors: the model's GP has the priors' results as its mean, times a slope fitted to this study's results (bayes_opt's `prior_mean`)."),
     OptionDoc::new("prior_failures", "true", "With two or more priors: the model's feasibility forest learns from the priors' failures too, weighed down as this study's own outcomes accumulate (bayes_opt's `prior_failures`)."),
