@@ -119,7 +119,10 @@ pub(crate) const ENTRY: Entry = Entry {
     options: OPTIONS,
     tunable: &[
         crate::Tunable::new("initial_samples", &["5", "10", "20"]),
-        crate::Tunable::new("initial_sampling", &["\"maximin\"", "\"random\"", "\"aligned\""]),
+        crate::Tunable::new(
+            "initial_sampling",
+            &["\"maximin\"", "\"random\"", "\"aligned\""],
+        ),
         crate::Tunable::new("lengthscale", &["1.0", "1.5", "2.0"]),
         crate::Tunable::new("explore_after", &["0", "10", "20"]),
         crate::Tunable::new("feasibility", &["false", "true"]),

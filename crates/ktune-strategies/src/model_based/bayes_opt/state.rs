@@ -197,7 +197,6 @@ impl State {
         }
     }
 
-    /// Notes whether a configuration the priors say fails failed here too.
     /// The initial sample's next configuration not evaluated yet: uniform, or weighted by
     /// the values' alignment (`initial_weights`).
     pub(super) fn next_initial(
@@ -209,8 +208,9 @@ impl State {
             return self.sampler.next_rank(rng).map(|r| space.configuration(r));
         }
         let weights = &self.initial_weights;
-        // Rejection from uniform draws; 10,000 tries take about a millisecond, and where nearly
-        // every configuration weighs little the heaviest tried is taken.
+        // Rejection from uniform draws, at most 10,000 tries a draw: where nearly every
+        // configuration weighs little (many parameters with unaligned values) the heaviest
+        // tried is taken rather than searching on.
         let r = self.sampler.next_rank_weighted(rng, 10_000, |r| {
             space
                 .configuration(r)
@@ -222,6 +222,7 @@ impl State {
         Some(space.configuration(r))
     }
 
+    /// Notes whether a configuration the priors say fails failed here too.
     pub(super) fn check_prior(&mut self, rank: u64, ran: bool) {
         if self.prior_failing.contains(&rank) {
             self.prior_checked.1 += 1;
