@@ -231,22 +231,12 @@ impl Continuous {
             .sum()
     }
 
-    /// The configuration a particle at `x` is evaluated as: the snapped point, repaired by
-    /// Algorithm 2 when constraint-aware (the position itself is left alone).
-    pub(crate) fn to_evaluate(&self, space: &SearchSpace, x: &[f64], aware: bool) -> Configuration {
-        if aware {
-            self.repair(space, x).0
-        } else {
-            self.snap(x)
-        }
-    }
-
-    /// The evaluations of the positions `xs`: with `aware` and `repair`, each snapped point
-    /// repaired by Algorithm 2; with `aware` alone, a snapped point that violates the
-    /// constraints is a failure at no cost, never proposed (Kernel Tuner 1.5 as its benchmarks
-    /// run it: its `CostFunc` repairs only when the user passes `constraint_aware` explicitly,
-    /// and otherwise scores an invalid point as the worst without evaluating anything);
-    /// unaware, the snapped point is proposed as it is.
+    /// The evaluations of the positions `xs` (each position itself is left alone): with
+    /// `aware` and `repair`, each snapped point repaired by Algorithm 2; with `aware` alone, a
+    /// snapped point that violates the constraints is a failure at no cost, never proposed
+    /// (Kernel Tuner 1.5 as its benchmarks run it: its `CostFunc` repairs only when the user
+    /// passes `constraint_aware` explicitly, and otherwise scores an invalid point as the worst
+    /// without evaluating anything); unaware, the snapped point is proposed as it is.
     pub(crate) fn pending<'a>(
         &self,
         space: &SearchSpace,
@@ -256,12 +246,18 @@ impl Continuous {
     ) -> Pending {
         let configs: Vec<Configuration> = xs
             .into_iter()
-            .map(|x| self.to_evaluate(space, x, aware && repair))
+            .map(|x| {
+                if aware && repair {
+                    self.repair(space, x).0
+                } else {
+                    self.snap(x)
+                }
+            })
             .collect();
         let mut pending = Pending::new(configs);
         if aware && !repair {
-            for i in 0..pending.configs.len() {
-                if !space.contains(&pending.configs[i]) {
+            for (i, c) in pending.configs.iter().enumerate() {
+                if !space.contains(c) {
                     pending.values[i] = Some(None);
                     pending.handed[i] = true;
                 }
