@@ -45,6 +45,36 @@ impl SearchSpace {
     /// point is repaired to its nearest valid configuration by index distance (a random
     /// unused configuration when every nearest one is already in the sample).
     pub fn latin_hypercube<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Vec<Configuration> {
+        self.latin_hypercube_weighted(n, &[], rng)
+    }
+
+    /// [`SearchSpace::latin_hypercube`] with the strata cut from each parameter's weighted
+    /// distribution of values instead of its value indices: `weights[d][i]` weighs value `i`
+    /// of parameter `d` (`None`, or `weights` shorter than the parameters: uniform). Every
+    /// value then gets a share of the sample as near its weight's share as `n` allows, and
+    /// the parameters are paired at random; with uniform weights this is the plain Latin
+    /// hypercube.
+    pub fn latin_hypercube_weighted<R: Rng + ?Sized>(
+        &self,
+        n: usize,
+        weights: &[Option<Vec<f64>>],
+        rng: &mut R,
+    ) -> Vec<Configuration> {
+        // Per parameter, the cumulative shares of its values (`None`: uniform).
+        let cumulative: Vec<Option<Vec<f64>>> = (0..self.dims())
+            .map(|d| {
+                let w = weights.get(d)?.as_ref()?;
+                let total: f64 = w.iter().sum();
+                (total > 0.0 && w.len() == self.params[d].len()).then(|| {
+                    w.iter()
+                        .scan(0.0, |acc, x| {
+                            *acc += x / total;
+                            Some(*acc)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
         let n = n.min(usize::try_from(self.size).unwrap_or(usize::MAX));
         if n == 0 {
             return Vec::new();
@@ -61,10 +91,16 @@ impl SearchSpace {
         let mut out = Vec::with_capacity(n);
         let mut point = vec![0u32; dims];
         for i in 0..n {
-            for ((slot, stratum), p) in point.iter_mut().zip(&strata).zip(&self.params) {
+            for (d, ((slot, stratum), p)) in
+                point.iter_mut().zip(&strata).zip(&self.params).enumerate()
+            {
                 let m = p.len();
                 let x = (stratum[i] as f64 + rng.random::<f64>()) / n as f64;
-                *slot = ((x * m as f64) as usize).min(m - 1) as u32;
+                *slot = match cumulative_of(&cumulative, d) {
+                    // The first value whose cumulative share passes x.
+                    Some(c) => c.partition_point(|&share| share <= x).min(m - 1) as u32,
+                    None => ((x * m as f64) as usize).min(m - 1) as u32,
+                };
             }
             let mut candidates = self.nearest(&point);
             candidates.retain(|c| !taken.contains(&self.rank(c).unwrap_or(u64::MAX)));
@@ -240,4 +276,9 @@ impl DistinctSampler {
             None => self.next_rank(rng),
         }
     }
+}
+
+/// Parameter `d`'s cumulative shares, when it has weights.
+fn cumulative_of(cumulative: &[Option<Vec<f64>>], d: usize) -> Option<&[f64]> {
+    cumulative.get(d)?.as_deref()
 }

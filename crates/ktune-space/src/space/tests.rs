@@ -460,6 +460,38 @@ fn latin_hypercube_covers_every_stratum_when_unconstrained() {
     }
 }
 
+/// Weighted strata: a value weighing half of the total gets half of the sample (to within
+/// one point), values of no weight none; an unweighted parameter is stratified as before.
+#[test]
+fn weighted_latin_hypercube_gives_each_value_its_share() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("block", [16, 32, 48, 64]).unwrap(),
+            Parameter::integer_range("y", 0, 9, 1).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let weights = vec![Some(vec![1.0, 0.0, 0.0, 1.0]), None];
+    for seed in 0..20 {
+        let s = space.latin_hypercube_weighted(10, &weights, &mut seeded(seed));
+        assert_eq!(s.len(), 10);
+        let count = |v: u32| s.iter().filter(|c| c[0] == v).count();
+        assert_eq!(
+            (count(0), count(1), count(2), count(3)),
+            (5, 0, 0, 5),
+            "{s:?}"
+        );
+        let ys: BTreeSet<u32> = s.iter().map(|c| c[1]).collect();
+        assert_eq!(ys.len(), 10, "the unweighted parameter's strata {s:?}");
+    }
+    // No weights at all: the plain Latin hypercube, draw for draw.
+    assert_eq!(
+        space.latin_hypercube_weighted(7, &[None, None], &mut seeded(1)),
+        space.latin_hypercube(7, &mut seeded(1))
+    );
+}
+
 #[test]
 fn eps_spaced_encoding_matches_kernel_tuner() {
     let space = SearchSpace::new(

@@ -11,10 +11,13 @@
 //! next to the optimum. So `auto` runs two strategies on one history:
 //!
 //! - **model**: `bayes_opt` with the feasibility forest (`feasibility = true`) and a small
-//!   initial sample (`initial_samples`), so the model starts early. The sample is random but
-//!   not uniform (`initial_sampling = "aligned"`): a value `2^k · q` (`q` odd) of an integer
+//!   initial sample (`initial_samples`), so the model starts early. The sample is not
+//!   uniform (`initial_sampling = "aligned_lhs"`): a value `2^k · q` (`q` odd) of an integer
 //!   parameter whose alignment varies out of step with its value weighs `1 / q^4`, so block
-//!   sizes of 64 or 128 and tiles of 2 or 4 come up far more often than 48, 112 or 3.
+//!   sizes of 64 or 128 and tiles of 2 or 4 come up far more often than 48, 112 or 3, and
+//!   the sample is a Latin hypercube over those weights, so each parameter's values spread
+//!   over it. Its kernel's lengthscales are validated (`lengthscales = "validated"`): one
+//!   fitted per coordinate replaces the fixed one where it ranks the results better.
 //! - **local**: multi-start local search that jumps to the study's best configuration
 //!   whenever another strategy found a better one (`mls` with `follow_best = true`), so the
 //!   neighbourhood of every new best is climbed to a local optimum. The model orders the
@@ -64,6 +67,16 @@
 //! (docs/benchmarks/auto.md, issue 50). Where every value is aligned already (powers of two)
 //! the sample is uniform.
 //!
+//! Why a Latin hypercube over the weights and validated lengthscales (issue 50, fifteenth
+//! session): on spaces where every parameter has 2 to 4 values, as in compiler tuning (CPU
+//! matrix multiplications with tile sizes, unrolling and loop orders; an OpenMP MTTKRP with a
+//! loop permutation, chunk and schedule; BENCHMARKS.md), the aligned weights are uniform and
+//! the fixed lengthscale spans the whole encoding, so `auto` scored below `baco`, at
+//! 10 evaluations what random search scores. With both: 0.346 → 0.548 on six such spaces
+//! (seeds 0-49; 0.350 → 0.401 on seeds 50-99, where `baco` scores 0.465, ahead on the CPU
+//! matrix multiplications; at 10 evaluations no better than before on those seeds), and on
+//! the 12 shared spaces 0.841 → 0.848 (seeds 0-49) and 0.836 → 0.845 (seeds 50-99).
+//!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
 //! (BENCHMARKS.md, issue 18): a short memory follows the phases of a run, the model's early
@@ -78,7 +91,8 @@ use crate::bandit::AucBandit;
 use crate::local_search::{Guide, MultiStartLocalSearch, Perturbation};
 use crate::model_based::baco::CheckedBaco;
 use crate::model_based::bayes_opt::{
-    Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, ModelGuide,
+    Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, Lengthscales,
+    ModelGuide,
 };
 use crate::model_based::tpe::{Tpe, TpeOptions};
 use crate::sampling::prior_rank::PriorRank;
@@ -259,6 +273,9 @@ pub struct AutoOptions {
     /// How the model weighs how many times 2 divides each integer parameter's value
     /// (`bayes_opt`'s `alignment`).
     pub alignment: Alignment,
+    /// Whether the model's kernel with fitted per-coordinate lengthscales competes with the
+    /// fixed one (`bayes_opt`'s `lengthscales`).
+    pub lengthscales: Lengthscales,
     /// With priors: the proposals taken from their order before the other members propose.
     pub prior_first: usize,
     /// With priors: how each is weighted by how well it ranks this study's results.
@@ -306,7 +323,7 @@ impl Default for AutoOptions {
         AutoOptions {
             model: Model::BayesOpt,
             initial_samples: 10,
-            initial_sampling: InitialSampling::Aligned,
+            initial_sampling: InitialSampling::AlignedLhs,
             aligned_power: 4.0,
             feasibility: true,
             prior_failures: true,
@@ -327,6 +344,7 @@ impl Default for AutoOptions {
             probe: 5,
             smooth_schedule: Schedule::Stagnation,
             alignment: Alignment::Validated,
+            lengthscales: Lengthscales::Validated,
             prior_first: 10,
             prior_trust: PriorTrust::Evidence,
             prior_sample: PriorSample::Several,
@@ -459,6 +477,7 @@ impl AutoOptions {
                     prior_mean: o.prior_mean,
                     explore_after: o.explore_after,
                     alignment: o.alignment,
+                    lengthscales: o.lengthscales,
                     scalarise: o.scalarise,
                     ..BoOptions::default()
                 }
@@ -864,8 +883,14 @@ pub(crate) const ENTRY: Entry = Entry {
         crate::Tunable::new("initial_samples", &["5", "10", "20"]),
         crate::Tunable::new(
             "initial_sampling",
-            &["\"aligned\"", "\"random\"", "\"maximin\""],
+            &[
+                "\"aligned_lhs\"",
+                "\"aligned\"",
+                "\"random\"",
+                "\"maximin\"",
+            ],
         ),
+        crate::Tunable::new("lengthscales", &["\"validated\"", "\"fixed\""]),
         crate::Tunable::new("aligned_power", &["2", "4", "8"]),
         crate::Tunable::new("feasibility", &["true", "false"]),
         crate::Tunable::new("explore_after", &["0", "5", "10", "20"]),

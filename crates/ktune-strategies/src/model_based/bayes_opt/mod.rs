@@ -47,6 +47,18 @@
 //!   least), then the acquisition functions resume. Of the escapes measured (a random
 //!   configuration, LCB with a large λ, largest variance), largest variance scored best.
 //!
+//! Beyond the paper, off here and on in `auto`: `lengthscales = "validated"`. On the ε-spaced
+//! encoding the fixed lengthscale is 1.5 times the widest parameter's span: where the widest
+//! parameter has 16 or more values (the shared GPU spaces) the others span a small part of it
+//! and matter little, but where every parameter has 2 to 4 values (compiler tuning: tile
+//! sizes, unrolling, loop orders) the kernel is nearly flat across the whole space and
+//! smooths away a loop order that decides the run time. At the alignment's validation
+//! checkpoints a kernel with one lengthscale per coordinate, its output scale and noise
+//! fitted by maximum a posteriori (BaCO's priors, [`ktune_model::fit_hyperparameters`])
+//! competes with the fixed ones on ranking the results since the last checkpoint, and
+//! replaces them only when it ranks them better by 0.1 in Spearman's ρ (`FITTED_MARGIN`).
+//! The incremental GP is then conditioned again under it, so proposals stay O(n·m).
+//!
 //! For spaces larger than `candidate_limit` (default 10^6) the acquisition is evaluated each
 //! round on a uniform sample of `sample_size` configurations plus the Hamming
 //! neighbourhoods of the five best observed ones. The sample is kept for `sample_rounds`
@@ -87,8 +99,8 @@ mod strategy;
 
 use options::OPTIONS;
 pub use options::{
-    Alignment, BoOptions, Exploration, ExplorationScale, InitialSampling, Method, Scalarise,
-    Transform,
+    Alignment, BoOptions, Exploration, ExplorationScale, InitialSampling, Lengthscales, Method,
+    Scalarise, Transform,
 };
 pub use strategy::BayesianOptimization;
 pub(crate) use strategy::CheckedBo;

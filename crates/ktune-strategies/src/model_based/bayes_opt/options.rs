@@ -92,6 +92,10 @@ pub enum InitialSampling {
     /// ([`encoding::aligned_weights`](crate::model_based::encoding::aligned_weights)): 64 and
     /// 128 more often than 48 or 112.
     Aligned,
+    /// A Latin hypercube over the same weights: each parameter's values split into strata
+    /// by their weighted shares (uniform where `Aligned` is), so every value comes up about
+    /// as often as its weight says, paired at random with the other parameters'.
+    AlignedLhs,
 }
 
 impl crate::options::Choice for InitialSampling {
@@ -100,6 +104,7 @@ impl crate::options::Choice for InitialSampling {
         ("lhs", InitialSampling::Lhs),
         ("random", InitialSampling::Random),
         ("aligned", InitialSampling::Aligned),
+        ("aligned_lhs", InitialSampling::AlignedLhs),
     ];
 }
 
@@ -113,6 +118,21 @@ pub enum Transform {
     /// spread over orders of magnitude, and a few very slow configurations otherwise
     /// dominate the normalised targets. Falls back to `none` if the signs are mixed.
     Log,
+}
+
+/// The GP's lengthscales: fixed (the paper's one lengthscale for every coordinate), or
+/// also fitted per coordinate and kept where the fit predicts held-out results better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lengthscales {
+    /// One fixed lengthscale (`lengthscale`) for every coordinate.
+    Fixed,
+    /// At every checkpoint of the alignment's validation (the initial sample's size, then
+    /// each doubling of the results), a kernel with one lengthscale per coordinate (and
+    /// its output scale and noise) fitted by maximum a posteriori, as `baco` fits its own,
+    /// competes with the fixed ones on how well it ranks the results since the last
+    /// checkpoint; the model uses the winner.
+    Validated,
 }
 
 /// The units of the exploration factor λ in EI and PI (`f⁺ - λ·unit`).
@@ -223,6 +243,8 @@ pub struct BoOptions {
     /// gets a coordinate for how many times 2 divides the value
     /// ([`crate::encoding::alignment`]), weighted as this says.
     pub alignment: Alignment,
+    /// Whether a kernel with fitted per-coordinate lengthscales competes with the fixed one.
+    pub lengthscales: Lengthscales,
     /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
     /// in a spec, split off before the rest is parsed.
     #[serde(skip)]
@@ -259,6 +281,7 @@ impl Default for BoOptions {
             prior_failures: true,
             prior_mean: true,
             alignment: Alignment::Weight(0.0),
+            lengthscales: Lengthscales::Fixed,
             surrogate: SurrogateOptions::default(),
         }
     }
@@ -275,7 +298,7 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("kernel", "\"matern32\"", "Covariance function: \"matern32\", \"matern52\" or \"rbf\"."),
     OptionDoc::new("lengthscale", "null", "Fixed lengthscale, in units of the ε-spaced encoding; null: 1.5 with the contextual variance, else 2 (Table I).").real(1e-6, 1e6),
     OptionDoc::new("initial_samples", "20", "Valid configurations in the initial sample; failed ones are replaced by random valid ones.").count(1, 100_000),
-    OptionDoc::new("initial_sampling", "\"maximin\"", "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\", \"random\" or \"aligned\" (random, each value of an integer parameter whose alignment varies out of step with its value weighted by 1 / q^aligned_power for its odd part q: block sizes of 64 or 128 more often than 48 or 112, tiles of 2 or 4 more often than 3)."),
+    OptionDoc::new("initial_sampling", "\"maximin\"", "\"maximin\" (best of 10 Latin hypercube samples), \"lhs\", \"random\" or \"aligned\" (random, each value of an integer parameter whose alignment varies out of step with its value weighted by 1 / q^aligned_power for its odd part q: block sizes of 64 or 128 more often than 48 or 112, tiles of 2 or 4 more often than 3) or \"aligned_lhs\" (a Latin hypercube over the same weights: each value about as often as its weight says, every parameter's values spread over the sample)."),
     OptionDoc::new("aligned_power", "2", "With initial_sampling = \"aligned\": how strongly values with small odd parts are preferred (0: uniform).").real(0.0, 100.0),
     OptionDoc::new("skip_threshold", "5", "Rounds an acquisition function must be worse (or better, or duplicating) before it is skipped (or promoted).").count(1, 1_000_000),
     OptionDoc::new("discount_factor", "null", "Weight of older observations in the discounted observation score; null: 0.65 for multi, 0.75 for advanced multi (Table I).").real(0.0, 1.0),
@@ -287,6 +310,7 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("batch", "\"believer\"", "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far)."),
     OptionDoc::new("scalarise", "\"first\"", "With several objectives: what the model fits: \"first\" (the first objective, as with one) or \"parego\" (ParEGO: before each round every result's objectives are normalised to [0, 1] and combined by the augmented Chebyshev function with weights drawn uniformly from the simplex, so that the rounds spread over the Pareto front). A study's goal (`ktune tune --goal`), when it has one, replaces both: the model fits the goal's values, recomputed before each round."),
     OptionDoc::new("alignment", "0", "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.").real(0.0, 100.0),
+    OptionDoc::new("lengthscales", "\"fixed\"", "\"fixed\": one lengthscale for every coordinate (`lengthscale`); \"validated\": at the alignment's checkpoints (the initial sample's size, then each doubling of the results) a kernel with one lengthscale per coordinate, fitted by maximum a posteriori as `baco` fits its own, competes with the fixed kernel on how well, fitted to the results before the last checkpoint, it ranks those since; the model uses the winner."),
     OptionDoc::new("feasibility", "false", "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures)."),
     OptionDoc::new("feasibility_threshold", "0.1", "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.").real(0.0, 1.0),
     OptionDoc::new("prior_failures", "true", "With `feasibility` and two or more priors (earlier studies): the forest learns from the priors' outcomes too (their failing configurations and as many running ones, at most 200 each), weighing 20 evaluations at first, half as much once this study has 20 of its own and nothing once it has 380, scaled by the share of the configurations the priors say fail that failed here too."),

@@ -378,7 +378,7 @@ impl BayesianOptimization {
     /// their values and variances (one blocked factorisation), then `sample` (encoded,
     /// row-major): the model of a kept sample.
     pub(super) fn model_over(&self, st: &State, sample: &[f64]) -> Result<CandidateGp, ModelError> {
-        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let kernel = self.current_kernel(st);
         let candidates: Vec<f64> = st.told.iter().flatten().chain(sample).copied().collect();
         let mut gp = CandidateGp::new(kernel, candidates, st.width())?;
         let told: Vec<usize> = (0..st.told.len()).collect();
@@ -487,7 +487,7 @@ impl BayesianOptimization {
         let Candidates::Pool(pool) = &st.candidates else {
             return None;
         };
-        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let kernel = self.current_kernel(st);
         let dense = DenseGp::fit(&kernel, &st.told, &st.targets.fitted()).ok()?;
         let w = st.width();
         let (mut dm, mut dv) = (0.0f64, 0.0f64);
@@ -502,6 +502,13 @@ impl BayesianOptimization {
             dv = dv.max((got.1 - want.1).abs());
         }
         Some((pool.ranks.clone(), dm, dv))
+    }
+
+    /// The fitted kernel's lengthscales, while the validation prefers it.
+    #[cfg(test)]
+    pub(crate) fn fitted_lengthscales(&self) -> Option<Vec<f64>> {
+        let st = self.state.as_ref()?;
+        Some(st.fitted_kernel.as_ref()?.hyper.lengthscales.clone())
     }
 
     /// How many times the alignment weight was chosen.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ktune_core::Rng;
 use ktune_model::acquisition::Portfolio;
-use ktune_model::{FeasibilityForest, ForestOptions, Point, Surrogate, feasibility_limit};
+use ktune_model::{FeasibilityForest, ForestOptions, Kernel, Point, Surrogate, feasibility_limit};
 use ktune_space::{Configuration, DistinctSampler, Encoder, SearchSpace};
 use rand::RngExt;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -51,6 +51,13 @@ pub(super) fn encode_into(
 /// The alignment weights `"validated"` chooses among.
 pub(super) const VALIDATED_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
 
+/// How much better (in Spearman's ρ over the results since the last checkpoint) the fitted
+/// kernel must rank them than the fixed one before it replaces it: on a test of 5 to 20
+/// results ρ is noisy, and on a flat landscape (the H100 reduction) the fitted kernel won
+/// by chance and then chased noise (0.644 → 0.558 with no margin, 0.606 with 0.1; the CPU
+/// matmul spaces kept most of their gain: BENCHMARKS.md, issue 50).
+pub(super) const FITTED_MARGIN: f64 = 0.1;
+
 /// The validation fits at most this many results before the checkpoint (one dense GP's
 /// Cholesky factorisation per weight, cubic in this).
 pub(super) const VALIDATION_LIMIT: usize = 500;
@@ -67,6 +74,8 @@ pub(super) struct State {
     /// The current alignment weight and the number of valid results at which the validation
     /// chooses it again.
     pub(super) alignment_weight: f64,
+    /// With `lengthscales = "validated"`: the fitted kernel, while the validation prefers it.
+    pub(super) fitted_kernel: Option<Kernel>,
     pub(super) next_validation: usize,
     /// The results the last choice was made on (its test results begin there).
     pub(super) validation_split: usize,

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::{Acquisition, Combination, Portfolio};
 use ktune_model::{CandidateGp, DenseGp, ExactGp, Kernel, Point, Surrogate};
+use ktune_model::{FitOptions, fit_hyperparameters};
 use ktune_space::{Configuration, DistinctSampler, Encoding, SearchSpace};
 use rustc_hash::FxHashSet;
 
 use super::NAME;
 use super::options::{
-    Alignment, BoOptions, Exploration, InitialSampling, Method, Scalarise, Transform,
+    Alignment, BoOptions, Exploration, InitialSampling, Lengthscales, Method, Scalarise, Transform,
 };
 use super::propose::*;
 use super::state::*;
@@ -145,17 +146,30 @@ impl BayesianOptimization {
         kernel
     }
 
-    /// At each checkpoint (the initial sample's size, then double the results), the
-    /// alignment weight whose model, fitted to the results before the last checkpoint
-    /// (the first half of the initial sample at the first), ranks the results since most
-    /// like their measured order; the model is conditioned again under it when it changed.
-    /// (Not the marginal likelihood: with fixed, near-noiseless hyperparameters it favours
-    /// whatever keeps the points furthest apart, the largest weight, on every space tried.)
-    pub(super) fn choose_alignment(&self, st: &mut State) {
-        if self.alignment_weights.len() < 2
-            || st.aligned.is_empty()
-            || st.told.len() < st.next_validation
-        {
+    /// The kernel the model uses now: the fitted one when the validation chose it, else
+    /// the fixed kernel with the alignment weight in use.
+    pub(super) fn current_kernel(&self, st: &State) -> Kernel {
+        st.fitted_kernel.clone().unwrap_or_else(|| {
+            self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight)
+        })
+    }
+
+    /// At each checkpoint (the initial sample's size, then double the results), the kernel
+    /// whose model, fitted to the results before the last checkpoint (the first half of the
+    /// initial sample at the first), ranks the results since most like their measured order:
+    /// the fixed kernel under each alignment weight, and with `lengthscales = "validated"`
+    /// one whose per-coordinate lengthscales are fitted to those same results. The model is
+    /// conditioned again under the winner when it changed. (Not the marginal likelihood
+    /// between them: with fixed, near-noiseless hyperparameters it favours whatever keeps
+    /// the points furthest apart, the largest weight, on every space tried.)
+    pub(super) fn choose_kernel(&self, st: &mut State) {
+        let weights: &[f64] = if st.aligned.is_empty() {
+            &[]
+        } else {
+            &self.alignment_weights
+        };
+        let fit = self.opts.lengthscales == Lengthscales::Validated;
+        if (weights.len() < 2 && !fit) || st.told.len() < st.next_validation {
             return;
         }
         let n = st.told.len();
@@ -174,34 +188,90 @@ impl BayesianOptimization {
         let from = split.saturating_sub(VALIDATION_LIMIT);
         let (train_x, train_y) = (&st.told[from..split], &ys[from..split]);
         let (test_x, test_y) = (&st.told[split..], &ys[split..]);
-        let mut best: Option<(f64, f64)> = None;
-        for &w in &self.alignment_weights {
-            let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), w);
-            let Ok(gp) = DenseGp::fit(&kernel, train_x, train_y) else {
-                continue;
-            };
+        let score = |kernel: &Kernel| -> Option<f64> {
+            let gp = DenseGp::fit(kernel, train_x, train_y).ok()?;
             let means: Vec<f64> = gp.predict(test_x).into_iter().map(|p| p.0).collect();
-            let score = rank_correlation(&means, test_y);
-            // Ties keep the weight in use (then the smaller).
-            let better = match best {
-                None => true,
-                Some((bw, bs)) => {
-                    score > bs + 1e-9 || (score >= bs - 1e-9 && w == st.alignment_weight && bw != w)
-                }
-            };
-            if score.is_finite() && better {
-                best = Some((w, score));
+            Some(rank_correlation(&means, test_y)).filter(|s| s.is_finite())
+        };
+        // The fixed kernels: the one in use first, so that a tie keeps it.
+        let mut fixed: Vec<f64> = if weights.is_empty() {
+            vec![st.alignment_weight]
+        } else {
+            weights.to_vec()
+        };
+        fixed.sort_by_key(|&w| w != st.alignment_weight || st.fitted_kernel.is_some());
+        let mut best: Option<(Option<f64>, f64)> = None;
+        if fit && st.fitted_kernel.is_some() {
+            // In use: it competes first, refitted to the training results.
+            if let Some(k) = self.fitted(st, from, split)
+                && let Some(s) = score(&k)
+            {
+                best = Some((None, s));
             }
         }
-        if let Some((w, _)) = best
-            && w != st.alignment_weight
-            && st
-                .model
-                .set_kernel(self.kernel_for(st.dims.len(), st.aligned.len(), w))
-                .is_ok()
-        {
-            st.alignment_weight = w;
+        for &w in &fixed {
+            let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), w);
+            if let Some(s) = score(&kernel)
+                && best.is_none_or(|(_, bs)| s > bs + 1e-9)
+            {
+                best = Some((Some(w), s));
+            }
         }
+        if fit
+            && st.fitted_kernel.is_none()
+            && let Some(k) = self.fitted(st, from, split)
+            && let Some(s) = score(&k)
+            && best.is_none_or(|(_, bs)| s > bs + FITTED_MARGIN)
+        {
+            best = Some((None, s));
+        }
+        let Some((choice, _)) = best else {
+            return;
+        };
+        let was = (st.alignment_weight, st.fitted_kernel.is_some());
+        let kernel = match choice {
+            Some(w) => {
+                st.alignment_weight = w;
+                None
+            }
+            // Kept or newly chosen, the fitted kernel is fitted again to every result.
+            None => self.fitted(st, n.saturating_sub(VALIDATION_LIMIT), n),
+        };
+        let changed = kernel.is_some() || was != (st.alignment_weight, false);
+        st.fitted_kernel = kernel;
+        if changed {
+            let kernel = self.current_kernel(st);
+            if st.model.set_kernel(kernel).is_err() {
+                // The factorisation failed under the new kernel: back to the fixed one.
+                st.fitted_kernel = None;
+                let _ = st.model.set_kernel(self.kernel_for(
+                    st.dims.len(),
+                    st.aligned.len(),
+                    st.alignment_weight,
+                ));
+            }
+        }
+    }
+
+    /// The kernel with one lengthscale per coordinate, its output scale and noise fitted by
+    /// maximum a posteriori (BaCO's priors) to the results `from..to`.
+    fn fitted(&self, st: &State, from: usize, to: usize) -> Option<Kernel> {
+        let ys = st.targets.fitted();
+        let fitted = fit_hyperparameters(
+            self.kernel.kind,
+            &self.kernel.metric,
+            &st.told[from..to],
+            &ys[from..to],
+            None,
+            &FitOptions::default(),
+            to as u64,
+        )
+        .ok()?;
+        Some(Kernel::with_metric(
+            self.kernel.kind,
+            self.kernel.metric.clone(),
+            fitted.hyper,
+        ))
     }
 
     /// At each checkpoint (as the alignment's), whether the priors' mean is kept: the model
@@ -226,7 +296,7 @@ impl BayesianOptimization {
         }
         let ys = st.targets.fitted();
         let from = split.saturating_sub(VALIDATION_LIMIT);
-        let kernel = self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight);
+        let kernel = self.current_kernel(st);
         let score = |keep: bool| -> Option<f64> {
             let s = if keep {
                 prior_mean::slope(&f[from..split], &ys[from..split])
@@ -339,6 +409,7 @@ impl BayesianOptimization {
             dims,
             aligned,
             alignment_weight,
+            fitted_kernel: None,
             next_validation: self.opts.initial_samples.max(2),
             next_prior_validation: self.opts.initial_samples.max(2),
             validation_split: 0,
@@ -367,7 +438,7 @@ impl BayesianOptimization {
             var_s: 0.0,
             sampler: DistinctSampler::new(space.size()),
             initial_weights: match self.opts.initial_sampling {
-                InitialSampling::Aligned => space
+                InitialSampling::Aligned | InitialSampling::AlignedLhs => space
                     .params()
                     .iter()
                     .map(|p| encoding::aligned_weights(p.values(), self.opts.aligned_power))
@@ -408,6 +479,9 @@ impl BayesianOptimization {
         let sample = match self.opts.initial_sampling {
             InitialSampling::Maximin => space.maximin_latin_hypercube(n, 10, rng),
             InitialSampling::Lhs => space.latin_hypercube(n, rng),
+            InitialSampling::AlignedLhs => {
+                space.latin_hypercube_weighted(n, &state.initial_weights, rng)
+            }
             InitialSampling::Random | InitialSampling::Aligned => Vec::new(),
         };
         state.initial = sample
@@ -488,7 +562,7 @@ impl Strategy for BayesianOptimization {
             };
         }
         // Before any fantasy is told: the validation fits real results only.
-        self.choose_alignment(&mut st);
+        self.choose_kernel(&mut st);
         self.choose_prior_mean(&mut st);
         self.refresh_pool(&mut st, space, rng);
         if waiting {
