@@ -54,8 +54,9 @@ pub(super) const VALIDATED_WEIGHTS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
 /// How much better (in Spearman's ρ over the results since the last checkpoint) the fitted
 /// kernel must rank them than the fixed one before it replaces it: on a test of 5 to 20
 /// results ρ is noisy, and on a flat landscape (the H100 reduction) the fitted kernel won
-/// by chance and then chased noise (0.644 → 0.558 with no margin, 0.606 with 0.1; the CPU
-/// matmul spaces kept most of their gain: BENCHMARKS.md, issue 50).
+/// by chance and then chased noise (`auto` scored 0.679 there with the fixed kernel, 0.558
+/// with no margin, 0.606 with 0.1; the CPU matmul spaces kept most of their gain:
+/// docs/benchmarks/auto.md, issue 50).
 pub(super) const FITTED_MARGIN: f64 = 0.1;
 
 /// The validation fits at most this many results before the checkpoint (one dense GP's
