@@ -193,6 +193,47 @@ fn a_large_space_keeps_its_sample_for_sample_rounds_and_an_exact_posterior() {
     assert!(runs[1..runs.len() - 1].iter().all(|&r| r == 3), "{runs:?}");
 }
 
+/// Above the candidate limit the kept sample's incremental posterior is the fitted kernel's
+/// too, once the validation chose it: it matches a dense GP fitted from scratch under that
+/// kernel. (The cost hangs on `z`, whose two values span 0.08 of the ε-spaced encoding, which
+/// the fixed lengthscale hardly sees.)
+#[test]
+fn a_kept_sample_follows_the_fitted_kernel() {
+    use super::{BayesianOptimization, BoOptions, Lengthscales};
+    use crate::testkit::run;
+    let space = space();
+    let cost = |c: &[u32]| {
+        let v = space.values(c);
+        let (x, y) = (v[0].as_f64().unwrap(), v[1].as_f64().unwrap());
+        Some(10.0 * f64::from(c[2]) + 0.01 * (x + y) + 1.0)
+    };
+    let mut fitted = 0;
+    for seed in 0..5 {
+        let mut bo = BayesianOptimization::new(BoOptions {
+            initial_samples: 10,
+            initial_sampling: super::InitialSampling::Random,
+            lengthscales: Lengthscales::Validated,
+            candidate_limit: 100,
+            sample_size: 50,
+            sample_rounds: 3,
+            ..BoOptions::default()
+        })
+        .unwrap();
+        let r = run(&mut bo, &space, cost, 30, seed);
+        assert_eq!(r.records.len(), 30);
+        fitted += usize::from(bo.fitted_lengthscales().is_some());
+        let (_, mean_gap, variance_gap) = bo.pool_and_gap().expect("a pool");
+        assert!(
+            mean_gap < 1e-6 && variance_gap < 1e-6,
+            "seed {seed}: {mean_gap} {variance_gap}"
+        );
+    }
+    assert!(
+        fitted >= 3,
+        "the fitted kernel in use on {fitted} of 5 seeds"
+    );
+}
+
 /// The model over every configuration moves to a sample before it would pass
 /// `model_memory` (0.1 MiB holds 16 observations of the test space's 800 configurations),
 /// and goes on from there with an exact posterior, proposing nothing twice.
