@@ -898,6 +898,34 @@ fn validation_fits_lengthscales_where_they_rank_better() {
         "the fitted kernel in use on {chosen} of 5 seeds"
     );
     assert!(crate::create_spec("bayes_opt:lengthscales=fitted").is_err());
+    // With two priors' results as the model's mean the fitted kernel does not compete: the
+    // model fits what the mean leaves, not the results the kernel would be fitted to.
+    let names: Vec<String> = space
+        .params()
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect();
+    let prior = |scale: f64| {
+        let mut p = ktune_core::Prior::new("earlier", names.clone(), Direction::Minimize);
+        for c in space.iter() {
+            let values: Vec<ktune_space::Value> = space.values(&c).into_iter().cloned().collect();
+            p.push(values, Some(scale * cost(&c)));
+        }
+        p.match_onto(&space, Direction::Minimize).unwrap()
+    };
+    let priors = [prior(2.0), prior(3.0)];
+    for seed in 0..3 {
+        let mut bo = super::BayesianOptimization::new(super::BoOptions {
+            initial_samples: 10,
+            initial_sampling: super::InitialSampling::Random,
+            lengthscales: super::Lengthscales::Validated,
+            ..super::BoOptions::default()
+        })
+        .unwrap();
+        ktune_core::Strategy::set_priors(&mut bo, &priors);
+        run(&mut bo, &space, |c| Some(cost(c)), 40, seed);
+        assert_eq!(bo.fitted_lengthscales(), None, "seed {seed}");
+    }
 }
 
 /// With parallel workers every ask comes while other proposals are pending, and the model
