@@ -17,7 +17,8 @@
 //!   sizes of 64 or 128 and tiles of 2 or 4 come up far more often than 48, 112 or 3, and
 //!   the sample is a Latin hypercube over those weights, so each parameter's values spread
 //!   over it. Its kernel's lengthscales are validated (`lengthscales = "validated"`): one
-//!   fitted per coordinate replaces the fixed one where it ranks the results better.
+//!   fitted per coordinate replaces the fixed one where it ranks the results better
+//!   (except where two or more priors' results are the model's mean).
 //! - **local**: multi-start local search that jumps to the study's best configuration
 //!   whenever another strategy found a better one (`mls` with `follow_best = true`), so the
 //!   neighbourhood of every new best is climbed to a local optimum. The model orders the
