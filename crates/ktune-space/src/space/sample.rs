@@ -96,7 +96,7 @@ impl SearchSpace {
             {
                 let m = p.len();
                 let x = (stratum[i] as f64 + rng.random::<f64>()) / n as f64;
-                *slot = match cumulative_of(&cumulative, d) {
+                *slot = match cumulative[d].as_deref() {
                     // The first value whose cumulative share passes x.
                     Some(c) => c.partition_point(|&share| share <= x).min(m - 1) as u32,
                     None => ((x * m as f64) as usize).min(m - 1) as u32,
@@ -276,9 +276,4 @@ impl DistinctSampler {
             None => self.next_rank(rng),
         }
     }
-}
-
-/// Parameter `d`'s cumulative shares, when it has weights.
-fn cumulative_of(cumulative: &[Option<Vec<f64>>], d: usize) -> Option<&[f64]> {
-    cumulative.get(d)?.as_deref()
 }

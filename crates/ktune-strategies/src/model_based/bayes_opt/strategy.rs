@@ -207,7 +207,7 @@ impl BayesianOptimization {
         let mut best: Option<(Option<f64>, f64)> = None;
         if fit && st.fitted_kernel.is_some() {
             // In use: it competes first, refitted to the training results.
-            if let Some(k) = self.fitted(st, from, split)
+            if let Some(k) = self.fitted(train_x, train_y, split)
                 && let Some(s) = score(&k)
             {
                 best = Some((None, s));
@@ -223,7 +223,7 @@ impl BayesianOptimization {
         }
         if fit
             && st.fitted_kernel.is_none()
-            && let Some(k) = self.fitted(st, from, split)
+            && let Some(k) = self.fitted(train_x, train_y, split)
             && let Some(s) = score(&k)
             && best.is_none_or(|(_, bs)| s > bs + FITTED_MARGIN)
         {
@@ -239,7 +239,10 @@ impl BayesianOptimization {
                 None
             }
             // Kept or newly chosen, the fitted kernel is fitted again to every result.
-            None => self.fitted(st, n.saturating_sub(VALIDATION_LIMIT), n),
+            None => {
+                let all = n.saturating_sub(VALIDATION_LIMIT);
+                self.fitted(&st.told[all..], &ys[all..], n)
+            }
         };
         let changed = kernel.is_some() || was != (st.alignment_weight, false);
         st.fitted_kernel = kernel;
@@ -248,27 +251,23 @@ impl BayesianOptimization {
             if st.model.set_kernel(kernel).is_err() {
                 // The factorisation failed under the new kernel: back to the fixed one.
                 st.fitted_kernel = None;
-                let _ = st.model.set_kernel(self.kernel_for(
-                    st.dims.len(),
-                    st.aligned.len(),
-                    st.alignment_weight,
-                ));
+                let _ = st.model.set_kernel(self.current_kernel(st));
             }
         }
     }
 
     /// The kernel with one lengthscale per coordinate, its output scale and noise fitted by
-    /// maximum a posteriori (BaCO's priors) to the results `from..to`.
-    fn fitted(&self, st: &State, from: usize, to: usize) -> Option<Kernel> {
-        let ys = st.targets.fitted();
+    /// maximum a posteriori (BaCO's priors) to the results `y` at `x`, its random starts
+    /// drawn from `seed` (the number of results up to the last of them).
+    fn fitted(&self, x: &[Vec<f64>], y: &[f64], seed: usize) -> Option<Kernel> {
         let fitted = fit_hyperparameters(
             self.kernel.kind,
             &self.kernel.metric,
-            &st.told[from..to],
-            &ys[from..to],
+            x,
+            y,
             None,
             &FitOptions::default(),
-            to as u64,
+            seed as u64,
         )
         .ok()?;
         Some(Kernel::with_metric(
