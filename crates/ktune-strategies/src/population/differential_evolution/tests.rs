@@ -192,10 +192,13 @@ fn population_is_sized_by_true_dimensions_and_capped_by_the_space() {
         (s.target, s.candidates.len(), s.active.clone()),
         (6, 6, vec![0, 2])
     );
-    let mut s = de(&[]);
+    let mut s = de(&[("popsize", 16.into())]);
     s.start(&space, &mut rng);
     assert_eq!(s.target, 32);
-    let mut s = de(&[("popsize_times_dimensions", false.into())]);
+    let mut s = de(&[
+        ("popsize", 16.into()),
+        ("popsize_times_dimensions", false.into()),
+    ]);
     s.start(&space, &mut rng);
     assert_eq!(s.target, 16);
     let mut s = de(&[("popsize", 100.into())]);

@@ -309,14 +309,14 @@ fn the_swarm_evaluates_the_repair_and_keeps_its_position() {
     let mut s = Swarm::new(&space, &History::new(), &o, &mut rng);
     // Initial positions are valid configurations, distinct.
     let start: Vec<Configuration> = s.particles.iter().map(|p| s.view.snap(&p.x)).collect();
-    assert_eq!(start.len(), 30);
+    assert_eq!(start.len(), o.popsize);
     assert!(start.iter().all(|c| space.contains(c)));
     assert_eq!(
         start
             .iter()
             .collect::<std::collections::BTreeSet<_>>()
             .len(),
-        30
+        o.popsize
     );
     // Put particle 0 where the snapped point is invalid.
     let x = vec![5.6 / 40.0, 7.4 / 40.0, 0.3 / 40.0];
@@ -456,8 +456,8 @@ fn proposals_are_distinct_valid_deterministic_and_cover_small_spaces() {
 
 #[test]
 fn beats_random_search_given_a_few_iterations() {
-    // With 30 particles, the first 30 evaluations are the random initial swarm: on this
-    // small bowl PSO only pulls ahead of random search after a few iterations.
+    // The first `popsize` evaluations are the random initial swarm: on this small bowl PSO
+    // only pulls ahead of random search after a few iterations.
     let random = mean_best("random", 150, 16);
     let ours = mean_best("pso", 150, 16);
     assert!(ours < random, "{ours} vs {random}");
@@ -546,8 +546,9 @@ fn without_repair_an_invalid_point_fails_at_no_cost() {
     s.evaluate(&space, &o);
     s.pending.resolve(&History::new());
     let asked = s.pending.hand_out(100);
-    assert_eq!(asked.len(), 29, "every particle but the invalid one");
+    let others = o.popsize - 1;
+    assert_eq!(asked.len(), others, "every particle but the invalid one");
     assert!(asked.iter().all(|c| space.contains(c)));
     assert_eq!(s.pending.values[0], Some(None), "a failure, known at once");
-    assert_eq!(s.pending.fresh, 29);
+    assert_eq!(s.pending.fresh, others);
 }
