@@ -36,8 +36,8 @@
 //!   the other, and neither held out: the AMD convolution spaces' few-evaluation windows make
 //!   10 seeds too noisy to judge (docs/benchmarks/peers.md, issue 50).
 //! - **Repair**, as for [`pso`](super::pso): Kernel Tuner as its benchmarks run it scores an
-//!   invalid point as the dimmest at no cost. On by default here: 0.416 against 0.311 with
-//!   `repair = false` on the 12 shared spaces (50 seeds).
+//!   invalid point as the dimmest at no cost. On by default here: 0.453 against 0.325 with
+//!   `repair = false` on the 12 shared spaces (50 seeds, with the defaults above).
 //! - **Restarts** after `maxiter` or a pass without a move here; Kernel Tuner stops or idles.
 //!   A converged Kernel Tuner population mostly makes no moves; here, after
 //!   `STALL_MOVES_PER_FIREFLY` memoised moves per firefly in a row, every firefly but the
@@ -418,7 +418,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         crate::OptionDoc::new("gamma", "0.5", "Light absorption coefficient: how fast attractiveness falls with squared distance.").real(0.0, 1e6),
         crate::OptionDoc::new("alpha", "0.2", "Random step in the ε-spaced encoding's units (the widest dimension spans 1; the same step in every dimension, as Kernel Tuner).").real(0.0, 10.0),
         crate::OptionDoc::new("constraint_aware", "true", "Start from valid configurations; a position whose snapped point violates the constraints is scored as a failure without evaluating anything (or repaired: see repair). false: start anywhere and propose snapped points as they are (invalid ones fail, each costing an evaluation)."),
-        crate::OptionDoc::new("repair", "true", "With constraint_aware: evaluate the valid configuration Algorithm 2 repairs an invalid point to (its closest strictly-adjacent, adjacent or Hamming neighbour; true), or score the point as a failure at no cost (false: what Kernel Tuner 1.5 does unless `constraint_aware` is passed to it explicitly, as its benchmarks do not). On the 12 shared spaces repair scores higher (pso 0.468 against 0.373, firefly 0.416 against 0.311; 50 seeds, docs/benchmarks/peers.md)."),
+        crate::OptionDoc::new("repair", "true", "With constraint_aware: evaluate the valid configuration Algorithm 2 repairs an invalid point to (its closest strictly-adjacent, adjacent or Hamming neighbour; true), or score the point as a failure at no cost (false: what Kernel Tuner 1.5 does unless `constraint_aware` is passed to it explicitly, as its benchmarks do not). On the 12 shared spaces repair scores higher (pso 0.563 against 0.499, firefly 0.453 against 0.325; 50 seeds, docs/benchmarks/peers.md)."),
     ],
     tunable: &[
         crate::Tunable::new("popsize", &["10", "20", "40"]),

@@ -31,9 +31,10 @@
 //! - **Repair.** Kernel Tuner's `CostFunc` repairs only when the user passes
 //!   `constraint_aware` (`common.py` reads the user's options, not the strategy's default), so
 //!   as its benchmarks run it an invalid point scores `sys.float_info.max` at no cost. Here
-//!   repair is on by default because it scores higher on the 12 shared spaces (0.468 against
-//!   0.373 with `repair = false`, 50 seeds); on 8-parameter convolution stand-ins `repair =
-//!   false` scored higher (docs/benchmarks/peers.md, issue 50). Both are offered.
+//!   repair is on by default because it scores higher on the 12 shared spaces (0.563 against
+//!   0.499 with `repair = false`, 50 seeds, with the defaults below); on the namesake
+//!   stand-ins the two are level (0.667 against 0.671; docs/benchmarks/peers.md, issue 50).
+//!   Both are offered.
 //! - **Defaults.** Kernel Tuner 1.5 uses popsize 50, maxiter 190, w 0.5, c1 3.5, c2 1.0; the
 //!   paper's Table IV 30, 100, 0.5, 3.0, 0.5. Here: 10 particles, inertia 0.25, c1 3.0, c2 1.0
 //!   (maxiter 100), chosen by `ktune bench tune-strategy pso` cross-validated over the 12
@@ -362,7 +363,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         crate::OptionDoc::new(
             "repair",
             "true",
-            "With constraint_aware: evaluate the valid configuration Algorithm 2 repairs an invalid point to (its closest strictly-adjacent, adjacent or Hamming neighbour; true), or score the point as a failure at no cost (false: what Kernel Tuner 1.5 does unless `constraint_aware` is passed to it explicitly, as its benchmarks do not). On the 12 shared spaces repair scores higher (pso 0.468 against 0.373, firefly 0.416 against 0.311; 50 seeds, docs/benchmarks/peers.md).",
+            "With constraint_aware: evaluate the valid configuration Algorithm 2 repairs an invalid point to (its closest strictly-adjacent, adjacent or Hamming neighbour; true), or score the point as a failure at no cost (false: what Kernel Tuner 1.5 does unless `constraint_aware` is passed to it explicitly, as its benchmarks do not). On the 12 shared spaces repair scores higher (pso 0.563 against 0.499, firefly 0.453 against 0.325; 50 seeds, docs/benchmarks/peers.md).",
         ),
     ],
     tunable: &[
