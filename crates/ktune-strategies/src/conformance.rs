@@ -688,6 +688,8 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     accepted("auto:local=MLS+annealing:initial_sampling=maximin"),
     accepted("auto:local=none:alignment=0.5"),
     refused("auto:window=0", &["window"]),
+    accepted("auto:feasibility_threshold=0.3"),
+    refused("auto:feasibility_threshold=1.5", &["feasibility_threshold"]),
     refused("auto:c=-1", &["`c`"]),
     refused("auto:initial_samples=0", &["initial_samples"]),
     refused("auto:local=maybe", &["`local`", "maybe", "annealing"]),

@@ -227,6 +227,8 @@ pub struct AutoOptions {
     pub aligned_power: f64,
     /// Learn failing regions with the feasibility forest.
     pub feasibility: bool,
+    /// The largest ε_f of the forest (the model's `feasibility_threshold`).
+    pub feasibility_threshold: f64,
     /// With priors: the forest learns from their failures too (`bayes_opt`'s option).
     pub prior_failures: bool,
     /// With two or more priors: the model's mean is their results (`bayes_opt`'s option).
@@ -327,6 +329,7 @@ impl Default for AutoOptions {
             initial_sampling: InitialSampling::AlignedLhs,
             aligned_power: 4.0,
             feasibility: true,
+            feasibility_threshold: 0.1,
             prior_failures: true,
             prior_mean: true,
             explore_after: 10,
@@ -474,6 +477,7 @@ impl AutoOptions {
                     initial_sampling: o.initial_sampling,
                     aligned_power: o.aligned_power,
                     feasibility: o.feasibility,
+                    feasibility_threshold: o.feasibility_threshold,
                     prior_failures: o.prior_failures,
                     prior_mean: o.prior_mean,
                     explore_after: o.explore_after,
@@ -488,6 +492,7 @@ impl AutoOptions {
                 BacoOptions {
                     initial_samples: o.initial_samples,
                     feasibility: o.feasibility,
+                    feasibility_threshold: o.feasibility_threshold,
                     ..BacoOptions::default()
                 }
                 .resolve(),

@@ -109,6 +109,39 @@ fn the_guide_changes_the_climbs_proposals() {
     assert!(best <= 2.0, "best {best} after 60 evaluations");
 }
 
+/// The forest's largest ε_f reaches the model: where half the space fails, a high one keeps
+/// more proposals out of the failing half than none does, on the same seed.
+#[test]
+fn the_feasibility_threshold_reaches_the_models_forest() {
+    let space = sparse_space();
+    // x >= 20 fails; elsewhere a bowl with its minimum at x = 12, y = 6.
+    let f = |i: &[u32]| {
+        (i[0] < 20).then(|| {
+            let (x, y) = (f64::from(i[0]), f64::from(i[1]));
+            1.0 + (x - 12.0).powi(2) + (y - 6.0).powi(2)
+        })
+    };
+    let failures = |threshold: f64, seed: u64| {
+        let o = AutoOptions {
+            feasibility_threshold: threshold,
+            ..AutoOptions::default()
+        };
+        let mut auto = Auto::new(&o).unwrap();
+        let run = crate::testkit::run(&mut auto, &space, f, 60, seed);
+        run.records
+            .iter()
+            .filter(|r| r.outcome.objective().is_none())
+            .count()
+    };
+    let (open, strict): (usize, usize) = (0..4)
+        .map(|seed| (failures(0.0, seed), failures(1.0, seed)))
+        .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+    assert!(
+        strict < open,
+        "failures: {strict} with ε_f up to 1, {open} with 0"
+    );
+}
+
 /// A flat landscape (values within a few percent) is judged smooth after `probe` valid
 /// results: the model's initial sample ends there and the stagnation schedule takes
 /// over; the bowl (values 1 to 150) is not, and nothing changes.
