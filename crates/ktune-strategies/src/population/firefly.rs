@@ -34,7 +34,10 @@
 //!   and loses on one GEMM stand-in (0.754 → 0.663, -3.4 SE; Kernel Tuner scores 0.276 there).
 //!   A two-fold `ktune bench tune-strategy` with 10 seeds chose B0 2 in one fold and these in
 //!   the other, and neither held out: the AMD convolution spaces' few-evaluation windows make
-//!   10 seeds too noisy to judge (docs/benchmarks/peers.md, issue 50).
+//!   10 seeds too noisy to judge. With 30 seeds over popsize {10, 20}, γ {0.5, 1}, B0 {1, 2},
+//!   these score above the old defaults on both folds' spaces (0.460 and 0.501 against 0.453
+//!   and 0.455), and held out 0.436 against 0.395 for B0 2, which one fold chose
+//!   (docs/benchmarks/peers.md, issue 50).
 //! - **Repair**, as for [`pso`](super::pso): Kernel Tuner as its benchmarks run it scores an
 //!   invalid point as the dimmest at no cost. On by default here: 0.453 against 0.325 with
 //!   `repair = false` on the 12 shared spaces (50 seeds, with the defaults above).
