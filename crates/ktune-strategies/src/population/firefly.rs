@@ -36,7 +36,7 @@
 //!   the other, and neither held out: the AMD convolution spaces' few-evaluation windows make
 //!   10 seeds too noisy to judge. With 30 seeds over popsize {10, 20}, γ {0.5, 1}, B0 {1, 2},
 //!   these score above the old defaults on both folds' spaces (0.460 and 0.501 against 0.453
-//!   and 0.455), and held out 0.436 against 0.395 for B0 2, which one fold chose
+//!   and 0.455); B0 2, which one fold chose, held out 0.394 against their 0.477
 //!   (docs/benchmarks/peers.md, issue 50).
 //! - **Repair**, as for [`pso`](super::pso): Kernel Tuner as its benchmarks run it scores an
 //!   invalid point as the dimmest at no cost. On by default here: 0.453 against 0.325 with
