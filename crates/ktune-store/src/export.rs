@@ -241,21 +241,33 @@ pub fn to_json(rows: &[Row]) -> Json {
     )
 }
 
-/// How Kernel Tuner (Python's `str`) writes a parameter value in a cache key.
+/// How Kernel Tuner (Python's `str`) writes a parameter value in a cache key: a list (a
+/// permutation) as Python writes one, `['i', 'j']`.
 fn python_text(v: &Json) -> String {
     match v {
         Json::Bool(true) => "True".into(),
         Json::Bool(false) => "False".into(),
         Json::String(s) => s.clone(),
+        Json::Array(entries) => {
+            let parts: Vec<String> = entries
+                .iter()
+                .map(|e| match e {
+                    Json::String(t) => format!("'{t}'"),
+                    other => python_text(other),
+                })
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
         other => other.to_string(),
     }
 }
 
-/// A value a Kernel Tuner cache can hold as a parameter value (number, string, boolean);
-/// anything else (a permutation) is written as its JSON text.
+/// A value a Kernel Tuner cache can hold as a parameter value: a number, string or boolean,
+/// or a list (a permutation, as Kernel Tuner writes a tuple-valued parameter, and as
+/// [`ktune_space::spec::read_cache`] reads one back); anything else as its JSON text.
 fn cache_value(v: &Json) -> Json {
     match v {
-        Json::Number(_) | Json::String(_) | Json::Bool(_) => v.clone(),
+        Json::Number(_) | Json::String(_) | Json::Bool(_) | Json::Array(_) => v.clone(),
         other => Json::String(other.to_string()),
     }
 }
@@ -613,9 +625,13 @@ mod tests {
                 ..Default::default()
             },
         );
-        assert!(doc["cache"]["True,[2,0,1],0.5"].is_object(), "{doc}");
+        assert!(doc["cache"]["True,[2, 0, 1],0.5"].is_object(), "{doc}");
+        assert_eq!(doc["tune_params"]["perm"], json!([[2, 0, 1]]));
         let data = ktune_space::spec::read_cache(&doc.to_string(), "x.json").unwrap();
         assert_eq!(data.configurations.len(), 1);
+        assert!(data.warnings.is_empty(), "{:?}", data.warnings);
+        // The permutation comes back as one, not as a category of its text.
+        assert_eq!(data.parameters[1].kind().name(), "permutation");
         // An export of no rows is valid JSON, but a cache's space is its records: reading it
         // back is the same clear error for every command.
         let empty = to_kernel_tuner_cache(

@@ -108,11 +108,36 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
         None => tune_params.keys().cloned().collect(),
     };
     let mut parameters = Vec::with_capacity(order.len());
+    // Per parameter, the items of a permutation (its values are lists, as Kernel Tuner writes
+    // a tuple-valued parameter), `None` for every other parameter.
+    let mut perm_items: Vec<Option<Vec<String>>> = Vec::with_capacity(order.len());
     for name in &order {
         let values = tune_params
             .get(name)
             .and_then(Json::as_array)
             .ok_or_else(|| spec_error(format!("`tune_params.{name}` must be a list of values")))?;
+        if !values.is_empty() && values.iter().all(Json::is_array) {
+            let items = permutation_items(&values[0]).ok_or_else(|| {
+                spec_error(format!(
+                    "`tune_params.{name}` has a list value `{}` whose entries are not distinct numbers or strings; a list-valued parameter is read as a permutation",
+                    values[0]
+                ))
+            })?;
+            let p = Parameter::permutation(name.clone(), items.clone())
+                .map_err(|e| spec_error(e.to_string()))?;
+            for v in values {
+                if as_permutation(v, &items).is_none() {
+                    return Err(spec_error(format!(
+                        "`tune_params.{name}` has lists that are not orderings of the same items (`{}` and `{v}`)",
+                        values[0]
+                    )));
+                }
+            }
+            parameters.push(p);
+            perm_items.push(Some(items));
+            continue;
+        }
+        perm_items.push(None);
         let values = values
             .iter()
             .map(|v| {
@@ -149,10 +174,13 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
             };
             let mut config = Vec::with_capacity(parameters.len());
             let mut values = Vec::with_capacity(parameters.len());
-            for p in &parameters {
+            for (p, items) in parameters.iter().zip(&perm_items) {
                 let Some((i, v)) = record
                     .get(p.name())
-                    .and_then(Value::from_json)
+                    .and_then(|v| match items {
+                        Some(items) => as_permutation(v, items),
+                        None => Value::from_json(v),
+                    })
                     .and_then(|v| p.index_of(&v).map(|i| (i, v)))
                 else {
                     skipped += 1;
@@ -161,7 +189,7 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
                 values.push(v);
                 config.push(i as u32);
             }
-            if !key_agrees(key, &values) {
+            if !key_agrees(key, &values, &perm_items) {
                 disagreeing.push(key.clone());
             }
             if let Some(first) = first_seen.get(&config) {
@@ -225,11 +253,12 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
 /// `str` writes them (`16`, `0.5` or `0.5`'s other spellings, `True`, `float4`). Values may
 /// contain commas themselves (a categorical `"safe, slow"`), so the key is matched value by
 /// value from the left rather than split.
-fn key_agrees(key: &str, values: &[Value]) -> bool {
+fn key_agrees(key: &str, values: &[Value], perm_items: &[Option<Vec<String>>]) -> bool {
     let mut rest = key;
     for (i, v) in values.iter().enumerate() {
         let last = i + 1 == values.len();
-        let next = spellings(v).into_iter().find_map(|form| {
+        let items = perm_items.get(i).and_then(Option::as_deref);
+        let next = spellings(v, items).into_iter().find_map(|form| {
             let after = rest.strip_prefix(form.as_str())?;
             match (last, after.strip_prefix(',')) {
                 (true, _) if after.is_empty() => Some(""),
@@ -245,8 +274,22 @@ fn key_agrees(key: &str, values: &[Value]) -> bool {
     rest.is_empty()
 }
 
-/// How a value may be written in a key.
-fn spellings(v: &Value) -> Vec<String> {
+/// How a value may be written in a key; a permutation by its items, as Python writes a list
+/// or a tuple (`['i', 'j']`, `(0, 1)`), or as JSON (`["i","j"]`, ktune before it wrote lists).
+fn spellings(v: &Value, items: Option<&[String]>) -> Vec<String> {
+    if let (Value::Perm(p), Some(items)) = (v, items) {
+        let named: Vec<&str> = p.iter().map(|&i| items[i as usize].as_str()).collect();
+        let quoted: Vec<String> = named.iter().map(|t| format!("'{t}'")).collect();
+        let json = serde_json::to_string(&named).unwrap_or_default();
+        return vec![
+            format!("[{}]", quoted.join(", ")),
+            format!("({})", quoted.join(", ")),
+            format!("[{}]", named.join(", ")),
+            format!("({})", named.join(", ")),
+            json,
+            format!("[{}]", named.join(",")),
+        ];
+    }
     match v {
         Value::Int(i) => vec![i.to_string(), format!("{i}.0")],
         Value::Real(r) => vec![format!("{r:?}"), format!("{r}")],
@@ -255,6 +298,54 @@ fn spellings(v: &Value) -> Vec<String> {
         Value::Str(t) => vec![t.clone()],
         Value::Perm(_) => vec![v.to_string()],
     }
+}
+
+/// The items of a permutation written as a list: its entries as text (strings as they are,
+/// numbers as JSON writes them), sorted (numerically where all are numbers), so that the
+/// parameter does not depend on which ordering the file lists first; `None` unless the
+/// entries are distinct numbers or strings.
+fn permutation_items(list: &Json) -> Option<Vec<String>> {
+    let entries = list.as_array()?;
+    let mut items: Vec<(Option<f64>, String)> = entries
+        .iter()
+        .map(|e| match e {
+            Json::String(t) => Some((None, t.clone())),
+            Json::Number(n) => Some((n.as_f64(), n.to_string())),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    if items.iter().all(|(n, _)| n.is_some()) {
+        items.sort_by(|a, b| a.0.unwrap_or(0.0).total_cmp(&b.0.unwrap_or(0.0)));
+    } else {
+        items.sort_by(|a, b| a.1.cmp(&b.1));
+    }
+    let items: Vec<String> = items.into_iter().map(|(_, t)| t).collect();
+    let distinct = items.windows(2).all(|w| w[0] != w[1]);
+    (distinct && !items.is_empty()).then_some(items)
+}
+
+/// A list as an ordering of `items` (`perm[i]`: the item at position `i`); `None` unless it
+/// holds each item once.
+fn as_permutation(list: &Json, items: &[String]) -> Option<Value> {
+    let entries = list.as_array()?;
+    if entries.len() != items.len() {
+        return None;
+    }
+    let mut seen = vec![false; items.len()];
+    let mut perm = Vec::with_capacity(items.len());
+    for e in entries {
+        let text = match e {
+            Json::String(t) => t.clone(),
+            Json::Number(n) => n.to_string(),
+            _ => return None,
+        };
+        let i = items.iter().position(|t| *t == text)?;
+        if std::mem::replace(&mut seen[i], true) {
+            return None;
+        }
+        perm.push(i as u32);
+    }
+    Some(Value::Perm(perm))
 }
 
 /// Closes a cut-off cache file: drops an incomplete last record (one record per line), a
@@ -348,12 +439,13 @@ mod tests {
                 Value::Str("safe, slow".into()),
                 Value::Real(0.5),
                 Value::Bool(true)
-            ]
+            ],
+            &[]
         ));
-        assert!(key_agrees("1.0,2", &[Value::Real(1.0), Value::Int(2)]));
-        assert!(!key_agrees("1,2", &[Value::Int(1), Value::Int(3)]));
-        assert!(!key_agrees("1,2,3", &[Value::Int(1), Value::Int(2)]));
-        assert!(!key_agrees("1", &[Value::Int(1), Value::Int(2)]));
+        assert!(key_agrees("1.0,2", &[Value::Real(1.0), Value::Int(2)], &[]));
+        assert!(!key_agrees("1,2", &[Value::Int(1), Value::Int(3)], &[]));
+        assert!(!key_agrees("1,2,3", &[Value::Int(1), Value::Int(2)], &[]));
+        assert!(!key_agrees("1", &[Value::Int(1), Value::Int(2)], &[]));
         // Keys Kernel Tuner writes agree: no warning.
         let fine = read_cache(WHOLE, "w.json").unwrap();
         assert!(fine.warnings.is_empty(), "{:?}", fine.warnings);
@@ -366,6 +458,57 @@ mod tests {
             let e = read_cache(empty, "e.json").unwrap_err().to_string();
             assert!(
                 e.contains("e.json") && e.contains("records no configurations"),
+                "{e}"
+            );
+        }
+    }
+    /// A list-valued parameter (Kernel Tuner writes a tuple as a list) is a permutation of
+    /// its items, whichever ordering the file lists first; its records are read by their
+    /// lists, keys in Python's list or tuple spelling agree, and lists that are not orderings
+    /// of one set of items are refused by name.
+    #[test]
+    fn list_values_are_read_as_a_permutation() {
+        let text = r#"{"tune_params_keys": ["order", "b"],
+            "tune_params": {"order": [["k", "i", "j"], ["i", "j", "k"], ["j", "k", "i"]], "b": [1, 2]},
+            "cache": {
+                "['k', 'i', 'j'],1": {"order": ["k", "i", "j"], "b": 1, "time": 3.0},
+                "('i', 'j', 'k'),2": {"order": ["i", "j", "k"], "b": 2, "time": 1.0},
+                "['j', 'k', 'i'],2": {"order": ["j", "k", "i"], "b": 2, "time": 2.0}}}"#;
+        let data = read_cache(text, "p.json").unwrap();
+        assert!(data.warnings.is_empty(), "{:?}", data.warnings);
+        let order = &data.parameters[0];
+        assert_eq!(order.kind().name(), "permutation");
+        assert_eq!(order.len(), 6, "every ordering of three items");
+        // Items sorted: i, j, k; ["k", "i", "j"] puts item 2 first.
+        let first = order.index_of(&Value::Perm(vec![2, 0, 1])).unwrap() as u32;
+        assert_eq!(data.configurations[0], vec![first, 0]);
+        assert_eq!(data.configurations.len(), 3);
+        // Numbers as items, sorted numerically.
+        let numbers = r#"{"tune_params": {"p": [[10, 9, 2], [2, 9, 10]]},
+            "cache": {"[10, 9, 2]": {"p": [10, 9, 2], "time": 1.0}}}"#;
+        let data = read_cache(numbers, "n.json").unwrap();
+        let p = &data.parameters[0];
+        assert_eq!(
+            data.configurations[0],
+            vec![p.index_of(&Value::Perm(vec![2, 1, 0])).unwrap() as u32]
+        );
+        for (bad, says) in [
+            (
+                r#"{"tune_params": {"p": [[1, 2], [1, 3]]}, "cache": {}}"#,
+                "not orderings of the same items",
+            ),
+            (
+                r#"{"tune_params": {"p": [[1, 1]]}, "cache": {}}"#,
+                "not distinct numbers or strings",
+            ),
+            (
+                r#"{"tune_params": {"p": [[[1], 2]]}, "cache": {}}"#,
+                "not distinct numbers or strings",
+            ),
+        ] {
+            let e = read_cache(bad, "bad.json").unwrap_err().to_string();
+            assert!(
+                e.contains("bad.json") && e.contains("`tune_params.p`") && e.contains(says),
                 "{e}"
             );
         }
