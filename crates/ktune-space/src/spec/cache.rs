@@ -111,37 +111,37 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
     // Per parameter, the items of a permutation (its values are lists, as Kernel Tuner writes
     // a tuple-valued parameter), `None` for every other parameter.
     let mut perm_items: Vec<Option<Vec<String>>> = Vec::with_capacity(order.len());
+    // Per parameter, whether its values are lists read as the text of each.
+    let mut as_text: Vec<bool> = Vec::with_capacity(order.len());
     for name in &order {
         let values = tune_params
             .get(name)
             .and_then(Json::as_array)
             .ok_or_else(|| spec_error(format!("`tune_params.{name}` must be a list of values")))?;
-        if !values.is_empty() && values.iter().all(Json::is_array) {
-            let items = permutation_items(&values[0]).ok_or_else(|| {
-                spec_error(format!(
-                    "`tune_params.{name}` has a list value `{}` whose entries are not distinct numbers or strings; a list-valued parameter is read as a permutation",
-                    values[0]
-                ))
-            })?;
-            let p = Parameter::permutation(name.clone(), items.clone())
-                .map_err(|e| spec_error(e.to_string()))?;
-            for v in values {
-                if as_permutation(v, &items).is_none() {
-                    return Err(spec_error(format!(
-                        "`tune_params.{name}` has lists that are not orderings of the same items (`{}` and `{v}`)",
-                        values[0]
-                    )));
-                }
-            }
+        let lists = !values.is_empty() && values.iter().all(Json::is_array);
+        if lists
+            && let Some(items) = permutation_items(&values[0])
+                .filter(|items| values.iter().all(|v| as_permutation(v, items).is_some()))
+            && let Ok(p) = Parameter::permutation(name.clone(), items.clone())
+        {
             parameters.push(p);
             perm_items.push(Some(items));
+            as_text.push(false);
             continue;
         }
+        if lists {
+            // Tuples that are not orderings of one set (block shapes such as (16, 16)): a
+            // category per tuple, named by its JSON text.
+            warnings.push(format!(
+                "`tune_params.{name}` holds lists that are not orderings of one set of items: read as a categorical parameter of their text"
+            ));
+        }
         perm_items.push(None);
+        as_text.push(lists);
         let values = values
             .iter()
             .map(|v| {
-                Value::from_json(v).ok_or_else(|| {
+                list_or_value(v, lists).ok_or_else(|| {
                     spec_error(format!(
                         "`tune_params.{name}` has a value `{v}` that is not a number, string or boolean"
                     ))
@@ -174,12 +174,12 @@ pub fn read_cache(text: &str, file: &str) -> Result<CacheData, SpaceError> {
             };
             let mut config = Vec::with_capacity(parameters.len());
             let mut values = Vec::with_capacity(parameters.len());
-            for (p, items) in parameters.iter().zip(&perm_items) {
+            for ((p, items), &text) in parameters.iter().zip(&perm_items).zip(&as_text) {
                 let Some((i, v)) = record
                     .get(p.name())
                     .and_then(|v| match items {
                         Some(items) => as_permutation(v, items),
-                        None => Value::from_json(v),
+                        None => list_or_value(v, text),
                     })
                     .and_then(|v| p.index_of(&v).map(|i| (i, v)))
                 else {
@@ -295,8 +295,33 @@ fn spellings(v: &Value, items: Option<&[String]>) -> Vec<String> {
         Value::Real(r) => vec![format!("{r:?}"), format!("{r}")],
         Value::Bool(true) => vec!["True".into(), "true".into(), "1".into()],
         Value::Bool(false) => vec!["False".into(), "false".into(), "0".into()],
-        Value::Str(t) => vec![t.clone()],
+        Value::Str(t) => {
+            let mut forms = vec![t.clone()];
+            if let Ok(Json::Array(entries)) = serde_json::from_str::<Json>(t) {
+                let parts: Vec<String> = entries
+                    .iter()
+                    .map(|e| match e {
+                        Json::String(s) => format!("'{s}'"),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                forms.push(format!("[{}]", parts.join(", ")));
+                forms.push(format!("({})", parts.join(", ")));
+            }
+            forms
+        }
         Value::Perm(_) => vec![v.to_string()],
+    }
+}
+
+/// A parameter value from JSON: with `text`, a list as its JSON text (a categorical); else a
+/// number, string or boolean.
+fn list_or_value(v: &Json, text: bool) -> Option<Value> {
+    match v {
+        Json::Array(_) if text => Some(Value::Str(v.to_string())),
+        Json::Array(_) => None,
+        _ if text => None,
+        _ => Value::from_json(v),
     }
 }
 
@@ -464,8 +489,8 @@ mod tests {
     }
     /// A list-valued parameter (Kernel Tuner writes a tuple as a list) is a permutation of
     /// its items, whichever ordering the file lists first; its records are read by their
-    /// lists, keys in Python's list or tuple spelling agree, and lists that are not orderings
-    /// of one set of items are refused by name.
+    /// lists, and keys in Python's list or tuple spelling agree. Lists that are not orderings
+    /// of one set are a categorical of their text.
     #[test]
     fn list_values_are_read_as_a_permutation() {
         let text = r#"{"tune_params_keys": ["order", "b"],
@@ -492,25 +517,26 @@ mod tests {
             data.configurations[0],
             vec![p.index_of(&Value::Perm(vec![2, 1, 0])).unwrap() as u32]
         );
-        for (bad, says) in [
-            (
-                r#"{"tune_params": {"p": [[1, 2], [1, 3]]}, "cache": {}}"#,
-                "not orderings of the same items",
-            ),
-            (
-                r#"{"tune_params": {"p": [[1, 1]]}, "cache": {}}"#,
-                "not distinct numbers or strings",
-            ),
-            (
-                r#"{"tune_params": {"p": [[[1], 2]]}, "cache": {}}"#,
-                "not distinct numbers or strings",
-            ),
-        ] {
-            let e = read_cache(bad, "bad.json").unwrap_err().to_string();
-            assert!(
-                e.contains("bad.json") && e.contains("`tune_params.p`") && e.contains(says),
-                "{e}"
-            );
-        }
+        // Lists that are not orderings of one set (block shapes) are a categorical of their
+        // text, said in a warning; a key in Python's tuple spelling agrees.
+        let shapes = r#"{"tune_params": {"block": [[16, 16], [32, 8]], "x": [1]},
+            "cache": {"(16, 16),1": {"block": [16, 16], "x": 1, "time": 1.0},
+                      "(32, 8),1": {"block": [32, 8], "x": 1, "time": 2.0}}}"#;
+        let data = read_cache(shapes, "s.json").unwrap();
+        assert_eq!(data.parameters[0].kind().name(), "categorical");
+        assert_eq!(data.configurations, vec![vec![0, 0], vec![1, 0]]);
+        assert_eq!(data.warnings.len(), 1, "{:?}", data.warnings);
+        assert!(
+            data.warnings[0].contains("`tune_params.block`"),
+            "{:?}",
+            data.warnings
+        );
+        // A list mixed with plain values is refused by name.
+        let mixed = r#"{"tune_params": {"p": [[1, 2], 3]}, "cache": {}}"#;
+        let e = read_cache(mixed, "bad.json").unwrap_err().to_string();
+        assert!(
+            e.contains("bad.json") && e.contains("`tune_params.p`"),
+            "{e}"
+        );
     }
 }
