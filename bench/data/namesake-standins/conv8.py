@@ -1,5 +1,8 @@
 import gzip, json, sys
-sys.path.insert(0, "/work/shared/tools/kt-peer")
+import os
+# kt-peer beside the checkout (../shared/tools/kt-peer), or where KT_PEER says.
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.environ.get("KT_PEER", os.path.join(here, "..", "..", "..", "..", "shared", "tools", "kt-peer")))
 from spaces import read_cache_file
 src = sys.argv[1]; shm = int(sys.argv[2]); out = sys.argv[3]
 d = read_cache_file(src)

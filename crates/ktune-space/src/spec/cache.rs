@@ -280,15 +280,11 @@ fn spellings(v: &Value, items: Option<&[String]>) -> Vec<String> {
     if let (Value::Perm(p), Some(items)) = (v, items) {
         let named: Vec<&str> = p.iter().map(|&i| items[i as usize].as_str()).collect();
         let quoted: Vec<String> = named.iter().map(|t| format!("'{t}'")).collect();
-        let json = serde_json::to_string(&named).unwrap_or_default();
-        return vec![
-            format!("[{}]", quoted.join(", ")),
-            format!("({})", quoted.join(", ")),
-            format!("[{}]", named.join(", ")),
-            format!("({})", named.join(", ")),
-            json,
-            format!("[{}]", named.join(",")),
-        ];
+        let mut forms = python_sequences(&quoted);
+        forms.extend(python_sequences(&named));
+        forms.push(serde_json::to_string(&named).unwrap_or_default());
+        forms.push(format!("[{}]", named.join(",")));
+        return forms;
     }
     match v {
         Value::Int(i) => vec![i.to_string(), format!("{i}.0")],
@@ -305,13 +301,22 @@ fn spellings(v: &Value, items: Option<&[String]>) -> Vec<String> {
                         other => other.to_string(),
                     })
                     .collect();
-                forms.push(format!("[{}]", parts.join(", ")));
-                forms.push(format!("({})", parts.join(", ")));
+                forms.extend(python_sequences(&parts));
             }
             forms
         }
         Value::Perm(_) => vec![v.to_string()],
     }
+}
+
+/// `parts` as Python writes a list and a tuple of them: `[a, b]`, `(a, b)`.
+fn python_sequences<S: AsRef<str>>(parts: &[S]) -> Vec<String> {
+    let joined = parts
+        .iter()
+        .map(AsRef::as_ref)
+        .collect::<Vec<_>>()
+        .join(", ");
+    vec![format!("[{joined}]"), format!("({joined})")]
 }
 
 /// A parameter value from JSON: with `text`, a list as its JSON text (a categorical); else a
