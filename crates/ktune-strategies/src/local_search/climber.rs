@@ -31,6 +31,12 @@ impl crate::options::Choice for Order {
 pub(crate) trait Guide {
     /// The scores of `configs`, in order.
     fn promise(&self, space: &SearchSpace, configs: &[Configuration]) -> Option<Vec<f64>>;
+
+    /// Whether `config` is expected to fail so surely that the climb passes it over as if it
+    /// had failed (a guide that knows nothing of failures: never).
+    fn rules_out(&self, _config: &[u32]) -> bool {
+        false
+    }
 }
 
 /// An evaluated configuration and its value (`None` when it failed).
@@ -298,6 +304,8 @@ impl HillClimber {
                             });
                         }
                     }
+                    // Passed over as a failure would be: it cannot improve on the climb.
+                    None if guide.is_some_and(|g| g.rules_out(&self.buf)) => {}
                     None => out.push(self.buf.clone()),
                 }
                 self.next += 1;

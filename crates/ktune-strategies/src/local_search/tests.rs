@@ -221,6 +221,40 @@ fn a_guide_orders_the_neighbours_and_evaluated_ones_come_first() {
     assert_eq!(climb(&Towards(None), &[], 3), unguided);
 }
 
+/// Rules out every configuration from `from` on, and has no opinion on the order.
+struct RulesOut(u32);
+
+impl Guide for RulesOut {
+    fn promise(&self, _: &SearchSpace, _: &[Configuration]) -> Option<Vec<f64>> {
+        None
+    }
+
+    fn rules_out(&self, config: &[u32]) -> bool {
+        config[0] >= self.0
+    }
+}
+
+/// What the guide rules out the climb passes over as if it had failed: never proposed, and
+/// the climb ends where it would have with them failing.
+#[test]
+fn a_guided_climb_passes_over_what_the_guide_rules_out() {
+    let space = line(8);
+    let f = |c: &[u32]| Some((f64::from(c[0]) - 6.0).abs());
+    let mut rng = Rng::seed_from_u64(0);
+    let mut history = History::new();
+    let mut climber = HillClimber::new(Neighbourhood::Hamming, Order::Random, true);
+    climber.start_at(vec![0]);
+    let guide = RulesOut(4);
+    let mut proposed = Vec::new();
+    while let Climb::Propose(v) = climber.ask_guided(&space, &history, 2, &mut rng, Some(&guide)) {
+        let told: Vec<_> = v.iter().map(|c| observe(&mut history, c, f(c))).collect();
+        proposed.extend(v.iter().map(|c| c[0]));
+        climber.tell(&told);
+    }
+    assert!(proposed.iter().all(|&x| x < 4), "{proposed:?}");
+    assert_eq!(climber.current().unwrap().config, vec![3]);
+}
+
 /// Following the best without restarts, the search proposes nothing at a local optimum
 /// until a better configuration is told; with restarts it samples new starts.
 #[test]

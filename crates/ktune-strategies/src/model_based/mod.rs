@@ -10,12 +10,14 @@
 //! What they share: [`surrogate`] (the choice of GP and its options), [`encoding`] (BaCO's
 //! mixed-type encoding and the alignment coordinates), [`acquisition_search`] (maximising an
 //! acquisition function without enumerating the space), [`transform`] (the log transform of
-//! observed values) and [`prior_mean`] (earlier studies' results as the surrogate's mean).
+//! observed values), [`monotone`] (a failure rules out the configurations larger in every
+//! size) and [`prior_mean`] (earlier studies' results as the surrogate's mean).
 
 pub(crate) mod acquisition_search;
 pub(crate) mod baco;
 pub(crate) mod bayes_opt;
 pub mod encoding;
+pub(crate) mod monotone;
 pub(crate) mod prior_mean;
 pub mod surrogate;
 pub(crate) mod tpe;

@@ -78,6 +78,15 @@
 //! matrix multiplications; at 10 evaluations no better than before on those seeds), and on
 //! the 12 shared spaces 0.841 → 0.848 (seeds 0-49) and 0.836 → 0.845 (seeds 50-99).
 //!
+//! Why a failure rules out what is larger (`monotone_failures`, seventeenth session): a
+//! kernel's shared memory, registers and threads grow with its block and tile sizes, so a
+//! configuration at least as large as a failing one in every size, and alike otherwise, fails
+//! 64-100% of the time on the shared convolution spaces (base rate 3-11%). The model does not
+//! propose such a configuration, its initial sample and the climbs it guides pass over them,
+//! until one of them runs ([`crate::model_based::monotone`]). Measured: failed evaluations
+//! 21.3% → 19.1% on the failure-heavy development spaces at the same score (0.572 / 0.571,
+//! 50 seeds), 1.6% → 1.5% on the 12 shared spaces at the same score (0.850, 20 seeds).
+//!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
 //! (BENCHMARKS.md, issue 18): a short memory follows the phases of a run, the model's early
@@ -229,6 +238,9 @@ pub struct AutoOptions {
     pub feasibility: bool,
     /// The largest ε_f of the forest (the model's `feasibility_threshold`).
     pub feasibility_threshold: f64,
+    /// A failure rules out the configurations larger in every size (the model's
+    /// `monotone_failures`, in its proposals and the climbs it guides).
+    pub monotone_failures: bool,
     /// With priors: the forest learns from their failures too (`bayes_opt`'s option).
     pub prior_failures: bool,
     /// With two or more priors: the model's mean is their results (`bayes_opt`'s option).
@@ -279,8 +291,12 @@ pub struct AutoOptions {
     /// Whether the model's kernel with fitted per-coordinate lengthscales competes with the
     /// fixed one (`bayes_opt`'s `lengthscales`).
     pub lengthscales: Lengthscales,
-    /// With priors: the proposals taken from their order before the other members propose.
+    /// With two or more priors: the proposals taken from their order before the other
+    /// members propose.
     pub prior_first: usize,
+    /// With one prior alone: the same count (a lone prior that ranks this study badly costs
+    /// every one of them, where the initial sample would not).
+    pub prior_first_alone: usize,
     /// With priors: how each is weighted by how well it ranks this study's results.
     pub prior_trust: PriorTrust,
     /// With priors: whether the priors' first proposals come before the model's initial
@@ -330,6 +346,7 @@ impl Default for AutoOptions {
             aligned_power: 4.0,
             feasibility: true,
             feasibility_threshold: 0.1,
+            monotone_failures: true,
             prior_failures: true,
             prior_mean: true,
             explore_after: 10,
@@ -350,6 +367,7 @@ impl Default for AutoOptions {
             alignment: Alignment::Validated,
             lengthscales: Lengthscales::Validated,
             prior_first: 10,
+            prior_first_alone: 1,
             prior_trust: PriorTrust::Evidence,
             prior_sample: PriorSample::Several,
             prior_each_best: 0,
@@ -399,8 +417,10 @@ pub struct Auto {
     members: Vec<Member>,
     /// The member that proposes in the priors' order, when the study has priors.
     prior_arm: Option<usize>,
-    /// With priors: the proposals from their order before any other member's.
+    /// With two or more priors: the proposals from their order before any other member's.
     prior_first: usize,
+    /// With one prior: the same.
+    prior_first_alone: usize,
     /// How far the priors are trusted.
     prior_trust: PriorTrust,
     /// Whether the priors' first proposals lengthen the model's initial sample.
@@ -478,6 +498,7 @@ impl AutoOptions {
                     aligned_power: o.aligned_power,
                     feasibility: o.feasibility,
                     feasibility_threshold: o.feasibility_threshold,
+                    monotone_failures: o.monotone_failures,
                     prior_failures: o.prior_failures,
                     prior_mean: o.prior_mean,
                     explore_after: o.explore_after,
@@ -567,6 +588,7 @@ impl Auto {
             bandit: AucBandit::new(members.len(), o.c, o.window),
             prior_arm: None,
             prior_first: o.prior_first,
+            prior_first_alone: o.prior_first_alone,
             prior_trust: o.prior_trust,
             prior_sample: o.prior_sample,
             prior_each_best: o.prior_each_best,
@@ -781,7 +803,12 @@ impl Auto {
         // than cold `auto` at 120 (0.53; BENCHMARKS.md, transfer); the guard stops it
         // where the first results disagree with it.
         if let Some(arm) = self.prior_arm {
-            let first = self.prior_first.saturating_sub(history.len());
+            let first = if self.priors == 1 {
+                self.prior_first_alone
+            } else {
+                self.prior_first
+            };
+            let first = first.saturating_sub(history.len());
             if first > 0 && !self.exhausted[arm] {
                 let want = n.max(1).min(first);
                 let proposed = self.members[arm].ask(space, history, want, rng, None);

@@ -171,6 +171,7 @@ impl BayesianOptimization {
                     .collect();
                 let mut predicted = predictions(&st.model, &keyed);
                 feasible_weights(st, keyed.iter().map(|p| p.x), &mut predicted.2);
+                st.rule_out_ranks(space, &ranks, &mut predicted.2);
                 (ranks, predicted)
             }
             Candidates::Pool(pool) => {
@@ -194,6 +195,7 @@ impl BayesianOptimization {
                 points.extend(xs.iter().map(|x| Point::new(x)));
                 let mut predicted = predictions(&st.model, &points);
                 feasible_weights(st, points.iter().map(|p| p.x), &mut predicted.2);
+                st.rule_out_ranks(space, &ranks, &mut predicted.2);
                 self.climb(st, space, rng, climb_for, &mut ranks, &mut predicted);
                 (ranks, predicted)
             }
@@ -211,6 +213,7 @@ impl BayesianOptimization {
                 let points: Vec<Point<'_>> = xs.iter().map(|x| Point::new(x)).collect();
                 let mut predicted = predictions(&st.model, &points);
                 feasible_weights(st, xs.iter().map(Vec::as_slice), &mut predicted.2);
+                st.rule_out_ranks(space, &ranks, &mut predicted.2);
                 self.climb(st, space, rng, climb_for, &mut ranks, &mut predicted);
                 (ranks, predicted)
             }
@@ -290,6 +293,7 @@ impl BayesianOptimization {
         let points = self.points_of(st, space, &ends, &xs);
         let (m, v, mut w) = predictions(&st.model, &points);
         feasible_weights(st, xs.iter().map(Vec::as_slice), &mut w);
+        rule_out_configs(st, &ends, &mut w);
         ranks.extend(ends.iter().filter_map(|c| space.rank(c)));
         predicted.0.extend(m);
         predicted.1.extend(v);
@@ -566,6 +570,7 @@ impl BayesianOptimization {
         let points = self.points_of(st, space, configs, &xs);
         let (means, vars, mut weights) = predictions(&st.model, &points);
         feasible_weights(st, xs.iter().map(Vec::as_slice), &mut weights);
+        rule_out_configs(st, configs, &mut weights);
         means
             .iter()
             .zip(&vars)
@@ -638,6 +643,15 @@ pub(super) fn feasible_weights<'a>(
     for (x, w) in xs.zip(weights.iter_mut()) {
         let p = forest.probability(x);
         *w = if p < *limit { 0.0 } else { *w * p };
+    }
+}
+
+/// Sets the weight of each of `configs` that `monotone_failures` rules out to 0.
+fn rule_out_configs(st: &State, configs: &[Configuration], weights: &mut [f64]) {
+    for (c, w) in configs.iter().zip(weights.iter_mut()) {
+        if *w > 0.0 && st.rules_out(c) {
+            *w = 0.0;
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use rand::RngExt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::options::Batch;
+use crate::model_based::monotone::FailureOrthants;
 use crate::model_based::prior_mean::PriorMean;
 use crate::transform::{Added, Targets};
 
@@ -128,6 +129,9 @@ pub(super) struct State {
     pub(super) ran: Vec<bool>,
     /// The forest of this round and its ε_f (none until something has failed).
     pub(super) forest: Option<(FeasibilityForest, f64)>,
+    /// With `monotone_failures`: the failures and what they rule out (none where no
+    /// parameter is a size).
+    pub(super) orthants: Option<FailureOrthants>,
     /// The priors' outcomes the forest learns from too, encoded, and whether each ran.
     pub(super) prior_rows: Vec<Vec<f64>>,
     pub(super) prior_ran: Vec<bool>,
@@ -198,8 +202,33 @@ impl State {
         self.sampler.exclude(rank);
     }
 
+    /// Whether `monotone_failures` rules `config` out: at least as large as a failure.
+    pub(super) fn rules_out(&self, config: &[u32]) -> bool {
+        self.orthants.as_ref().is_some_and(|o| o.rules_out(config))
+    }
+
+    /// Zeroes the acquisition weight of every candidate (`ranks`) that
+    /// `monotone_failures` rules out: never proposed.
+    pub(super) fn rule_out_ranks(&self, space: &SearchSpace, ranks: &[u64], weights: &mut [f64]) {
+        let Some(o) = self.orthants.as_ref().filter(|o| !o.is_empty()) else {
+            return;
+        };
+        let mut buf = vec![0; space.dims()];
+        for (&r, w) in ranks.iter().zip(weights.iter_mut()) {
+            if *w > 0.0 {
+                space.write_configuration(r, &mut buf);
+                if o.rules_out(&buf) {
+                    *w = 0.0;
+                }
+            }
+        }
+    }
+
     /// Keeps an evaluated configuration as data for the feasibility forest.
     pub(super) fn record(&mut self, feasibility: bool, config: &[u32], ran: bool) {
+        if let Some(o) = &mut self.orthants {
+            o.record(config, ran);
+        }
         if feasibility {
             let x = self.encode(config);
             self.rows.push(x);

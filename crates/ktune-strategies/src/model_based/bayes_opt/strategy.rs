@@ -17,6 +17,7 @@ use super::options::{
 };
 use super::propose::*;
 use super::state::*;
+use crate::model_based::monotone::FailureOrthants;
 use crate::model_based::prior_mean::{self, PriorMean};
 use crate::surrogate::Cgp;
 use crate::transfer::{PriorRanking, PriorTrust};
@@ -456,6 +457,11 @@ impl BayesianOptimization {
             prior_checked: (0, 0),
             ran: Vec::new(),
             forest: None,
+            orthants: if self.opts.feasibility && self.opts.monotone_failures {
+                FailureOrthants::new(space)
+            } else {
+                None
+            },
         };
         for (c, ran) in &self.prior_outcomes {
             if let Some(r) = space.rank(c) {
@@ -512,6 +518,7 @@ impl Strategy for BayesianOptimization {
         // Initial sample: the Latin hypercube points, then random valid replacements for the
         // failed ones, until enough are valid.
         // `n` is the number of idle workers: proposals still being evaluated do not count.
+        let mut passed_over = 0;
         while !st.initial_done && out.len() < n.max(1) {
             let next = match st.initial.pop_front() {
                 Some(c) => Some(c),
@@ -523,6 +530,12 @@ impl Strategy for BayesianOptimization {
             let Some(c) = next else { break };
             let Some(r) = space.rank(&c) else { continue };
             if st.visited.contains(&r) {
+                continue;
+            }
+            // A draw larger than a failure is passed over, a bounded number of times: where
+            // the failures rule out nearly everything, the sample takes what it draws.
+            if st.rules_out(&c) && passed_over < PASS_OVER_LIMIT {
+                passed_over += 1;
                 continue;
             }
             st.mark_visited(r);
@@ -716,6 +729,11 @@ impl BayesianOptimization {
 /// forest before each proposal stays cheap.
 const PRIOR_ROWS: usize = 200;
 
+/// How many draws of one ask's initial sample may be passed over for being larger than a
+/// failure (`monotone_failures`), so that a space whose failures rule out nearly everything
+/// still gets its sample.
+const PASS_OVER_LIMIT: usize = 1000;
+
 /// The priors' outcomes for the feasibility forest: each configuration they measured, failing
 /// where most of the priors that measured it failed; every failing one (evenly thinned to
 /// [`PRIOR_ROWS`]) and as many running ones, evenly spaced. None where no prior failed, and
@@ -760,12 +778,17 @@ fn prior_outcomes(priors: &[ktune_core::MatchedPrior]) -> Vec<(Configuration, bo
 }
 
 /// The model as a climb's guide, scoring by one acquisition function
-/// ([`BayesianOptimization::promise`]).
+/// ([`BayesianOptimization::promise`]); with `monotone_failures` it rules out the
+/// configurations larger than a failure.
 pub(crate) struct ModelGuide<'a>(pub(crate) &'a BayesianOptimization, pub(crate) Acquisition);
 
 impl crate::local_search::Guide for ModelGuide<'_> {
     fn promise(&self, space: &SearchSpace, configs: &[Configuration]) -> Option<Vec<f64>> {
         self.0.promise(space, configs, self.1)
+    }
+
+    fn rules_out(&self, config: &[u32]) -> bool {
+        self.0.state.as_ref().is_some_and(|st| st.rules_out(config))
     }
 }
 

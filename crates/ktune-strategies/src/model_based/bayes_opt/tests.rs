@@ -608,6 +608,43 @@ fn the_feasibility_forest_avoids_the_failing_region() {
     );
 }
 
+/// With `monotone_failures` nothing at least as large as a failure (in x and y, alike in z)
+/// is measured after it, on a space whose failures grow with both; without it, some are.
+/// The candidate limit puts the climbs over the model's acquisition in play too.
+#[test]
+fn monotone_failures_rule_out_what_is_larger_than_a_failure() {
+    let larger_than_a_failure = |spec: &str| -> usize {
+        (0..3)
+            .map(|seed| {
+                let r = tune(&mut FnRunner::values(at_the_limit), spec, seed, 80);
+                let mut failed: Vec<&Configuration> = Vec::new();
+                let mut larger = 0;
+                for rec in &r.records {
+                    let c = &rec.config;
+                    if failed
+                        .iter()
+                        .any(|f| c[0] >= f[0] && c[1] >= f[1] && c[2] == f[2])
+                    {
+                        larger += 1;
+                    }
+                    if rec.outcome.failure().is_some() {
+                        failed.push(c);
+                    }
+                }
+                larger
+            })
+            .sum()
+    };
+    for limit in ["", ":candidate_limit=100:sample_size=50"] {
+        let on = larger_than_a_failure(&format!(
+            "bayes_opt:feasibility=true:monotone_failures=true{limit}"
+        ));
+        let off = larger_than_a_failure(&format!("bayes_opt:feasibility=true{limit}"));
+        assert_eq!(on, 0, "with the rule{limit}");
+        assert!(off > 0, "without the rule{limit}: the test would not tell");
+    }
+}
+
 /// With priors that failed where this study will fail (other devices with the same limit),
 /// the forest exists before this study has failed anywhere and rates the priors' failing
 /// region low; as the study's own outcomes accumulate the priors weigh less, and not at all

@@ -270,8 +270,10 @@ fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
         prior_from(move |x| Some(scale * ((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2))))
     };
     let first_ask = |sample: PriorSample, priors: &[ktune_core::MatchedPrior]| {
+        // Four proposals from one prior as from two.
         let options = AutoOptions {
             prior_sample: sample,
+            prior_first_alone: 10,
             ..AutoOptions::default()
         };
         let (auto, asked) = first_four(&options, &space, priors);
@@ -287,6 +289,31 @@ fn the_priors_first_proposals_come_before_the_models_sample_or_within_it() {
     assert_eq!(first_ask(PriorSample::Before, &two), initial + 4);
     assert_eq!(first_ask(PriorSample::Several, &two), initial);
     assert_eq!(AutoOptions::default().prior_sample, PriorSample::Several);
+}
+
+/// `prior_first` counts the priors' first proposals with two or more priors,
+/// `prior_first_alone` with one.
+#[test]
+fn a_lone_prior_proposes_first_as_often_as_prior_first_alone_says() {
+    let space = sparse_space();
+    let good = |scale: f64| {
+        prior_from(move |x| Some(scale * ((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2))))
+    };
+    let options = AutoOptions {
+        prior_first: 3,
+        prior_first_alone: 1,
+        ..AutoOptions::default()
+    };
+    let from_priors = |priors: &[ktune_core::MatchedPrior]| {
+        let (auto, asked) = first_four(&options, &space, priors);
+        assert_eq!(asked.len(), 4);
+        asked
+            .iter()
+            .filter(|c| auto.from_priors.contains(*c))
+            .count()
+    };
+    assert_eq!(from_priors(&[good(1.0)]), 1);
+    assert_eq!(from_priors(&[good(1.0), good(2.0)]), 3);
 }
 
 /// Priors that agree with no other prior (values shuffled across configurations) are not
