@@ -421,6 +421,8 @@ pub struct Auto {
     prior_first: usize,
     /// With one prior: the same.
     prior_first_alone: usize,
+    /// How many of those this study has proposed.
+    prior_proposed: usize,
     /// How far the priors are trusted.
     prior_trust: PriorTrust,
     /// Whether the priors' first proposals lengthen the model's initial sample.
@@ -589,6 +591,7 @@ impl Auto {
             prior_arm: None,
             prior_first: o.prior_first,
             prior_first_alone: o.prior_first_alone,
+            prior_proposed: 0,
             prior_trust: o.prior_trust,
             prior_sample: o.prior_sample,
             prior_each_best: o.prior_each_best,
@@ -803,12 +806,19 @@ impl Auto {
         // than cold `auto` at 120 (0.53; BENCHMARKS.md, transfer); the guard stops it
         // where the first results disagree with it.
         if let Some(arm) = self.prior_arm {
-            let first = if self.priors == 1 {
+            let limit = if self.priors == 1 {
                 self.prior_first_alone
             } else {
                 self.prior_first
             };
-            let first = first.saturating_sub(history.len());
+            // Counted in this study's proposals, not its results: the session may have
+            // measured the default configuration first, which would take a lone prior's
+            // only turn. A resumed study with more results than that has had its turn.
+            let first = if history.len() > limit {
+                0
+            } else {
+                limit.saturating_sub(self.prior_proposed)
+            };
             if first > 0 && !self.exhausted[arm] {
                 let want = n.max(1).min(first);
                 let proposed = self.members[arm].ask(space, history, want, rng, None);
@@ -825,6 +835,7 @@ impl Auto {
                 }
                 for c in proposed {
                     if !self.pending.contains_key(&c) {
+                        self.prior_proposed += 1;
                         self.pending.insert(c.clone(), arm);
                         self.from_priors.insert(c.clone());
                         out.push(c);

@@ -314,6 +314,24 @@ fn a_lone_prior_proposes_first_as_often_as_prior_first_alone_says() {
     };
     assert_eq!(from_priors(&[good(1.0)]), 1);
     assert_eq!(from_priors(&[good(1.0), good(2.0)]), 3);
+    // The session measured the default configuration first: a lone prior still has its
+    // turn (its count is of this study's proposals, not its results).
+    let mut auto = Auto::new(&options).unwrap();
+    ktune_core::Strategy::set_priors(&mut auto, &[good(1.0)]);
+    let mut history = ktune_core::History::new();
+    let default = space.configuration(0);
+    history.push(ktune_core::Observation {
+        config: default.clone(),
+        value: Some(1.0e3),
+        failure: None,
+        variance: None,
+        objectives: Vec::new(),
+    });
+    ktune_core::Strategy::tell(&mut auto, &space, &history.observations()[..1].to_vec());
+    let asked =
+        ktune_core::Strategy::ask(&mut auto, &space, &history, 1, &mut Rng::seed_from_u64(1));
+    assert_eq!(asked.len(), 1);
+    assert!(auto.from_priors.contains(&asked[0]), "{asked:?}");
 }
 
 /// Priors that agree with no other prior (values shuffled across configurations) are not
