@@ -327,7 +327,7 @@ fn a_lone_prior_proposes_first_as_often_as_prior_first_alone_says() {
         variance: None,
         objectives: Vec::new(),
     });
-    ktune_core::Strategy::tell(&mut auto, &space, &history.observations()[..1].to_vec());
+    ktune_core::Strategy::tell(&mut auto, &space, &history.observations()[..1]);
     let asked =
         ktune_core::Strategy::ask(&mut auto, &space, &history, 1, &mut Rng::seed_from_u64(1));
     assert_eq!(asked.len(), 1);
