@@ -15,15 +15,13 @@ parameters of three values or more) and equal in every other parameter. Printed 
     python3 bench/failure_orthants.py ../shared/data/spaces/convolution_*.json.gz
 """
 import argparse
-import gzip
-import json
 import random
 
+from kt_cache import load, name
 
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        data = json.load(f)
+
+def sizes_and_rows(path):
+    data = load(path)
     params = data["tune_params"]
     varying = [k for k in params if len(params[k]) > 1]
     sizes = [
@@ -50,12 +48,12 @@ def main():
     ap.add_argument("--sample", type=int, default=50, help="failures sampled for the precision")
     args = ap.parse_args()
     for path in args.spaces:
-        sizes, rows = load(path)
+        sizes, rows = sizes_and_rows(path)
         fails = [r for r in rows if r[2] is None]
         running = sorted((r for r in rows if r[2] is not None), key=lambda r: r[2])
-        name = path.split("/")[-1].split(".")[0]
+        space = name(path)
         if not fails:
-            print(f"{name}: no failures")
+            print(f"{space}: no failures")
             continue
         covering = failing = 0
         for f in random.Random(0).sample(fails, min(args.sample, len(fails))):
@@ -67,7 +65,7 @@ def main():
         top = running[: max(1, len(running) // 100)]
         top_covering = sum(any(covers(t, f) for f in fails) for t in top)
         print(
-            f"{name}: base rate {len(fails) / len(rows):.3f}, precision {failing / max(covering, 1):.2f} "
+            f"{space}: base rate {len(fails) / len(rows):.3f}, precision {failing / max(covering, 1):.2f} "
             f"({covering} covering), coverage {coverage:.2f}, optimum covers a failure: "
             f"{'yes' if any(covers(running[0], f) for f in fails) else 'no'}, "
             f"fastest 1% covering one: {top_covering}/{len(top)}; sizes: {', '.join(sizes)}"

@@ -60,55 +60,46 @@ impl FailureOrthants {
             })
     }
 
-    /// Whether `a` is at least `b` in every size and equal in every other parameter.
-    fn covers(&self, a: &[u32], b: &[u32]) -> bool {
-        a.iter()
-            .zip(b)
-            .zip(&self.sizes)
-            .all(|((&x, &y), size)| match size {
-                Some(v) => v[x as usize] >= v[y as usize],
-                None => x == y,
-            })
-    }
-
     /// Learns one evaluated configuration and whether it ran.
     pub(crate) fn record(&mut self, config: &[u32], ran: bool) {
         if ran {
-            let mut changed = false;
-            for k in 0..self.failures.len() {
-                if !self.failures[k].1 && self.covers(config, &self.failures[k].0) {
-                    self.failures[k].1 = true;
-                    changed = true;
+            let mut taken_back = false;
+            for (failure, void) in &mut self.failures {
+                if !*void && covers(&self.sizes, config, failure) {
+                    *void = true;
+                    taken_back = true;
                 }
             }
             self.running.push(config.to_vec());
-            if changed {
-                self.refresh();
+            if taken_back {
+                // Rare: a failure taken back may uncover larger ones it hid.
+                self.minimal.clear();
+                for k in 0..self.failures.len() {
+                    if !self.failures[k].1 {
+                        self.add_minimal(k);
+                    }
+                }
             }
         } else {
-            let void = self.running.iter().any(|r| self.covers(r, config));
+            let void = self.running.iter().any(|r| covers(&self.sizes, r, config));
             self.failures.push((config.to_vec(), void));
             if !void {
-                self.refresh();
+                self.add_minimal(self.failures.len() - 1);
             }
         }
     }
 
-    fn refresh(&mut self) {
-        let live: Vec<usize> = (0..self.failures.len())
-            .filter(|&k| !self.failures[k].1)
-            .collect();
-        self.minimal = live
-            .iter()
-            .copied()
-            .filter(|&k| {
-                !live.iter().any(|&j| {
-                    j != k
-                        && self.covers(&self.failures[k].0, &self.failures[j].0)
-                        && (self.failures[k].0 != self.failures[j].0 || j < k)
-                })
-            })
-            .collect();
+    /// Adds failure `k` to the minimal ones, unless one of them is smaller already (it
+    /// rules out nothing more), dropping those larger than it.
+    fn add_minimal(&mut self, k: usize) {
+        let failure = &self.failures[k].0;
+        if self.rules_out(failure) {
+            return;
+        }
+        let (sizes, failures) = (&self.sizes, &self.failures);
+        self.minimal
+            .retain(|&j| !covers(sizes, &failures[j].0, failure));
+        self.minimal.push(k);
     }
 
     /// Whether `config` is at least as large as an uncontradicted failure, alike otherwise
@@ -116,13 +107,24 @@ impl FailureOrthants {
     pub(crate) fn rules_out(&self, config: &[u32]) -> bool {
         self.minimal
             .iter()
-            .any(|&k| self.covers(config, &self.failures[k].0))
+            .any(|&k| covers(&self.sizes, config, &self.failures[k].0))
     }
 
     /// Whether anything is ruled out yet.
     pub(crate) fn is_empty(&self) -> bool {
         self.minimal.is_empty()
     }
+}
+
+/// Whether `a` is at least `b` in every size and equal in every other parameter.
+fn covers(sizes: &[Option<Vec<f64>>], a: &[u32], b: &[u32]) -> bool {
+    a.iter()
+        .zip(b)
+        .zip(sizes)
+        .all(|((&x, &y), size)| match size {
+            Some(v) => v[x as usize] >= v[y as usize],
+            None => x == y,
+        })
 }
 
 #[cfg(test)]
