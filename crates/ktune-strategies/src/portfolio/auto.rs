@@ -297,6 +297,9 @@ pub struct AutoOptions {
     /// With one prior alone: the same count (a lone prior that ranks this study badly costs
     /// every one of them, where the initial sample would not).
     pub prior_first_alone: usize,
+    /// With one prior alone: whether its order stays a member of the bandit after those
+    /// first proposals.
+    pub prior_member_alone: bool,
     /// With priors: how each is weighted by how well it ranks this study's results.
     pub prior_trust: PriorTrust,
     /// With priors: whether the priors' first proposals come before the model's initial
@@ -368,6 +371,7 @@ impl Default for AutoOptions {
             lengthscales: Lengthscales::Validated,
             prior_first: 10,
             prior_first_alone: 1,
+            prior_member_alone: true,
             prior_trust: PriorTrust::Evidence,
             prior_sample: PriorSample::Several,
             prior_each_best: 0,
@@ -421,6 +425,8 @@ pub struct Auto {
     prior_first: usize,
     /// With one prior: the same.
     prior_first_alone: usize,
+    /// With one prior: whether its order is a member after its first proposals.
+    prior_member_alone: bool,
     /// How many of those this study has proposed.
     prior_proposed: usize,
     /// How far the priors are trusted.
@@ -591,6 +597,7 @@ impl Auto {
             prior_arm: None,
             prior_first: o.prior_first,
             prior_first_alone: o.prior_first_alone,
+            prior_member_alone: o.prior_member_alone,
             prior_proposed: 0,
             prior_trust: o.prior_trust,
             prior_sample: o.prior_sample,
@@ -857,7 +864,12 @@ impl Auto {
                 .exhausted
                 .iter()
                 .enumerate()
-                .map(|(arm, e)| !e && (arm == MODEL || warm))
+                .map(|(arm, e)| {
+                    !e && (arm == MODEL || warm)
+                        && (self.prior_member_alone
+                            || self.priors != 1
+                            || Some(arm) != self.prior_arm)
+                })
                 .collect();
             let chosen = match self.schedule {
                 Schedule::Bandit => self.bandit.choose(&allowed, rng),

@@ -355,3 +355,28 @@ fn priors_that_agree_with_no_other_are_not_followed_blindly() {
     };
     assert_eq!(first_asked(&[bowl(1.0), bowl(3.0)]), 4);
 }
+
+/// `prior_member_alone = false`: a lone prior proposes its first `prior_first_alone`
+/// configurations and nothing after; by default its order stays a member the bandit picks
+/// (a prior of the same landscape improves often, so it is picked again).
+#[test]
+fn a_lone_prior_stays_a_member_unless_told_otherwise() {
+    let space = sparse_space();
+    let good = prior_from(|x| Some(2.0 * ((x[0] - 11.0).powi(2) + (x[1] - 4.0).powi(2))));
+    let from_prior = |member: bool| {
+        let options = AutoOptions {
+            prior_member_alone: member,
+            ..AutoOptions::default()
+        };
+        let mut auto = Auto::new(&options).unwrap();
+        let mut runner = bowl();
+        Tuner::new(&space, &mut runner, Budget::evaluations(60))
+            .priors(std::slice::from_ref(&good))
+            .run(&mut auto, &mut Rng::seed_from_u64(3))
+            .unwrap();
+        auto.from_priors.len()
+    };
+    assert_eq!(from_prior(false), 1);
+    assert!(from_prior(true) > 1);
+    assert!(AutoOptions::default().prior_member_alone);
+}
