@@ -14,6 +14,7 @@ use ktune_bench::{
 };
 use ktune_core::{Budget, MatchedPrior, Rng, Session, Tuner, simulate_workers};
 use ktune_runners::Simulation;
+use ktune_space::SearchSpace;
 use ktune_strategies::CheckedStrategy;
 use rand::SeedableRng;
 use rayon::prelude::*;
@@ -108,6 +109,13 @@ struct RunArgs {
     /// record it. Score them with `bench/goal_at.py`.
     #[arg(long, value_name = "GOAL")]
     goal: Option<String>,
+    /// Also record in each trace the configurations evaluated (`meta.configs`, each as a
+    /// Kernel Tuner cache key: its values joined by commas, in the order of `meta.params`)
+    /// and what proposed each (`meta.origins`, where the strategy says: `auto`'s member and
+    /// the model's acquisition function, `model/ei`, `model/initial`, `mls`, ...).
+    /// `bench/origins.py` tabulates the failures and new bests per origin.
+    #[arg(long)]
+    trace_configs: bool,
 }
 
 /// Where a benchmark's runs take their priors from.
@@ -612,13 +620,16 @@ fn run_one(
             Ok(ktune_core::pareto::Goal::parse(text, sim.metrics())?)
         })
         .transpose()?;
-    let (records, mut meta) = match workers {
+    let (records, origins, mut meta) = match workers {
         None => {
             let mut tuner = Tuner::new(sim.space(), &mut runner, budget)
                 .priors(priors)
                 .objectives(objectives);
             if let Some(g) = goal {
                 tuner = tuner.goal(g);
+            }
+            if args.trace_configs {
+                tuner = tuner.trace_origins();
             }
             let run = tuner.run(strategy.as_mut(), &mut Rng::seed_from_u64(*seed))?;
             let meta = serde_json::json!({
@@ -627,7 +638,7 @@ fn run_one(
                 "strategy_seconds": run.strategy_seconds,
                 "stop": run.stop,
             });
-            (run.records, meta)
+            (run.records, run.origins, meta)
         }
         Some(n) => {
             let direction = ktune_core::Runner::metrics(&runner)[0].direction;
@@ -646,6 +657,9 @@ fn run_one(
             if let Some(g) = goal {
                 session.set_goal(&g)?;
             }
+            if args.trace_configs {
+                session.trace_origins();
+            }
             let run = simulate_workers(session, &mut runner, *n)?;
             let meta = serde_json::json!({
                 "budget": given,
@@ -655,7 +669,7 @@ fn run_one(
                 "stop": run.stop,
                 "finished": run.finished,
             });
-            (run.records, meta)
+            (run.records, run.origins, meta)
         }
     };
     // Every record of the run, in order (a repeat is told from memory, not recorded).
@@ -674,6 +688,17 @@ fn run_one(
     if let Some(text) = &args.goal {
         meta["goal"] = serde_json::json!(text);
     }
+    if args.trace_configs {
+        let space = sim.space();
+        let params: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+        let configs: Vec<String> = records
+            .iter()
+            .map(|r| cache_key(space, &r.config))
+            .collect();
+        meta["params"] = serde_json::json!(params);
+        meta["configs"] = serde_json::json!(configs);
+        meta["origins"] = serde_json::json!(origins);
+    }
     Ok(Trace {
         tool: tool.to_string(),
         strategy: label.clone(),
@@ -684,6 +709,17 @@ fn run_one(
         points,
         meta: Some(meta),
     })
+}
+
+/// A configuration as a Kernel Tuner cache key: its values joined by commas.
+fn cache_key(space: &SearchSpace, config: &[u32]) -> String {
+    space
+        .values(config)
+        .iter()
+        .zip(space.params())
+        .map(|(v, p)| p.display(v))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The priors' sources, as traces record them.

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ktune_space::{Configuration, SearchSpace};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::{
     Budget, CoreError, Direction, FailureKind, History, Observation, Outcome, Record, Rng,
@@ -132,6 +132,9 @@ pub struct Session<'a> {
     goal_sought: Option<bool>,
     on_record: Option<RecordHook<'a>>,
     stop: Option<&'a AtomicBool>,
+    /// With [`trace_origins`](Self::trace_origins): what the strategy says proposed each
+    /// configuration.
+    origins: Option<FxHashMap<Configuration, String>>,
 }
 
 impl<'a> Session<'a> {
@@ -166,6 +169,7 @@ impl<'a> Session<'a> {
             goal_sought: None,
             on_record: None,
             stop: None,
+            origins: None,
         })
     }
 
@@ -449,6 +453,13 @@ impl<'a> Session<'a> {
             }
             self.stale = 0;
 
+            if let Some(origins) = &mut self.origins {
+                for c in &fresh {
+                    if let Some(o) = self.strategy.origin(c) {
+                        origins.insert(c.clone(), o);
+                    }
+                }
+            }
             let (valid, invalid): (Vec<_>, Vec<_>) =
                 fresh.into_iter().partition(|c| self.space.contains(c));
             for config in invalid {
@@ -510,10 +521,25 @@ impl<'a> Session<'a> {
         std::mem::take(&mut self.invalid)
     }
 
+    /// Keeps, for the run's record, which part of the strategy proposed each configuration
+    /// ([`Strategy::origin`]; [`TuningRun::origins`]).
+    pub fn trace_origins(&mut self) {
+        self.origins.get_or_insert_with(FxHashMap::default);
+    }
+
     /// The run so far, ended for `stop`.
     pub fn into_run(self, stop: StopReason) -> (TuningRun, Rng) {
+        let origins = match &self.origins {
+            Some(o) => self
+                .records
+                .iter()
+                .map(|r| o.get(&r.config).cloned())
+                .collect(),
+            None => Vec::new(),
+        };
         (
             TuningRun {
+                origins,
                 records: self.records,
                 stop,
                 clock: self.clock,

@@ -22,6 +22,9 @@ pub struct SimulatedRun {
     pub stop: StopReason,
     /// Seconds the strategy computed (real time, not on the simulated clock).
     pub strategy_seconds: f64,
+    /// With [`Session::trace_origins`]: what proposed each record (see
+    /// [`TuningRun::origins`](crate::TuningRun::origins)); empty otherwise.
+    pub origins: Vec<Option<String>>,
 }
 
 /// Seconds an evaluation occupies its worker: its recorded timings (missing ones count 0).
@@ -104,12 +107,14 @@ pub fn simulate_workers(
         }
     }
     let strategy_seconds = session.strategy_seconds();
-    let records = session.records().to_vec();
-    finished.resize(records.len(), now);
+    let stop = stop.unwrap_or(StopReason::StrategyExhausted);
+    let (run, _) = session.into_run(stop);
+    finished.resize(run.records.len(), now);
     Ok(SimulatedRun {
-        records,
+        records: run.records,
+        origins: run.origins,
         finished,
-        stop: stop.unwrap_or(StopReason::StrategyExhausted),
+        stop,
         strategy_seconds,
     })
 }

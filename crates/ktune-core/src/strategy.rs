@@ -144,6 +144,16 @@ pub trait Strategy: Send {
     fn set_goal(&mut self, _goal: &crate::pareto::Goal) -> bool {
         false
     }
+
+    /// Which part of the strategy proposed `config`, asked right after the `ask` that
+    /// proposed it: a portfolio's member, a model's acquisition function or its initial
+    /// sample (`"model/ei"`, `"mls"`). What a trace of the run shows
+    /// ([`Session::trace_origins`](crate::Session::trace_origins)), so that a run can be
+    /// read without instrumenting the strategy. `None` (the default): the strategy does not
+    /// say, as one of a single part need not.
+    fn origin(&self, _config: &Configuration) -> Option<String> {
+        None
+    }
 }
 
 /// A borrowed strategy is a strategy (so a [`Session`](crate::Session) can drive one it does
@@ -172,6 +182,9 @@ impl<S: Strategy + ?Sized> Strategy for &mut S {
     }
     fn set_goal(&mut self, goal: &crate::pareto::Goal) -> bool {
         (**self).set_goal(goal)
+    }
+    fn origin(&self, config: &Configuration) -> Option<String> {
+        (**self).origin(config)
     }
 }
 

@@ -122,6 +122,11 @@ pub struct TuningRun {
     pub strategy_seconds: f64,
     /// The objective's direction.
     pub direction: crate::Direction,
+    /// With [`Tuner::trace_origins`]: which part of the strategy proposed each record, in
+    /// the same order (`None` where it did not say, and for queued and replayed records);
+    /// empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub origins: Vec<Option<String>>,
 }
 
 impl TuningRun {
@@ -150,6 +155,7 @@ pub struct Tuner<'a> {
     priors: &'a [crate::MatchedPrior],
     objectives: usize,
     goal: Option<crate::pareto::Goal>,
+    origins: bool,
 }
 
 impl<'a> Tuner<'a> {
@@ -168,7 +174,15 @@ impl<'a> Tuner<'a> {
             priors: &[],
             objectives: 1,
             goal: None,
+            origins: false,
         }
+    }
+
+    /// Records which part of the strategy proposed each configuration
+    /// ([`TuningRun::origins`]).
+    pub fn trace_origins(mut self) -> Tuner<'a> {
+        self.origins = true;
+        self
     }
 
     /// The first `n` metrics of the runner are the study's objectives, each in the direction
@@ -273,6 +287,9 @@ impl<'a> Tuner<'a> {
         if !self.priors.is_empty() {
             session.set_priors(self.priors);
         }
+        if self.origins {
+            session.trace_origins();
+        }
         session.observe(self.replay);
         for c in self.queue {
             session.enqueue(c);
@@ -309,6 +326,42 @@ mod tests {
     use crate::testing::FnRunner;
     use crate::{Direction, FailureKind, History, Observation, Timings};
     use ktune_space::Parameter;
+
+    #[test]
+    fn origins_follow_the_records_when_traced_and_are_absent_otherwise() {
+        let space = space();
+        let run = |traced: bool| {
+            let mut runner = linear(Direction::Minimize);
+            let mut strategy = Script::of(&[1, 7, 4, 3]);
+            let mut tuner =
+                Tuner::new(&space, &mut runner, Budget::evaluations(5)).enqueue(vec![6]);
+            if traced {
+                tuner = tuner.trace_origins();
+            }
+            tuner
+                .run(&mut strategy, &mut Rng::seed_from_u64(0))
+                .unwrap()
+        };
+        let traced = run(true);
+        let xs: Vec<u32> = traced.records.iter().map(|r| r.config[0]).collect();
+        // The queued default first, the invalid proposal (7) recorded when it was made.
+        assert_eq!(xs, [6, 1, 7, 4, 3]);
+        let odd = |x: u32| Some(format!("odd/{x}"));
+        assert_eq!(traced.origins, [None, odd(1), odd(7), None, odd(3)]);
+        let plain = run(false);
+        assert!(plain.origins.is_empty());
+        let outcomes = |r: &TuningRun| -> Vec<(Configuration, Outcome)> {
+            // The clock counts the strategy's measured time: not compared.
+            r.records
+                .iter()
+                .map(|r| (r.config.clone(), r.outcome.clone()))
+                .collect()
+        };
+        assert_eq!(outcomes(&plain), outcomes(&traced));
+        // Not traced: the run's JSON is what it was before origins existed.
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json.get("origins").is_none());
+    }
 
     #[test]
     fn stop_reason_names_are_the_serialised_ones() {
@@ -356,6 +409,10 @@ mod tests {
         }
         fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
             self.told.extend_from_slice(observations);
+        }
+        /// Says where odd values came from; even ones go unattributed.
+        fn origin(&self, config: &Configuration) -> Option<String> {
+            (config[0] % 2 == 1).then(|| format!("odd/{}", config[0]))
         }
     }
 

@@ -931,3 +931,100 @@ fn nsga2_runs_to_its_budget_on_a_small_space_of_two_objectives() {
         .collect();
     assert_eq!(lengths, vec![140; 5]);
 }
+
+/// `--trace-configs`: every trace records its configurations (as cache keys, in the order
+/// of its values) and what proposed each, with one worker and with several.
+#[test]
+fn trace_configs_records_each_configuration_and_what_proposed_it() {
+    let out = tempfile::tempdir().unwrap();
+    ktune()
+        .args([
+            "bench",
+            "--strategies",
+            "auto,random",
+            "--seeds",
+            "2",
+            "--budget",
+            "30",
+            "--workers",
+            "1,3",
+            "--trace-configs",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg(space("convolution_W7800"))
+        .succeeds();
+    let traces = std::fs::read_to_string(out.path().join("traces.jsonl")).unwrap();
+    let mut value_of: std::collections::HashMap<String, Option<f64>> = Default::default();
+    let mut runs = 0;
+    for line in traces.lines() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        let meta = &t["meta"];
+        let params = meta["params"].as_array().unwrap();
+        assert_eq!(params[0], "block_size_x");
+        let configs = meta["configs"].as_array().unwrap();
+        let origins = meta["origins"].as_array().unwrap();
+        let values = t["values"].as_array().unwrap();
+        assert_eq!(configs.len(), 30);
+        assert_eq!(origins.len(), 30);
+        assert_eq!(values.len(), 30);
+        let distinct: std::collections::HashSet<&str> =
+            configs.iter().map(|c| c.as_str().unwrap()).collect();
+        assert_eq!(
+            distinct.len(),
+            30,
+            "a run evaluates each configuration once"
+        );
+        for (c, v) in configs.iter().zip(values) {
+            let key = c.as_str().unwrap();
+            assert_eq!(key.split(',').count(), params.len(), "{key}");
+            // A configuration has one value in a brute-forced space, whichever run met it:
+            // configurations out of step with the values would disagree.
+            let seen = value_of.entry(key.to_string()).or_insert(v.as_f64());
+            assert_eq!(*seen, v.as_f64(), "{key}");
+        }
+        let strategy = t["strategy"].as_str().unwrap();
+        if strategy.starts_with("auto") {
+            assert_eq!(origins[0], "model/initial", "{strategy}");
+            assert!(
+                origins.iter().any(|o| o == "mls"),
+                "{strategy}: {origins:?}"
+            );
+        } else {
+            // `random` does not say.
+            assert!(origins.iter().all(serde_json::Value::is_null), "{strategy}");
+        }
+        runs += 1;
+    }
+    assert_eq!(runs, 2 * 2 * 2);
+
+    // bench/origins.py reads them: the model's initial sample opens every `auto` run.
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/origins.py");
+    let python = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(out.path().join("traces.jsonl"))
+        .args(["--phases", "10", "--strategy", "auto/w1"])
+        .output();
+    let Ok(python) = python else {
+        eprintln!("SKIPPED: bench/origins.py (no python3 on this machine)");
+        return;
+    };
+    let table = String::from_utf8(python.stdout).unwrap();
+    assert!(
+        python.status.success(),
+        "{table}{}",
+        String::from_utf8_lossy(&python.stderr)
+    );
+    let initial = table
+        .lines()
+        .find(|l| l.starts_with("| auto/w1 | convolution_W7800 | model/initial | 0-9 |"))
+        .unwrap_or_else(|| panic!("no initial-sample row in\n{table}"));
+    // Two runs, each with its first evaluations from the sample, each a first best.
+    let proposals: usize = initial.split('|').nth(5).unwrap().trim().parse().unwrap();
+    assert!((2..=20).contains(&proposals), "{initial}");
+    assert!(
+        table.contains("| auto/w1 | convolution_W7800 | mls | 10- |"),
+        "{table}"
+    );
+}

@@ -11,12 +11,14 @@
 //! mixed-type encoding and the alignment coordinates), [`acquisition_search`] (maximising an
 //! acquisition function without enumerating the space), [`transform`] (the log transform of
 //! observed values), [`monotone`] (a failure rules out the configurations larger in every
-//! size) and [`prior_mean`] (earlier studies' results as the surrogate's mean).
+//! size), [`footprint`] (the log of the product of the sizes, a feature for the forest)
+//! and [`prior_mean`] (earlier studies' results as the surrogate's mean).
 
 pub(crate) mod acquisition_search;
 pub(crate) mod baco;
 pub(crate) mod bayes_opt;
 pub mod encoding;
+pub(crate) mod footprint;
 pub(crate) mod monotone;
 pub(crate) mod prior_mean;
 pub mod surrogate;

@@ -18,7 +18,17 @@
 //! ordered by value. Two-valued numbers (on/off switches such as `use_shmem`), categories,
 //! ordinals and permutations must be equal: a switch can as well lower what a kernel asks for.
 
-use ktune_space::{Configuration, ParamKind, SearchSpace};
+use ktune_space::{Configuration, ParamKind, Parameter, SearchSpace};
+
+/// A parameter's values as numbers, when it is a size: an integer or real parameter of three
+/// values or more (two-valued switches, categories, ordinals and permutations are not).
+pub(crate) fn size_values(p: &Parameter) -> Option<Vec<f64>> {
+    let numeric = matches!(p.kind(), ParamKind::Integer | ParamKind::Real);
+    if !numeric || p.len() < 3 {
+        return None;
+    }
+    p.values().iter().map(|v| v.as_f64()).collect()
+}
 
 /// The failed configurations seen so far, and the running ones that may contradict them.
 #[derive(Clone, Debug)]
@@ -38,17 +48,7 @@ pub(crate) struct FailureOrthants {
 impl FailureOrthants {
     /// The rule for `space` (nothing ruled out yet). `None` when no parameter is a size.
     pub(crate) fn new(space: &SearchSpace) -> Option<Self> {
-        let sizes: Vec<Option<Vec<f64>>> = space
-            .params()
-            .iter()
-            .map(|p| {
-                let numeric = matches!(p.kind(), ParamKind::Integer | ParamKind::Real);
-                if !numeric || p.len() < 3 {
-                    return None;
-                }
-                p.values().iter().map(|v| v.as_f64()).collect()
-            })
-            .collect();
+        let sizes: Vec<Option<Vec<f64>>> = space.params().iter().map(size_values).collect();
         sizes
             .iter()
             .any(Option::is_some)

@@ -87,6 +87,29 @@
 //! 21.3% → 19.1% on the failure-heavy development spaces at the same score (0.572 / 0.571,
 //! 50 seeds), 1.6% → 1.5% on the 12 shared spaces at the same score (0.850, 20 seeds).
 //!
+//! Why the forest sees the footprint (`footprint`, nineteenth session): what a kernel asks
+//! for grows with the product of its block and tile sizes, not with any one of them, and a
+//! forest on the parameters alone draws that surface only from failures on several of its
+//! sides. With the log of the product as one more feature
+//! ([`crate::model_based::footprint`]), failed evaluations on the failure-heavy development
+//! spaces fell from 19% to 10% (seeds 0-49 and 50-99 alike; their failures are a threshold
+//! on such a product by construction, so this overstates the real spaces), convolution_A6000
+//! 10.1% → 8.4% and convolution_W7800 4.6% → 4.4%, and the score rose there (0.571 → 0.601,
+//! 0.589 → 0.614); on the 12 shared spaces the score is the same (0.850 / 0.847 on seeds
+//! 0-19, 0.838 / 0.845 on 20-39) with fewer failures (docs/benchmarks/auto.md).
+//!
+//! Why the model no longer proposes where it knows least after 10 results without a new
+//! best (`explore_after = 0`, nineteenth session; `bayes_opt`'s escape): traced with `ktune
+//! bench --trace-configs`, that proposal lands in the corner of the largest blocks and
+//! tiles, and on the failure-heavy development spaces 7 of its 1304 proposals were a new
+//! best while 45% of them failed on convolution_W7800. Without it, paired over the same
+//! seeds, the score is the same on the 12 shared spaces (+0.000 ± 0.005, 40 seeds) and on
+//! the four real convolution spaces at budget 120 (-0.003 ± 0.005, 100 seeds), a little
+//! higher on the compiler-tuning stand-ins (0.548 → 0.557, 0.401 → 0.406), and a third
+//! fewer evaluations fail on the 12 shared spaces (convolution_W7800 4.3-4.9% → 2.0-2.8%,
+//! base rate 2.7%). It was worth having before the aligned initial sample (issue 18:
+//! convolution_A6000 0.694 → 0.484 without it, 10 seeds).
+//!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
 //! (BENCHMARKS.md, issue 18): a short memory follows the phases of a run, the model's early
@@ -241,6 +264,8 @@ pub struct AutoOptions {
     /// A failure rules out the configurations larger in every size (the model's
     /// `monotone_failures`, in its proposals and the climbs it guides).
     pub monotone_failures: bool,
+    /// The forest also sees each configuration's footprint (the model's `footprint`).
+    pub footprint: bool,
     /// With priors: the forest learns from their failures too (`bayes_opt`'s option).
     pub prior_failures: bool,
     /// With two or more priors: the model's mean is their results (`bayes_opt`'s option).
@@ -350,9 +375,10 @@ impl Default for AutoOptions {
             feasibility: true,
             feasibility_threshold: 0.1,
             monotone_failures: true,
+            footprint: true,
             prior_failures: true,
             prior_mean: true,
-            explore_after: 10,
+            explore_after: 0,
             local: Locals(vec![Local::Mls]),
             local_start_samples: 20,
             schedule: Schedule::Bandit,
@@ -397,6 +423,14 @@ impl Member {
             Member::BayesOpt(b) => b.as_mut(),
             Member::Climb(m) => m.as_mut(),
             Member::Other(s) => s.as_mut(),
+        }
+    }
+
+    fn strategy_ref(&self) -> &dyn Strategy {
+        match self {
+            Member::BayesOpt(b) => b.as_ref(),
+            Member::Climb(m) => m.as_ref(),
+            Member::Other(s) => s.as_ref(),
         }
     }
 
@@ -465,6 +499,8 @@ pub struct Auto {
     exhausted: Vec<bool>,
     /// Proposals awaiting their results, and the member that made each.
     pending: FxHashMap<Configuration, usize>,
+    /// The multi-objective TPE's proposals of the last `ask` (for [`Strategy::origin`]).
+    front_last: Vec<Configuration>,
     /// The best value told so far (minimisation form).
     best: Option<f64>,
     /// Evaluations before the local search may propose.
@@ -507,6 +543,7 @@ impl AutoOptions {
                     feasibility: o.feasibility,
                     feasibility_threshold: o.feasibility_threshold,
                     monotone_failures: o.monotone_failures,
+                    footprint: o.footprint,
                     prior_failures: o.prior_failures,
                     prior_mean: o.prior_mean,
                     explore_after: o.explore_after,
@@ -621,6 +658,7 @@ impl Auto {
             smooth_schedule: o.smooth_schedule,
             smooth: None,
             pending: FxHashMap::default(),
+            front_last: Vec::new(),
             best: None,
             warm_up: o.initial_samples,
             schedule: o.schedule,
@@ -696,6 +734,7 @@ impl Strategy for Auto {
                 .observations()
                 .iter()
                 .any(|o| o.objectives.len() > 1);
+        self.front_last.clear();
         if !several {
             return self.ask_members(space, history, n, rng);
         }
@@ -709,6 +748,7 @@ impl Strategy for Auto {
             }
         }
         let mut out = self.front.ask(space, history, to_front.min(n), rng);
+        self.front_last.clone_from(&out);
         self.front_asked += to_front;
         let rest = n.saturating_sub(out.len());
         if rest > 0 {
@@ -789,6 +829,28 @@ impl Strategy for Auto {
         self.exhausted.push(false);
         self.prior_arm = Some(self.members.len() - 1);
         self.bandit = AucBandit::new(self.members.len(), self.c, self.window);
+    }
+
+    /// The member that proposed it (`model`, `prior`, the local member's name: `mls`, or
+    /// `front`, the multi-objective TPE), and what within it proposed it where the member
+    /// says (`model/ei`, `model/initial`).
+    fn origin(&self, config: &Configuration) -> Option<String> {
+        if self.front_last.contains(config) {
+            return Some("front".to_string());
+        }
+        let &arm = self.pending.get(config)?;
+        let member = &self.members[arm];
+        let name = if arm == MODEL {
+            "model"
+        } else if Some(arm) == self.prior_arm {
+            "prior"
+        } else {
+            member.strategy_ref().name()
+        };
+        Some(match member.strategy_ref().origin(config) {
+            Some(inner) => format!("{name}/{inner}"),
+            None => name.to_string(),
+        })
     }
 
     fn name(&self) -> &str {

@@ -239,6 +239,9 @@ pub struct BoOptions {
     /// numeric parameter and alike in the others ([`crate::model_based::monotone`]), until
     /// one such runs.
     pub monotone_failures: bool,
+    /// With `feasibility`: the forest also sees each configuration's footprint, the log of
+    /// the product of its sizes ([`crate::model_based::footprint`]).
+    pub footprint: bool,
     /// With `feasibility` and priors: the forest learns from the priors' failures too.
     pub prior_failures: bool,
     /// With two or more priors: the surrogate's mean is their results ([`crate::model_based::prior_mean`]).
@@ -283,6 +286,7 @@ impl Default for BoOptions {
             feasibility: false,
             feasibility_threshold: 0.1,
             monotone_failures: false,
+            footprint: false,
             prior_failures: true,
             prior_mean: true,
             alignment: Alignment::Weight(0.0),
@@ -319,6 +323,7 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("feasibility", "false", "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures)."),
     OptionDoc::new("feasibility_threshold", "0.1", "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.").real(0.0, 1.0),
     OptionDoc::new("monotone_failures", "false", "With `feasibility`: a failed configuration rules out every configuration at least as large in each numeric parameter of three or more values and equal in the others (resources grow with block and tile sizes), in the model's proposals, its initial sample and a guided climb, until one of them runs."),
+    OptionDoc::new("footprint", "false", "With `feasibility`: the forest also sees each configuration's footprint, the log of the product of its sizes (numeric parameters of three or more positive values): resources grow with it, so one failure already marks what is larger overall."),
     OptionDoc::new("prior_failures", "true", "With `feasibility` and two or more priors (earlier studies): the forest learns from the priors' outcomes too (their failing configurations and as many running ones, at most 200 each), weighing 20 evaluations at first, half as much once this study has 20 of its own and nothing once it has 380, scaled by the share of the configurations the priors say fail that failed here too."),
     OptionDoc::new("prior_mean", "true", "With two or more priors (earlier studies), over every configuration of the space: the GP's mean is the priors' results at each configuration (standardised per prior on the log scale, weighted as the guard against misleading priors says), times the least-squares slope of this study's results on them (never negative; 0 before three results), so that the model predicts what the priors measured where this study has no result nearby. At the alignment's checkpoints (the initial sample's size, then every doubling of the results) the model with and without it is fitted to the earlier half of the results and the one that ranks the later half better is kept."),
     OptionDoc::new("candidate_limit", "1000000", "Spaces larger than this are scored on a sample each round (and say so).").count(1, u64::MAX),

@@ -640,8 +640,9 @@ pub(super) fn feasible_weights<'a>(
     let Some((forest, limit)) = &st.forest else {
         return;
     };
+    let mut buf = Vec::new();
     for (x, w) in xs.zip(weights.iter_mut()) {
-        let p = forest.probability(x);
+        let p = State::runs(forest, st.footprint.as_ref(), x, &mut buf);
         *w = if p < *limit { 0.0 } else { *w * p };
     }
 }

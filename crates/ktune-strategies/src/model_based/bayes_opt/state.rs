@@ -13,6 +13,7 @@ use rand::RngExt;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::options::Batch;
+use crate::model_based::footprint::Footprint;
 use crate::model_based::monotone::FailureOrthants;
 use crate::model_based::prior_mean::PriorMean;
 use crate::transform::{Added, Targets};
@@ -132,6 +133,8 @@ pub(super) struct State {
     /// With `monotone_failures`: the failures and what they rule out (none where no
     /// parameter is a size).
     pub(super) orthants: Option<FailureOrthants>,
+    /// With `footprint`: the forest's extra feature (none where no parameter is a size).
+    pub(super) footprint: Option<Footprint>,
     /// The priors' outcomes the forest learns from too, encoded, and whether each ran.
     pub(super) prior_rows: Vec<Vec<f64>>,
     pub(super) prior_ran: Vec<bool>,
@@ -230,7 +233,7 @@ impl State {
             o.record(config, ran);
         }
         if feasibility {
-            let x = self.encode(config);
+            let x = self.forest_row(config);
             self.rows.push(x);
             self.ran.push(ran);
         }
@@ -315,6 +318,29 @@ impl State {
         };
         if let Ok(f) = fitted {
             self.forest = Some((f, limit));
+        }
+    }
+
+    /// What the forest learns from a configuration: its encoding, and its footprint with
+    /// `footprint`.
+    pub(super) fn forest_row(&self, config: &[u32]) -> Vec<f64> {
+        let mut x = self.encode(config);
+        if let Some(f) = &self.footprint {
+            x.push(f.of(&x));
+        }
+        x
+    }
+
+    /// The forest's probability that encoded point `x` runs (`buf`: scratch space).
+    pub(super) fn runs(
+        forest: &FeasibilityForest,
+        footprint: Option<&Footprint>,
+        x: &[f64],
+        buf: &mut Vec<f64>,
+    ) -> f64 {
+        match footprint {
+            Some(f) => forest.probability(f.append(x, buf)),
+            None => forest.probability(x),
         }
     }
 

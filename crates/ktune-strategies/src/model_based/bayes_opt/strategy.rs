@@ -17,6 +17,7 @@ use super::options::{
 };
 use super::propose::*;
 use super::state::*;
+use crate::model_based::footprint::Footprint;
 use crate::model_based::monotone::FailureOrthants;
 use crate::model_based::prior_mean::{self, PriorMean};
 use crate::surrogate::Cgp;
@@ -43,6 +44,8 @@ pub struct BayesianOptimization {
     /// The study's goal, when it seeks one configuration of several objectives: the model
     /// fits the goal's values, recomputed from the objectives before each round.
     pub(super) goal: Option<ktune_core::pareto::Goal>,
+    /// What proposed each configuration of the last `ask` ([`Strategy::origin`]).
+    pub(super) origins: Vec<(Configuration, &'static str)>,
 }
 
 /// `bayes_opt`'s options after [`BoOptions::check`], with what they resolve to: the kernel,
@@ -126,6 +129,7 @@ impl BayesianOptimization {
             prior_outcomes: Vec::new(),
             prior_ranking: None,
             goal: None,
+            origins: Vec::new(),
         }
     }
 
@@ -462,10 +466,14 @@ impl BayesianOptimization {
             } else {
                 None
             },
+            footprint: None,
         };
+        if self.opts.feasibility && self.opts.footprint {
+            state.footprint = Footprint::new(space, &state.encoder, &state.dims);
+        }
         for (c, ran) in &self.prior_outcomes {
             if let Some(r) = space.rank(c) {
-                state.prior_rows.push(state.encode(c));
+                state.prior_rows.push(state.forest_row(c));
                 state.prior_ran.push(*ran);
                 if !ran {
                     state.prior_failing.insert(r);
@@ -515,6 +523,7 @@ impl Strategy for BayesianOptimization {
         }
         let mut st = self.state.take().expect("initialised above");
         let mut out = Vec::new();
+        self.origins.clear();
         // Initial sample: the Latin hypercube points, then random valid replacements for the
         // failed ones, until enough are valid.
         // `n` is the number of idle workers: proposals still being evaluated do not count.
@@ -540,6 +549,7 @@ impl Strategy for BayesianOptimization {
             }
             st.mark_visited(r);
             st.pending.push((c.clone(), None));
+            self.origins.push((c.clone(), "initial"));
             out.push(c);
         }
         if !out.is_empty() {
@@ -583,6 +593,8 @@ impl Strategy for BayesianOptimization {
         self.refresh_pool(&mut st, space, rng);
         if waiting {
             out = self.propose_believed(&mut st, space, rng, n.max(1));
+            self.origins
+                .extend(out.iter().map(|c| (c.clone(), "believed")));
             self.state = Some(st);
             return out;
         }
@@ -600,8 +612,11 @@ impl Strategy for BayesianOptimization {
         }
         // A round: one proposal per active acquisition function.
         let round = self.propose_round(&mut st, space, rng);
+        let functions = self.functions();
         let mut dups = Vec::new();
         for (c, a, duplicate) in round {
+            // A round's proposal without a function is the stagnation escape's.
+            let origin = a.map_or("explore", |a| acquisition_name(functions[a]));
             if let Some(a) = a {
                 dups.push((a, duplicate));
             }
@@ -612,6 +627,7 @@ impl Strategy for BayesianOptimization {
                 st.mark_visited(r);
             }
             st.pending.push((c.clone(), a));
+            self.origins.push((c.clone(), origin));
             out.push(c);
         }
         // Multi: a duplicate proposal is credited with the observation of the original.
@@ -619,6 +635,8 @@ impl Strategy for BayesianOptimization {
         // A batch larger than a round.
         if out.len() < n {
             let more = self.propose_believed(&mut st, space, rng, n - out.len());
+            self.origins
+                .extend(more.iter().map(|c| (c.clone(), "believed")));
             out.extend(more);
         }
         self.state = Some(st);
@@ -698,6 +716,16 @@ impl Strategy for BayesianOptimization {
     fn set_goal(&mut self, goal: &ktune_core::pareto::Goal) -> bool {
         self.goal = Some(goal.clone());
         true
+    }
+
+    /// `initial` (the initial sample), the acquisition function of a round (`ei`, `poi`,
+    /// `lcb`), `explore` (the stagnation escape) or `believed` (beyond a round, on
+    /// fantasised values).
+    fn origin(&self, config: &Configuration) -> Option<String> {
+        self.origins
+            .iter()
+            .find(|(c, _)| c == config)
+            .map(|(_, o)| (*o).to_string())
     }
 
     fn name(&self) -> &str {
@@ -801,4 +829,13 @@ fn simplex_weights(k: usize, rng: &mut Rng) -> Vec<f64> {
         .iter()
         .map(|d| d / sum.max(f64::MIN_POSITIVE))
         .collect()
+}
+
+/// An acquisition function's name in traces.
+fn acquisition_name(a: Acquisition) -> &'static str {
+    match a {
+        Acquisition::Ei => "ei",
+        Acquisition::Poi => "poi",
+        Acquisition::Lcb => "lcb",
+    }
 }

@@ -1173,3 +1173,37 @@ fn the_aligned_initial_sample_prefers_aligned_values() {
     // A tile of 3, 5 or 7 weighs 1/9 to 1/49: rare but drawn.
     assert!(odd_tiles > 0);
 }
+
+/// A traced run names what proposed each configuration: the initial sample, then a round's
+/// acquisition function, or the stagnation escape (largest variance) when results stop
+/// improving.
+#[test]
+fn a_traced_run_names_the_initial_sample_the_functions_and_the_escape() {
+    let space = space();
+    let (_, mut s) = crate::create_spec("bayes_opt:initial_samples=8:explore_after=2").unwrap();
+    let run = Tuner::new(
+        &space,
+        &mut landscape_runner(Direction::Minimize),
+        Budget::evaluations(50),
+    )
+    .trace_origins()
+    .run(s.as_mut(), &mut Rng::seed_from_u64(3))
+    .unwrap();
+    let origins: Vec<&str> = run
+        .origins
+        .iter()
+        .map(|o| o.as_deref().expect("bayes_opt attributes every proposal"))
+        .collect();
+    // At least 8 from the sample (more where one failed and was replaced), then none.
+    let k = origins.iter().position(|&o| o != "initial").unwrap();
+    assert!(k >= 8, "{origins:?}");
+    assert!(
+        origins[k..]
+            .iter()
+            .all(|o| ["ei", "poi", "lcb", "explore"].contains(o)),
+        "{origins:?}"
+    );
+    for f in ["ei", "poi", "lcb", "explore"] {
+        assert!(origins.contains(&f), "no `{f}` in {origins:?}");
+    }
+}

@@ -380,3 +380,50 @@ fn a_lone_prior_stays_a_member_unless_told_otherwise() {
     assert!(from_prior(true) > 1);
     assert!(AutoOptions::default().prior_member_alone);
 }
+
+/// A traced run says which member proposed each configuration: the model's initial sample
+/// first, then the model's acquisition functions and the climb, each as often as the bandit
+/// counted its proposals.
+#[test]
+fn a_traced_run_names_the_member_and_function_of_every_proposal() {
+    // A window as long as the run: the bandit counts every result.
+    let o = AutoOptions {
+        window: 1000,
+        ..AutoOptions::default()
+    };
+    let space = sparse_space();
+    let mut auto = Auto::new(&o).unwrap();
+    let mut runner = bowl();
+    let run = Tuner::new(&space, &mut runner, Budget::evaluations(60))
+        .trace_origins()
+        .run(&mut auto, &mut Rng::seed_from_u64(5))
+        .unwrap();
+    let origins: Vec<&str> = run
+        .origins
+        .iter()
+        .map(|o| o.as_deref().expect("auto attributes every proposal"))
+        .collect();
+    assert_eq!(origins.len(), 60);
+    assert!(
+        origins[..o.initial_samples]
+            .iter()
+            .all(|&o| o == "model/initial"),
+        "{origins:?}"
+    );
+    let known = [
+        "model/initial",
+        "model/ei",
+        "model/poi",
+        "model/lcb",
+        "model/explore",
+        "mls",
+    ];
+    assert!(origins.iter().all(|o| known.contains(o)), "{origins:?}");
+    let from_model = origins.iter().filter(|o| o.starts_with("model/")).count();
+    assert_eq!(from_model, auto.bandit.uses(MODEL));
+    assert_eq!(origins.len() - from_model, auto.bandit.uses(1));
+    assert!(
+        origins.contains(&"model/ei") && origins.contains(&"mls"),
+        "{origins:?}"
+    );
+}
