@@ -1207,3 +1207,49 @@ fn a_traced_run_names_the_initial_sample_the_functions_and_the_escape() {
         assert!(origins.contains(&f), "no `{f}` in {origins:?}");
     }
 }
+
+/// Where failures are a limit on the product of two sizes (as a kernel's registers are), the
+/// forest that sees the footprint keeps more proposals out of the failing region than the
+/// forest on the parameters alone, over the same seeds.
+#[test]
+fn the_footprint_keeps_proposals_off_a_limit_on_the_product_of_the_sizes() {
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer("block", [1, 2, 4, 8, 16, 32, 64]).unwrap(),
+            Parameter::integer("tile", [1, 2, 3, 4, 6, 8, 12, 16]).unwrap(),
+            Parameter::integer("unroll", [0, 1, 2, 3]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let values = |i: &[u32]| -> [f64; 3] {
+        let v = |d: usize| space.params()[d].values()[i[d] as usize].as_f64().unwrap();
+        [v(0), v(1), v(2)]
+    };
+    // Faster the more work a block does, up to the limit (product 64), where it fails.
+    let failures = |footprint: bool, seed: u64| {
+        let spec = format!("bayes_opt:feasibility=true:initial_samples=6:footprint={footprint}");
+        let (_, mut s) = crate::create_spec(&spec).unwrap();
+        let run = crate::testkit::run(
+            s.as_mut(),
+            &space,
+            |i| {
+                let [b, t, u] = values(i);
+                (b * t <= 64.0).then(|| 100.0 / (b * t) + (u - 2.0).abs())
+            },
+            40,
+            seed,
+        );
+        run.records
+            .iter()
+            .filter(|r| r.outcome.objective().is_none())
+            .count()
+    };
+    let (plain, seen): (usize, usize) = (0..6)
+        .map(|seed| (failures(false, seed), failures(true, seed)))
+        .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+    assert!(
+        seen < plain,
+        "failures: {seen} with the footprint, {plain} without"
+    );
+}
