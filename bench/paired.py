@@ -8,9 +8,12 @@ seeds' shared luck (the same first samples) cancels, so this is tighter than com
 means with their own standard errors.
 
     target/peer-venv/bin/python bench/paired.py A.jsonl STRATEGY_A B.jsonl STRATEGY_B [--horizon N]
+        [--per-space] [--space CACHE ...]
 
 `--horizon N` scores the first N evaluations only (every space's n_max capped at N), as
-`ktune bench score --horizon N` does: for runs made with a small `--budget`.
+`ktune bench score --horizon N` does: for runs made with a small `--budget`. `--per-space`
+also prints the paired difference on each space. `--space CACHE` (repeatable) adds a cache
+file beyond the shared spaces, e.g. the limit variants of `bench/failing_spaces.py`.
 
 On a fresh machine, make that virtualenv first:
 
@@ -23,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/tools/kt-peer"))
 import score  # noqa: E402
-from spaces import load_spaces  # noqa: E402
+from spaces import load_space, load_spaces, stem_of  # noqa: E402
 
 
 def runs(path, strategy, stats):
@@ -42,10 +45,21 @@ def main():
         i = args.index("--horizon")
         horizon = int(args[i + 1])
         del args[i : i + 2]
+    per_space = "--per-space" in args
+    if per_space:
+        args.remove("--per-space")
+    extra = []
+    while "--space" in args:
+        i = args.index("--space")
+        extra.append(args[i + 1])
+        del args[i : i + 2]
     if len(args) != 4:
         sys.exit(__doc__)
     sys.argv[1:] = args
-    stats = {s: score.SpaceStats(sp) for s, sp in load_spaces(("shared",)).items()}
+    spaces = load_spaces(("shared",))
+    for path in extra:
+        spaces[stem_of(path)] = load_space(path, "extra")
+    stats = {s: score.SpaceStats(sp) for s, sp in spaces.items()}
     if horizon is not None:
         for st in stats.values():
             st.n_max = min(st.n_max, horizon)
@@ -62,6 +76,14 @@ def main():
     m = sum(per_seed) / len(per_seed)
     se = math.sqrt(sum((x - m) ** 2 for x in per_seed) / (len(per_seed) - 1) / len(per_seed))
     print(f"{sys.argv[2]} - {sys.argv[4]}: {m:+.3f} ± {se:.3f} (paired over {len(seeds)} seeds x {len(spaces)} spaces)")
+    if per_space:
+        for sp in spaces:
+            d = [a[(sp, seed)] - b[(sp, seed)] for seed in seeds if (sp, seed) in keys]
+            if len(d) < 2:
+                continue
+            m = sum(d) / len(d)
+            se = math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d))
+            print(f"  {sp}: {m:+.3f} ± {se:.3f} ({len(d)} seeds)")
 
 
 if __name__ == "__main__":
