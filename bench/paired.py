@@ -70,9 +70,12 @@ def main():
     spaces = sorted({k[0] for k in keys})
     if len(seeds) < 2:
         sys.exit("need at least two seeds that both ran on the same spaces")
-    per_seed = [
-        sum(a[(s, seed)] - b[(s, seed)] for s in spaces if (s, seed) in keys) / len(spaces) for seed in seeds
-    ]
+    # The mean over the spaces each seed ran on (traces that cover other seeds on some
+    # spaces would otherwise count a missing run as no difference).
+    per_seed = []
+    for seed in seeds:
+        d = [a[(s, seed)] - b[(s, seed)] for s in spaces if (s, seed) in keys]
+        per_seed.append(sum(d) / len(d))
     m = sum(per_seed) / len(per_seed)
     se = math.sqrt(sum((x - m) ** 2 for x in per_seed) / (len(per_seed) - 1) / len(per_seed))
     print(f"{sys.argv[2]} - {sys.argv[4]}: {m:+.3f} ± {se:.3f} (paired over {len(seeds)} seeds x {len(spaces)} spaces)")
