@@ -12,7 +12,7 @@ import math
 import sys
 from collections import defaultdict
 
-from kt_cache import load, name
+from kt_cache import load, name, ran
 
 
 def main():
@@ -25,13 +25,12 @@ def main():
             k for k, vs in params.items()
             if len(vs) >= 3 and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in vs)
         ]
+        running = ran(data)
         bins = defaultdict(lambda: [0, 0])
-        for rec in data["cache"].values():
-            t = rec.get("time")
-            ok = isinstance(t, (int, float)) and math.isfinite(t)
+        for key, rec in data["cache"].items():
             b = int(math.floor(sum(math.log2(float(rec[k])) for k in sizes) + 1e-9))
             bins[b][0] += 1
-            bins[b][1] += not ok
+            bins[b][1] += key not in running
         print(f"{name(path)} (sizes: {', '.join(sizes)})")
         print("  " + "  ".join(f"{b}: {n} / {f}" for b, (n, f) in sorted(bins.items())))
 

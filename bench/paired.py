@@ -20,7 +20,6 @@ On a fresh machine, make that virtualenv first:
     python3 -m venv target/peer-venv && target/peer-venv/bin/pip install numpy scipy
 """
 import json
-import math
 import os
 import sys
 
@@ -76,16 +75,14 @@ def main():
     for seed in seeds:
         d = [a[(s, seed)] - b[(s, seed)] for s in spaces if (s, seed) in keys]
         per_seed.append(sum(d) / len(d))
-    m = sum(per_seed) / len(per_seed)
-    se = math.sqrt(sum((x - m) ** 2 for x in per_seed) / (len(per_seed) - 1) / len(per_seed))
+    m, se = score.mean_se(per_seed)
     print(f"{sys.argv[2]} - {sys.argv[4]}: {m:+.3f} ± {se:.3f} (paired over {len(seeds)} seeds x {len(spaces)} spaces)")
     if per_space:
         for sp in spaces:
             d = [a[(sp, seed)] - b[(sp, seed)] for seed in seeds if (sp, seed) in keys]
             if len(d) < 2:
                 continue
-            m = sum(d) / len(d)
-            se = math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d))
+            m, se = score.mean_se(d)
             print(f"  {sp}: {m:+.3f} ± {se:.3f} ({len(d)} seeds)")
 
 

@@ -109,8 +109,9 @@ struct RunArgs {
     /// record it. Score them with `bench/goal_at.py`.
     #[arg(long, value_name = "GOAL")]
     goal: Option<String>,
-    /// Also record in each trace the configurations evaluated (`meta.configs`, each as a
-    /// Kernel Tuner cache key: its values joined by commas, in the order of `meta.params`)
+    /// Also record in each trace the configurations evaluated (`meta.configs`, each its
+    /// values as the space displays them joined by commas, in the order of `meta.params`:
+    /// the Kernel Tuner cache key where values are integers or strings)
     /// and what proposed each (`meta.origins`, where the strategy says: `auto`'s member and
     /// the model's acquisition function, `model/ei`, `model/initial`, `mls`, ...).
     /// `bench/origins.py` tabulates the failures and new bests per origin.
@@ -711,7 +712,9 @@ fn run_one(
     })
 }
 
-/// A configuration as a Kernel Tuner cache key: its values joined by commas.
+/// A configuration's values as the space displays them, joined by commas: the Kernel Tuner
+/// cache key where they are integers or strings (Python spells booleans and some reals
+/// otherwise).
 fn cache_key(space: &SearchSpace, config: &[u32]) -> String {
     space
         .values(config)

@@ -640,9 +640,13 @@ pub(super) fn feasible_weights<'a>(
     let Some((forest, limit)) = &st.forest else {
         return;
     };
+    // The forest learnt from rows with the footprint appended (`State::forest_row`).
     let mut buf = Vec::new();
     for (x, w) in xs.zip(weights.iter_mut()) {
-        let p = State::runs(forest, st.footprint.as_ref(), x, &mut buf);
+        let p = match &st.footprint {
+            Some(f) => forest.probability(f.append(x, &mut buf)),
+            None => forest.probability(x),
+        };
         *w = if p < *limit { 0.0 } else { *w * p };
     }
 }

@@ -331,19 +331,6 @@ impl State {
         x
     }
 
-    /// The forest's probability that encoded point `x` runs (`buf`: scratch space).
-    pub(super) fn runs(
-        forest: &FeasibilityForest,
-        footprint: Option<&Footprint>,
-        x: &[f64],
-        buf: &mut Vec<f64>,
-    ) -> f64 {
-        match footprint {
-            Some(f) => forest.probability(f.append(x, buf)),
-            None => forest.probability(x),
-        }
-    }
-
     pub(super) fn encode(&self, config: &[u32]) -> Vec<f64> {
         let mut x = Vec::with_capacity(self.width());
         encode_into(&self.encoder, &self.dims, &self.aligned, config, &mut x);
