@@ -555,12 +555,14 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     accepted("mls:neighbour=Strictly_Adjacent"),
     accepted("mls:start_samples=1"),
     accepted("mls:kicks=30:kick_size=0.2:climb_patience=4"),
+    accepted("mls:kicks=30:switch_kicks=0.5"),
     refused("mls:neighbour=diagonal", &["`neighbour`", "diagonal"]),
     refused("mls:order=backwards", &["`order`", "sequential"]),
     refused("mls:restart=3", &["`restart`"]),
     refused("mls:start_samples=0", &["`start_samples`"]),
     refused("mls:popsize=3", &["popsize"]),
     refused("mls:kick_size=1.5", &["`kick_size`", "1.5"]),
+    refused("mls:switch_kicks=2", &["`switch_kicks`", "2"]),
     refused("mls:kicks=-1", &["kicks"]),
     refused("mls:climb_patience=-2", &["climb_patience"]),
     // greedy_ils
@@ -707,6 +709,7 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     refused("auto:smooth_below=-1", &["smooth_below"]),
     refused("auto:kicks=-1", &["kicks"]),
     refused("auto:kick_size=1.5", &["kick_size"]),
+    refused("auto:switch_kicks=-0.5", &["switch_kicks"]),
     refused("auto:climb_patience=-2", &["climb_patience"]),
 ];
 

@@ -25,6 +25,11 @@
 //!   that freeze the climb undoes the kick in one step (every single change of a trap is
 //!   worse, so the trap is the kicked configuration's best neighbour). Kicks are counted
 //!   afresh at every new best; after the last one the search restarts from random samples.
+//! - **switch kicks** (`switch_kicks`, the share of the kicks): instead of random
+//!   parameters, a kick changes one or two of the space's switches (parameters of two values,
+//!   or not numbers: `use_shmem`, a loop order) into the combination the study has evaluated
+//!   least, keeping the sizes, so that a trap in one sub-space is left for the least
+//!   explored other one ([`switch_kick`]).
 //!
 //! Why Kernel Tuner's MLS and greedy ILS score below random search (-0.59 and -0.85 on our
 //! spaces), and what is done here instead. (1) Budget spent on neighbourhoods: its `mls`
@@ -53,9 +58,11 @@ use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 
 use crate::better;
+use rand::RngExt;
+
 use crate::local_search::{
     Climb, Guide, HillClimber, KICK_SIZE_DOC, Order, Perturbation, START_SAMPLES,
-    START_SAMPLES_DOC, Start, Starts,
+    START_SAMPLES_DOC, Start, Starts, switch_kick, switches,
 };
 
 /// Multi-start local search: hill climbing with random restarts at local optima.
@@ -75,6 +82,11 @@ pub struct MultiStartLocalSearch {
     kicks: usize,
     /// How many parameters each of those perturbations changes.
     perturbation: Perturbation,
+    /// The share of the kicks that move the best into the switch combination the study has
+    /// visited least ([`switch_kick`]) instead of changing random parameters.
+    switch_share: f64,
+    /// The space's switches, found at the first switch kick.
+    switches: Option<Vec<usize>>,
     /// Kicks since the study's best last improved.
     kicked: usize,
     /// The study's best value when last looked at.
@@ -108,6 +120,8 @@ impl MultiStartLocalSearch {
             restarts: true,
             kicks: 0,
             perturbation: Perturbation::Random { fraction: 0.3 },
+            switch_share: 0.0,
+            switches: None,
             kicked: 0,
             known_best: None,
             detour: false,
@@ -128,6 +142,14 @@ impl MultiStartLocalSearch {
     pub fn kicking(mut self, kicks: usize, perturbation: Perturbation) -> MultiStartLocalSearch {
         self.kicks = kicks;
         self.perturbation = perturbation;
+        self
+    }
+
+    /// A share of the kicks (0 to 1) moves the study's best into the combination of the
+    /// space's switches the study has visited least ([`switch_kick`]): a trap in one
+    /// sub-space is left for the least explored other one.
+    pub fn switching(mut self, share: f64) -> MultiStartLocalSearch {
+        self.switch_share = share.clamp(0.0, 1.0);
         self
     }
 
@@ -220,7 +242,15 @@ impl MultiStartLocalSearch {
                     {
                         self.kicked += 1;
                         self.detour = true;
-                        let kicked = self.perturbation.apply(space, &best.config, rng);
+                        let switched =
+                            if self.switch_share > 0.0 && rng.random_bool(self.switch_share) {
+                                let switches = self.switches.get_or_insert_with(|| switches(space));
+                                switch_kick(space, switches, history, &best.config, rng)
+                            } else {
+                                None
+                            };
+                        let kicked = switched
+                            .unwrap_or_else(|| self.perturbation.apply(space, &best.config, rng));
                         // The climb first refines the other parameters: moving a kicked one
                         // back leads straight back to the best (every single change of it
                         // is worse), and nothing is learnt.
@@ -250,6 +280,7 @@ struct MlsOptions {
     follow_best: bool,
     kicks: usize,
     kick_size: f64,
+    switch_kicks: f64,
     climb_patience: usize,
 }
 
@@ -263,6 +294,7 @@ impl Default for MlsOptions {
             follow_best: false,
             kicks: 0,
             kick_size: 0.2,
+            switch_kicks: 0.0,
             climb_patience: 0,
         }
     }
@@ -286,7 +318,8 @@ fn check(options: &crate::Options) -> Result<Box<dyn crate::Factory>, crate::Str
                 Perturbation::Random {
                     fraction: o.kick_size,
                 },
-            ),
+            )
+            .switching(o.switch_kicks),
         )
     }))
 }
@@ -303,6 +336,7 @@ pub(crate) const ENTRY: crate::Entry = crate::Entry {
         crate::OptionDoc::new("follow_best", "false", "Move the climb to the study's best configuration whenever it is better than the climb's own (found by another strategy of a portfolio, or by another worker)."),
         crate::OptionDoc::new("kicks", "0", "At a local optimum, first climb from this many random perturbations of the study's best configuration (counted afresh at every new best; the perturbed parameters stay put until the others reach their local optimum), then restart (an iterated local search). Off by default: alone, `mls` scored no better with kicks (0.460 against 0.476 on the 12 shared spaces); in `auto` they pay.").count(0, 1_000_000),
         KICK_SIZE_DOC,
+        crate::OptionDoc::new("switch_kicks", "0", "The share of the kicks that change one or two of the space's switches (parameters of two values, or not numbers: use_shmem, a loop order) into the combination the study has evaluated least, keeping the sizes, instead of random parameters: a trap in one sub-space is left for the least explored other.").real(0.0, 1.0),
         crate::OptionDoc::new("climb_patience", "0", "A configuration counts as a local optimum after this many of its neighbours brought no improvement (0: only when every neighbour is known). Meant for neighbours tried in a model's order, as `auto` does; in random order it ends climbs early (0.274 at 4, against 0.476)."),
     ],
     tunable: &[

@@ -581,3 +581,95 @@ fn overhead_per_suggestion_on_dedispersion() {
         }
     }
 }
+
+/// A size `x` (eight values) and two switches `a`, `b`: the trap at x = 1 with both
+/// switches off, the optimum where both are on (x = 7), either switch alone slow, and both
+/// on slower still at the trap's size (so no climb from one switch on turns the other on).
+fn switched_space() -> SearchSpace {
+    SearchSpace::new(
+        vec![
+            ktune_space::Parameter::integer_range("x", 0, 7, 1).unwrap(),
+            ktune_space::Parameter::integer_range("a", 0, 1, 1).unwrap(),
+            ktune_space::Parameter::integer_range("b", 0, 1, 1).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap()
+}
+
+fn switched(c: &[u32]) -> Option<f64> {
+    let x = f64::from(c[0]);
+    Some(match (c[1], c[2]) {
+        (0, 0) => 1.0 + 0.1 * (x - 1.0).abs(),
+        (1, 1) => 4.0 - 0.5 * x,
+        _ => 3.0,
+    })
+}
+
+/// The switches are the parameters of two values; a switch kick moves into the combination
+/// of them evaluated least and keeps the size.
+#[test]
+fn a_switch_kick_moves_into_the_least_visited_combination() {
+    let space = switched_space();
+    assert_eq!(switches(&space), vec![1, 2]);
+    assert!(switches(&grid(3, 5)).is_empty());
+    let mut history = History::new();
+    for c in [
+        [1, 0, 0],
+        [2, 0, 0],
+        [3, 0, 0],
+        [1, 1, 0],
+        [1, 0, 1],
+        [4, 1, 0],
+    ] {
+        observe(&mut history, &c, switched(&c));
+    }
+    for seed in 0..20 {
+        let mut rng = Rng::seed_from_u64(seed);
+        let kicked = switch_kick(&space, &[1, 2], &history, &[1, 0, 0], &mut rng);
+        assert_eq!(kicked, Some(vec![1, 1, 1]), "seed {seed}");
+    }
+    // Now both on is the most visited: the kick from there goes to one alone, (0, 1).
+    for x in 0..8 {
+        observe(&mut history, &[x, 1, 1], switched(&[x, 1, 1]));
+    }
+    let mut rng = Rng::seed_from_u64(0);
+    let kicked = switch_kick(&space, &[1, 2], &history, &[5, 1, 1], &mut rng);
+    assert_eq!(kicked, Some(vec![5, 0, 1]));
+    assert_eq!(
+        switch_kick(&space, &[], &history, &[5, 1, 1], &mut rng),
+        None
+    );
+}
+
+/// A trap that only both switches changed at once leave: kicks of one parameter never
+/// leave it (the search waits there), switch kicks do at the first kick and climb to the
+/// optimum.
+#[test]
+fn switch_kicks_leave_a_trap_that_one_parameter_kicks_do_not() {
+    let space = switched_space();
+    let search = |share: f64, seed: u64| -> Option<f64> {
+        let mut s = MultiStartLocalSearch::new(Neighbourhood::Hamming, true, true, 1)
+            .following_best(true)
+            .restarting(false)
+            .kicking(5, Perturbation::Fixed(1))
+            .switching(share);
+        let mut history = History::new();
+        let mut rng = Rng::seed_from_u64(seed);
+        let trap = vec![1u32, 0, 0];
+        let o = observe(&mut history, &trap, switched(&trap));
+        s.tell(&space, &[o]);
+        loop {
+            let v = s.ask(&space, &history, 1, &mut rng);
+            let Some(c) = v.first() else { break };
+            assert!(!history.contains(c), "proposed an evaluated configuration");
+            let o = observe(&mut history, c, switched(c));
+            s.tell(&space, &[o]);
+        }
+        history.best().and_then(|b| b.value)
+    };
+    for seed in 0..10 {
+        assert_eq!(search(0.0, seed), Some(1.0), "seed {seed}");
+        assert_eq!(search(1.0, seed), Some(0.5), "seed {seed}");
+    }
+}

@@ -26,7 +26,9 @@
 //!   improvement, and last those the feasibility forest rules out. After 4 neighbours
 //!   without an improvement (`climb_patience`) the climb takes its configuration for a local
 //!   optimum, and from there climbs again from the study's best with a few random parameters
-//!   changed (`kicks`, an iterated local search around the best).
+//!   changed (`kicks`, an iterated local search around the best), or, for half of the kicks
+//!   (`switch_kicks`), with one or two of its switches changed into the combination the
+//!   study has tried least.
 //!
 //! Each proposal comes from the strategy the bandit chooses: the one whose recent proposals
 //! most often became the new best. (`schedule = "stagnation"` instead lets the model propose
@@ -58,6 +60,18 @@
 //! on the shared spaces (50 seeds), convolution_A4000 0.473 → 0.616, and no space is lost by
 //! more than two standard errors (BENCHMARKS.md). Kicks change 1 or 2 of the 10 parameters
 //! (`kick_size = 0.2`); up to 3 (0.3) scored the same on the mean and lost convolution_A100.
+//!
+//! Why switch kicks (issue 50): the switches (parameters of two values, or not numbers:
+//! `use_shmem`, `read_only`, a loop order) split a space into sub-spaces with landscapes of
+//! their own, and a trap can hold the search in one of them. On convolution_A100 22 of 50
+//! runs ended at one configuration with shared memory and the read-only cache off (1.47 ×
+//! the optimum), having spent 1-15 of 120 evaluations in the sub-space with both on, which
+//! holds every configuration within 1.5 × the optimum; a random kick of one or two of seven
+//! parameters flips exactly those two once in 42 kicks. Half of the kicks now move the best
+//! into the switch combination evaluated least (a frequency memory, as tabu search's), keeping
+//! its sizes: on the failure-heavy development spaces 0.614 → 0.695 (100 seeds), and on the
+//! 12 shared spaces see docs/benchmarks/auto.md, "Switch kicks". All kicks of this kind
+//! (`switch_kicks = 1`) scored the same there and lost on the compiler-tuning stand-ins.
 //!
 //! Why an aligned initial sample (issue 50): the first evaluations decide the spaces whose
 //! window is short (random search reaches the target in 12-46 evaluations on the AMD
@@ -308,6 +322,9 @@ pub struct AutoOptions {
     pub kicks: usize,
     /// The largest share of the parameters a kick changes.
     pub kick_size: f64,
+    /// The share of the kicks that move the study's best into the combination of the
+    /// space's switches the study has evaluated least.
+    pub switch_kicks: f64,
     /// Neighbours the climb proposes from one configuration before it counts as a local
     /// optimum (0: all of them).
     pub climb_patience: usize,
@@ -398,6 +415,7 @@ impl Default for AutoOptions {
             restarts: true,
             kicks: 30,
             kick_size: 0.2,
+            switch_kicks: 0.5,
             climb_patience: 4,
             smooth_below: 0.35,
             probe: 5,
@@ -630,7 +648,8 @@ impl Auto {
                         Perturbation::Random {
                             fraction: o.kick_size,
                         },
-                    ),
+                    )
+                    .switching(o.switch_kicks),
                 )),
                 _ => match others.next() {
                     Some((_, strategy)) => Member::Other(strategy.build()),
@@ -1034,6 +1053,7 @@ pub(crate) const ENTRY: Entry = Entry {
         crate::Tunable::new("smooth_below", &["0", "0.2", "0.35", "0.5"]),
         crate::Tunable::new("kicks", &["0", "10", "30", "100"]),
         crate::Tunable::new("kick_size", &["0.2", "0.3", "0.5"]),
+        crate::Tunable::new("switch_kicks", &["0", "0.5", "1"]),
         crate::Tunable::new("climb_patience", &["0", "4", "6", "8"]),
     ],
     check,
