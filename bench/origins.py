@@ -11,7 +11,9 @@ An origin is `auto`'s member (`model`, `mls`, `prior`, `front`) and, for the mod
 within it proposed (`model/initial`: its initial sample; `model/ei`, `model/poi`,
 `model/lcb`: a round's acquisition function; `model/explore`: the stagnation escape, the
 candidate of largest posterior variance; `model/believed`: beyond a round, on fantasised
-values). Evaluations the strategy did not attribute (the default configuration measured
+values); for the local search, how the climb under way began (`mls/start`: a restart's
+random sample; `mls/climb`: from a start or the study's best; `mls/kick`, `mls/switch`: from
+a random or a switch kick of the best). Evaluations the strategy did not attribute (the default configuration measured
 first, other strategies) count as `-`. Phases split each run by evaluation index:
 `--phases 10,40` gives evaluations 0-9, 10-39 and 40 on.
 """

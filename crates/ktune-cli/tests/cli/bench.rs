@@ -988,7 +988,7 @@ fn trace_configs_records_each_configuration_and_what_proposed_it() {
         if strategy.starts_with("auto") {
             assert_eq!(origins[0], "model/initial", "{strategy}");
             assert!(
-                origins.iter().any(|o| o == "mls"),
+                origins.iter().any(|o| o == "mls/climb"),
                 "{strategy}: {origins:?}"
             );
         } else {
@@ -1024,7 +1024,7 @@ fn trace_configs_records_each_configuration_and_what_proposed_it() {
     let proposals: usize = initial.split('|').nth(5).unwrap().trim().parse().unwrap();
     assert!((2..=20).contains(&proposals), "{initial}");
     assert!(
-        table.contains("| auto/w1 | convolution_W7800 | mls | 10- |"),
+        table.contains("| auto/w1 | convolution_W7800 | mls/climb | 10- |"),
         "{table}"
     );
 }

@@ -87,6 +87,11 @@ pub struct MultiStartLocalSearch {
     switch_share: f64,
     /// The space's switches, found at the first switch kick.
     switches: Option<Vec<usize>>,
+    /// How the climb under way began (what [`Strategy::origin`] says of its proposals):
+    /// "climb" (from a start or the study's best), "kick" or "switch" (a switch kick).
+    climb_origin: &'static str,
+    /// The last ask's proposals and where each came from ("start": a restart's sample).
+    origins: Vec<(Configuration, &'static str)>,
     /// Kicks since the study's best last improved.
     kicked: usize,
     /// The study's best value when last looked at.
@@ -122,6 +127,8 @@ impl MultiStartLocalSearch {
             perturbation: Perturbation::Random { fraction: 0.3 },
             switch_share: 0.0,
             switches: None,
+            climb_origin: "climb",
+            origins: Vec::new(),
             kicked: 0,
             known_best: None,
             detour: false,
@@ -191,6 +198,13 @@ impl Strategy for MultiStartLocalSearch {
         self.climber.tell(observations);
     }
 
+    fn origin(&self, config: &Configuration) -> Option<String> {
+        self.origins
+            .iter()
+            .find(|(c, _)| c == config)
+            .map(|(_, o)| (*o).to_string())
+    }
+
     fn name(&self) -> &str {
         "mls"
     }
@@ -206,6 +220,22 @@ impl MultiStartLocalSearch {
         rng: &mut Rng,
         guide: Option<&dyn Guide>,
     ) -> Vec<Configuration> {
+        let (proposals, origin) = self.propose(space, history, n, rng, guide);
+        self.origins.clear();
+        self.origins
+            .extend(proposals.iter().map(|c| (c.clone(), origin)));
+        proposals
+    }
+
+    /// The next proposals and where they come from.
+    fn propose(
+        &mut self,
+        space: &SearchSpace,
+        history: &History,
+        n: usize,
+        rng: &mut Rng,
+        guide: Option<&dyn Guide>,
+    ) -> (Vec<Configuration>, &'static str) {
         if let Some(best) = history.best() {
             let new_best = better(best.value, self.known_best);
             if new_best {
@@ -217,6 +247,7 @@ impl MultiStartLocalSearch {
                 && better(best.value, self.climber.current().and_then(|c| c.value))
             {
                 self.detour = false;
+                self.climb_origin = "climb";
                 self.climber.start_at(best.config.clone());
             }
         }
@@ -225,16 +256,19 @@ impl MultiStartLocalSearch {
         loop {
             if !self.climber.is_started() {
                 if !self.restarts && self.follow_best {
-                    return Vec::new();
+                    return (Vec::new(), "climb");
                 }
                 match self.starts.next(space, history, n, self.start_samples, rng) {
-                    Start::Propose(v) => return v,
-                    Start::Ready(c) => self.climber.start_at(c),
-                    Start::Exhausted => return Vec::new(),
+                    Start::Propose(v) => return (v, "start"),
+                    Start::Ready(c) => {
+                        self.climb_origin = "climb";
+                        self.climber.start_at(c);
+                    }
+                    Start::Exhausted => return (Vec::new(), "start"),
                 }
             }
             match self.climber.ask_guided(space, history, n, rng, guide) {
-                Climb::Propose(v) => return v,
+                Climb::Propose(v) => return (v, self.climb_origin),
                 Climb::Optimum => {
                     self.detour = false;
                     if self.kicked < self.kicks
@@ -249,6 +283,7 @@ impl MultiStartLocalSearch {
                             } else {
                                 None
                             };
+                        self.climb_origin = if switched.is_some() { "switch" } else { "kick" };
                         let kicked = switched
                             .unwrap_or_else(|| self.perturbation.apply(space, &best.config, rng));
                         // The climb first refines the other parameters: moving a kicked one

@@ -648,7 +648,9 @@ fn a_switch_kick_moves_into_the_least_visited_combination() {
 #[test]
 fn switch_kicks_leave_a_trap_that_one_parameter_kicks_do_not() {
     let space = switched_space();
-    let search = |share: f64, seed: u64| -> Option<f64> {
+    // The best found, and what proposed the optimum (x = 7, both switches on), as
+    // `Strategy::origin` says.
+    let search = |share: f64, seed: u64| -> (Option<f64>, Option<String>) {
         let mut s = MultiStartLocalSearch::new(Neighbourhood::Hamming, true, true, 1)
             .following_best(true)
             .restarting(false)
@@ -659,17 +661,32 @@ fn switch_kicks_leave_a_trap_that_one_parameter_kicks_do_not() {
         let trap = vec![1u32, 0, 0];
         let o = observe(&mut history, &trap, switched(&trap));
         s.tell(&space, &[o]);
+        let mut origins = Vec::new();
+        let mut optimum_from = None;
         loop {
             let v = s.ask(&space, &history, 1, &mut rng);
             let Some(c) = v.first() else { break };
             assert!(!history.contains(c), "proposed an evaluated configuration");
+            let origin = s.origin(c).expect("mls attributes every proposal");
+            if c == &[7, 1, 1] {
+                optimum_from = Some(origin.clone());
+            }
+            origins.push(origin);
             let o = observe(&mut history, c, switched(c));
             s.tell(&space, &[o]);
         }
-        history.best().and_then(|b| b.value)
+        // From the trap: its neighbours first (a climb), then kicks.
+        assert_eq!(origins[0], "climb", "seed {seed}: {origins:?}");
+        let kicked = if share > 0.0 { "switch" } else { "kick" };
+        assert!(origins.iter().any(|o| o == kicked), "{origins:?}");
+        (history.best().and_then(|b| b.value), optimum_from)
     };
     for seed in 0..10 {
-        assert_eq!(search(0.0, seed), Some(1.0), "seed {seed}");
-        assert_eq!(search(1.0, seed), Some(0.5), "seed {seed}");
+        assert_eq!(search(0.0, seed), (Some(1.0), None), "seed {seed}");
+        assert_eq!(
+            search(1.0, seed),
+            (Some(0.5), Some("switch".to_string())),
+            "seed {seed}"
+        );
     }
 }

@@ -416,14 +416,17 @@ fn a_traced_run_names_the_member_and_function_of_every_proposal() {
         "model/poi",
         "model/lcb",
         "model/explore",
-        "mls",
+        "mls/start",
+        "mls/climb",
+        "mls/kick",
+        "mls/switch",
     ];
     assert!(origins.iter().all(|o| known.contains(o)), "{origins:?}");
     let from_model = origins.iter().filter(|o| o.starts_with("model/")).count();
     assert_eq!(from_model, auto.bandit.uses(MODEL));
     assert_eq!(origins.len() - from_model, auto.bandit.uses(1));
     assert!(
-        origins.contains(&"model/ei") && origins.contains(&"mls"),
+        origins.contains(&"model/ei") && origins.contains(&"mls/climb"),
         "{origins:?}"
     );
 }
