@@ -56,10 +56,9 @@
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, Neighbourhood, SearchSpace};
-
-use crate::better;
 use rand::RngExt;
 
+use crate::better;
 use crate::local_search::{
     Climb, Guide, HillClimber, KICK_SIZE_DOC, Order, Perturbation, START_SAMPLES,
     START_SAMPLES_DOC, Start, Starts, switch_kick, switches,
