@@ -47,13 +47,17 @@ impl Perturbation {
         .min(free.len());
         free.shuffle(rng);
         let mut out = config.to_vec();
-        for &d in &free[..k] {
-            let len = space.params()[d].len() as u32;
-            // A uniformly random value other than the current one.
-            let v = rng.random_range(0..len - 1);
-            out[d] = if v >= out[d] { v + 1 } else { v };
-        }
+        change(space, &mut out, &free[..k], rng);
         space.repair_nearest(&out, rng)
+    }
+}
+
+/// Sets each parameter `dims` of `config` to a uniformly random value other than its own.
+fn change(space: &SearchSpace, config: &mut [u32], dims: &[usize], rng: &mut Rng) {
+    for &d in dims {
+        let len = space.params()[d].len() as u32;
+        let v = rng.random_range(0..len - 1);
+        config[d] = if v >= config[d] { v + 1 } else { v };
     }
 }
 
@@ -118,11 +122,7 @@ pub(crate) fn switch_kick(
         let k = rng.random_range(1..=SWITCHES_PER_KICK.min(switches.len()));
         chosen.shuffle(rng);
         let mut moved = config.to_vec();
-        for &d in &chosen[..k] {
-            let len = space.params()[d].len() as u32;
-            let v = rng.random_range(0..len - 1);
-            moved[d] = if v >= moved[d] { v + 1 } else { v };
-        }
+        change(space, &mut moved, &chosen[..k], rng);
         let moved = space.repair_nearest(&moved, rng);
         let target = combination(&moved);
         if target == own || history.contains(&moved) {
