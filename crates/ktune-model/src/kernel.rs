@@ -258,11 +258,32 @@ impl Hyperparameters {
     }
 }
 
-/// A stationary kernel: correlation function, metric and hyperparameters.
+/// Sub-spaces that share only part of their landscape: points whose `coordinates` differ
+/// (a GPU kernel's switches, such as shared memory on or off) are correlated `shared` times
+/// as much as the stationary kernel says.
 ///
-/// `k(a, b) = output_scale · kind(r)`, `r² = Σ_p distance_p(a_p, b_p) / l_p²` over the
-/// metric's parameters `p`. The noise term is *not* part of `eval`; models add it to the
-/// training diagonal only.
+/// This is the intrinsic coregionalisation model (Álvarez, Rosasco and Lawrence, *Kernels
+/// for Vector-Valued Functions*, 2012) with one task per combination of the coordinates and
+/// the task covariance `shared + (1 - shared) · δ`: each sub-space's landscape is a part
+/// common to all (variance `shared`) plus a part of its own (`1 - shared`), under the same
+/// lengthscales. A stationary kernel alone can only make the sub-spaces less alike
+/// everywhere by a shorter lengthscale on the switch; it cannot let the best tile where
+/// shared memory is on differ from the best where it is off.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubSpaces {
+    /// The coordinates whose values name a sub-space.
+    pub coordinates: Vec<usize>,
+    /// The correlation factor between sub-spaces, in `(0, 1]` (1: the stationary kernel).
+    pub shared: f64,
+}
+
+/// A kernel: a stationary correlation function, metric and hyperparameters, optionally
+/// scaled down between sub-spaces.
+///
+/// `k(a, b) = output_scale · kind(r) · s(a, b)`, `r² = Σ_p distance_p(a_p, b_p) / l_p²`
+/// over the metric's parameters `p`, `s = 1` within a sub-space and `shared` between two
+/// ([`SubSpaces`]; 1 everywhere without). The noise term is *not* part of `eval`; models
+/// add it to the training diagonal only.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
     /// Correlation function.
@@ -271,6 +292,8 @@ pub struct Kernel {
     pub metric: Metric,
     /// Hyperparameters.
     pub hyper: Hyperparameters,
+    /// Sub-spaces correlated less than the stationary kernel says (`None`: stationary).
+    pub sub_spaces: Option<SubSpaces>,
 }
 
 impl Kernel {
@@ -285,6 +308,7 @@ impl Kernel {
             kind,
             metric: Metric::PerCoordinate(Distance::Euclidean),
             hyper,
+            sub_spaces: None,
         }
     }
 
@@ -294,7 +318,15 @@ impl Kernel {
             kind,
             metric,
             hyper,
+            sub_spaces: None,
         }
+    }
+
+    /// This kernel with the correlation between the sub-spaces `sub_spaces` names scaled
+    /// down ([`SubSpaces`]).
+    pub fn between_sub_spaces(mut self, sub_spaces: SubSpaces) -> Self {
+        self.sub_spaces = Some(sub_spaces);
+        self
     }
 
     /// `k(a, b)`. Returns NaN if `a` and `b` differ in length or the kernel does not fit
@@ -314,6 +346,22 @@ impl Kernel {
     /// Checks that the kernel is usable for points of dimension `dims`.
     pub fn validate(&self, dims: usize) -> Result<(), ModelError> {
         self.metric.validate(dims)?;
+        if let Some(sub) = &self.sub_spaces {
+            if let Some(&c) = sub.coordinates.iter().find(|&&c| c >= dims) {
+                return Err(ModelError::DimensionMismatch {
+                    what: "a sub-space coordinate (below the points' dimension)".into(),
+                    expected: dims,
+                    got: c,
+                });
+            }
+            if !(sub.shared > 0.0 && sub.shared <= 1.0) {
+                return Err(ModelError::InvalidHyperparameter {
+                    name: "shared",
+                    value: sub.shared,
+                    reason: "must be in (0, 1]",
+                });
+            }
+        }
         self.hyper.validate(self.metric.parameters(dims))
     }
 
@@ -356,6 +404,11 @@ impl Kernel {
             layout,
             inv_ls2,
             output_scale: self.hyper.output_scale,
+            sub_spaces: self
+                .sub_spaces
+                .as_ref()
+                .filter(|s| s.shared < 1.0 && !s.coordinates.is_empty())
+                .map(|s| (s.coordinates.clone(), s.shared)),
         }
     }
 }
@@ -376,6 +429,8 @@ pub(crate) struct Prepared {
     layout: Layout,
     inv_ls2: Vec<f64>,
     output_scale: f64,
+    /// The sub-spaces' coordinates and the factor between them.
+    sub_spaces: Option<(Vec<usize>, f64)>,
 }
 
 impl Prepared {
@@ -419,7 +474,11 @@ impl Prepared {
     /// `k(a, b)` for points of the validated dimension.
     #[inline]
     pub(crate) fn eval(&self, a: &[f64], b: &[f64]) -> f64 {
-        self.output_scale * self.kind.correlation(self.r2(a, b))
+        let k = self.output_scale * self.kind.correlation(self.r2(a, b));
+        match &self.sub_spaces {
+            None => k,
+            Some((coordinates, shared)) => k * between(coordinates, *shared, a, b),
+        }
     }
 
     /// `k(a, p)` for each point `p` of `points` (row-major, `out.len()` points), into `out`:
@@ -461,6 +520,21 @@ impl Prepared {
                 *o = scale * ((1.0 + s + s * s / 3.0) * (-s).exp());
             }),
         }
+        if let Some((coordinates, shared)) = &self.sub_spaces {
+            for (o, p) in out.iter_mut().zip(points.chunks_exact(dims)) {
+                *o *= between(coordinates, *shared, a, p);
+            }
+        }
+    }
+}
+
+/// The factor [`SubSpaces`] puts on `k(a, b)`: 1 within a sub-space, `shared` between two.
+#[inline]
+fn between(coordinates: &[usize], shared: f64, a: &[f64], b: &[f64]) -> f64 {
+    if coordinates.iter().all(|&c| a[c] == b[c]) {
+        1.0
+    } else {
+        shared
     }
 }
 
@@ -601,6 +675,88 @@ mod tests {
 
     /// Many points at once are the same numbers as one at a time, for each kind, for the
     /// Euclidean loop and for blocks of other distances, and for no coordinates at all.
+    /// Between sub-spaces the kernel is `shared` times the stationary one, within one it is
+    /// the stationary one; `eval_many` agrees with `eval`; a factor outside `(0, 1]` or a
+    /// coordinate past the points' dimension is refused.
+    #[test]
+    fn sub_spaces_scale_the_correlation_between_them() {
+        let stationary = Kernel::new(KernelKind::Matern52, 0.8);
+        let split = stationary.clone().between_sub_spaces(SubSpaces {
+            coordinates: vec![1, 2],
+            shared: 0.3,
+        });
+        split.validate(3).unwrap();
+        let (a, same, other) = ([0.1, 1.0, 0.0], [0.7, 1.0, 0.0], [0.7, 1.0, 1.0]);
+        assert!(close(split.eval(&a, &same), stationary.eval(&a, &same)));
+        assert!(close(
+            split.eval(&a, &other),
+            0.3 * stationary.eval(&a, &other)
+        ));
+        assert!(close(split.eval(&a, &a), split.prior_variance()));
+        let prep = split.prepare(3);
+        let points: Vec<f64> = (0..30).map(|i| f64::from((i * 5) % 3) / 2.0).collect();
+        let mut many = vec![0.0; 10];
+        prep.eval_many(&a, &points, &mut many);
+        for (m, p) in many.iter().zip(points.chunks_exact(3)) {
+            assert_eq!(*m, prep.eval(&a, p));
+        }
+        for (coordinates, shared) in [
+            (vec![1], 0.0),
+            (vec![1], 1.5),
+            (vec![1], f64::NAN),
+            (vec![3], 0.5),
+        ] {
+            let k = stationary.clone().between_sub_spaces(SubSpaces {
+                coordinates: coordinates.clone(),
+                shared,
+            });
+            assert!(k.validate(3).is_err(), "{coordinates:?} {shared}");
+        }
+    }
+
+    /// A size `x` and a switch `s` whose best sizes differ (x = 1 where s = 0, x = 6 where s =
+    /// 1), the sub-spaces strongly correlated by the stationary kernel: from every point
+    /// where s = 0 and three where s = 1, the model between sub-spaces predicts the switched
+    /// landscape with less than 0.6 times the stationary model's error, which carries the
+    /// other sub-space's shape over.
+    #[test]
+    fn sub_spaces_let_a_switch_move_the_best_size() {
+        use crate::DenseGp;
+        let f = |x: u32, s: u32| {
+            let x = f64::from(x);
+            if s == 0 {
+                (x - 1.0).powi(2)
+            } else {
+                (x - 6.0).powi(2) + 2.0
+            }
+        };
+        let point = |x: u32, s: u32| vec![f64::from(x) / 7.0, f64::from(s)];
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for (x, s) in (0..8).map(|x| (x, 0)).chain([(0, 1), (3, 1), (7, 1)]) {
+            xs.push(point(x, s));
+            ys.push(f(x, s));
+        }
+        let error = |kernel: &Kernel| -> f64 {
+            let gp = DenseGp::fit(kernel, &xs, &ys).unwrap();
+            let switched: Vec<Vec<f64>> = (0..8).map(|x| point(x, 1)).collect();
+            let means = gp.predict(&switched);
+            (0..8)
+                .map(|x| (means[x as usize].0 - f(x, 1)).abs())
+                .sum::<f64>()
+                / 8.0
+        };
+        let stationary = Kernel::new(KernelKind::Matern52, 2.0);
+        let split = stationary.clone().between_sub_spaces(SubSpaces {
+            coordinates: vec![1],
+            shared: 0.25,
+        });
+        let (with, without) = (error(&split), error(&stationary));
+        assert!(
+            with < 0.6 * without,
+            "mean absolute error where s = 1: {with} with sub-spaces, {without} without"
+        );
+    }
+
     #[test]
     fn eval_many_matches_eval() {
         let blocks = Metric::Parameters(vec![

@@ -41,5 +41,5 @@ pub use error::ModelError;
 pub use exact::ExactGp;
 pub use fit::{FitOptions, Fitted, Gamma, Priors, fit_hyperparameters, fit_hyperparameters_noisy};
 pub use forest::{FeasibilityForest, ForestOptions, feasibility_limit};
-pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric};
+pub use kernel::{Block, Distance, Hyperparameters, Kernel, KernelKind, Metric, SubSpaces};
 pub use surrogate::{Point, Surrogate, Weighted};

@@ -691,6 +691,8 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     accepted("auto:local=none:alignment=0.5"),
     refused("auto:window=0", &["window"]),
     accepted("auto:feasibility_threshold=0.3"),
+    accepted("auto:sub_spaces=0.5:switch_kicks=0"),
+    accepted("bayes_opt:sub_spaces=0.25"),
     refused("auto:feasibility_threshold=1.5", &["feasibility_threshold"]),
     accepted("auto:monotone_failures=true:prior_first_alone=1"),
     refused("auto:monotone_failures=2", &["monotone_failures"]),
@@ -711,6 +713,8 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     refused("auto:kick_size=1.5", &["kick_size"]),
     refused("auto:switch_kicks=-0.5", &["switch_kicks"]),
     refused("auto:climb_patience=-2", &["climb_patience"]),
+    refused("auto:sub_spaces=0", &["sub_spaces"]),
+    refused("bayes_opt:sub_spaces=1.5", &["sub_spaces"]),
 ];
 
 /// The subject hears measurement variances: on the same values with and without them (the

@@ -133,6 +133,15 @@
 //! base rate 2.7%). It was worth having before the aligned initial sample (issue 18:
 //! convolution_A6000 0.694 → 0.484 without it, 10 seeds).
 //!
+//! Why the model's kernel is stationary across the switches' sub-spaces by default
+//! (`sub_spaces = 1`, twenty-first session): correlating configurations with different
+//! switches half as much (`sub_spaces = 0.5`, [`ktune_model::SubSpaces`]) lets the best tile
+//! move with shared memory, and on the failure-heavy development spaces scored 0.695 →
+//! 0.703 with half the spread across seeds on the convolution spaces; on the 12 shared spaces
+//! it lost -0.015 ± 0.006 paired, every dedispersion space, whose switches (the tile strides)
+//! barely change the landscape. Chosen per run by the validation's ranking or by the marginal
+//! likelihood, it either kept none of the gains or lost the same (docs/benchmarks/auto.md).
+//!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
 //! (BENCHMARKS.md, issue 18): a short memory follows the phases of a run, the model's early
@@ -342,6 +351,9 @@ pub struct AutoOptions {
     /// Whether the model's kernel with fitted per-coordinate lengthscales competes with the
     /// fixed one (`bayes_opt`'s `lengthscales`).
     pub lengthscales: Lengthscales,
+    /// The model's correlation between the sub-spaces of the space's switches (`bayes_opt`'s
+    /// `sub_spaces`).
+    pub sub_spaces: f64,
     /// With two or more priors: the proposals taken from their order before the other
     /// members propose.
     pub prior_first: usize,
@@ -422,6 +434,7 @@ impl Default for AutoOptions {
             smooth_schedule: Schedule::Stagnation,
             alignment: Alignment::Validated,
             lengthscales: Lengthscales::Validated,
+            sub_spaces: 1.0,
             prior_first: 10,
             prior_first_alone: 1,
             prior_member_alone: true,
@@ -576,6 +589,7 @@ impl AutoOptions {
                     explore_after: o.explore_after,
                     alignment: o.alignment,
                     lengthscales: o.lengthscales,
+                    sub_spaces: o.sub_spaces,
                     scalarise: o.scalarise,
                     ..BoOptions::default()
                 }
@@ -1037,6 +1051,7 @@ pub(crate) const ENTRY: Entry = Entry {
             ],
         ),
         crate::Tunable::new("lengthscales", &["\"validated\"", "\"fixed\""]),
+        crate::Tunable::new("sub_spaces", &["1", "0.5", "0.25"]),
         crate::Tunable::new("aligned_power", &["2", "4", "8"]),
         crate::Tunable::new("feasibility", &["true", "false"]),
         crate::Tunable::new("explore_after", &["0", "5", "10", "20"]),

@@ -70,6 +70,9 @@ pub(super) struct State {
     pub(super) encoder: Encoder,
     /// Encoded dimensions kept after pruning.
     pub(super) dims: Vec<usize>,
+    /// The coordinates (positions in `dims`) of the space's switches, whose combinations
+    /// are the kernel's sub-spaces (option `sub_spaces`).
+    pub(super) switches: Vec<usize>,
     /// The alignment coordinates appended after `dims`' (with `alignment`): per space
     /// dimension, one coordinate in `[0, 1]` per value index; their weight is the kernel's
     /// lengthscale on them.

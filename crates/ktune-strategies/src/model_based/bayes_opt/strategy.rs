@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_model::acquisition::{Acquisition, Combination, Portfolio};
-use ktune_model::{CandidateGp, DenseGp, ExactGp, Kernel, Point, Surrogate};
+use ktune_model::{CandidateGp, DenseGp, ExactGp, Kernel, Point, SubSpaces, Surrogate};
 use ktune_model::{FitOptions, fit_hyperparameters};
 use ktune_space::{Configuration, DistinctSampler, Encoding, SearchSpace};
 use rustc_hash::FxHashSet;
@@ -154,8 +154,21 @@ impl BayesianOptimization {
     /// The kernel the model uses now: the fitted one when the validation chose it, else
     /// the fixed kernel with the alignment weight in use.
     pub(super) fn current_kernel(&self, st: &State) -> Kernel {
-        st.fitted_kernel.clone().unwrap_or_else(|| {
+        let kernel = st.fitted_kernel.clone().unwrap_or_else(|| {
             self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight)
+        });
+        self.between_sub_spaces(&st.switches, kernel)
+    }
+
+    /// `kernel` with the correlation between the sub-spaces of `switches` (coordinates)
+    /// scaled by the option `sub_spaces`.
+    fn between_sub_spaces(&self, switches: &[usize], kernel: Kernel) -> Kernel {
+        if self.opts.sub_spaces >= 1.0 || switches.is_empty() {
+            return kernel;
+        }
+        kernel.between_sub_spaces(SubSpaces {
+            coordinates: switches.to_vec(),
+            shared: self.opts.sub_spaces,
         })
     }
 
@@ -198,6 +211,7 @@ impl BayesianOptimization {
         let (train_x, train_y) = (&st.told[from..split], &ys[from..split]);
         let (test_x, test_y) = (&st.told[split..], &ys[split..]);
         let score = |kernel: &Kernel| -> Option<f64> {
+            let kernel = &self.between_sub_spaces(&st.switches, kernel.clone());
             let gp = DenseGp::fit(kernel, train_x, train_y).ok()?;
             let means: Vec<f64> = gp.predict(test_x).into_iter().map(|p| p.0).collect();
             Some(rank_correlation(&means, test_y)).filter(|s| s.is_finite())
@@ -359,7 +373,17 @@ impl BayesianOptimization {
         };
         // Until the first validation, the largest weight offered.
         let alignment_weight = self.alignment_weights.iter().copied().fold(0.0, f64::max);
-        let kernel = self.kernel_for(dims.len(), aligned.len(), alignment_weight);
+        // The switches' coordinates (positions in `dims`).
+        let switches: Vec<usize> = {
+            let all = crate::local_search::switches(space);
+            (0..dims.len())
+                .filter(|&i| all.contains(&dims[i]))
+                .collect()
+        };
+        let kernel = self.between_sub_spaces(
+            &switches,
+            self.kernel_for(dims.len(), aligned.len(), alignment_weight),
+        );
         let width = dims.len() + aligned.len();
         // Every configuration, encoded in rank order.
         let all_points = || {
@@ -414,6 +438,7 @@ impl BayesianOptimization {
         };
         let mut state = State {
             encoder,
+            switches,
             dims,
             aligned,
             alignment_weight,

@@ -1253,3 +1253,52 @@ fn the_footprint_keeps_proposals_off_a_limit_on_the_product_of_the_sizes() {
         "failures: {seen} with the footprint, {plain} without"
     );
 }
+
+/// `sub_spaces` reaches the model: on a space with a switch its proposals differ from the
+/// stationary kernel's after the initial sample; on a space without switches they are the
+/// same.
+#[test]
+fn the_kernel_between_sub_spaces_reaches_the_model() {
+    use super::{BayesianOptimization, BoOptions};
+    use crate::testkit::run;
+    let switched = SearchSpace::new(
+        vec![
+            Parameter::integer_range("block", 16, 256, 16).unwrap(),
+            Parameter::integer("tile", [1, 2, 3, 4]).unwrap(),
+            Parameter::integer("shared", [0, 1]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    // Where `shared` is on, small tiles are fast; where it is off, large ones.
+    let cost = |space: &SearchSpace, c: &[u32]| {
+        let v = space.values(c);
+        // (The space without switches has block and tile alone.)
+        let (b, t, s) = (
+            v[0].as_f64().unwrap(),
+            v[1].as_f64().unwrap(),
+            v.get(2).and_then(|s| s.as_f64()).unwrap_or(0.0),
+        );
+        let best_tile = if s > 0.0 { 1.0 } else { 4.0 };
+        1.0 + ((b - 128.0) / 64.0).powi(2) + (t - best_tile).powi(2)
+    };
+    let proposals = |space: &SearchSpace, sub_spaces: f64| {
+        let mut bo = BayesianOptimization::new(BoOptions {
+            initial_samples: 8,
+            sub_spaces,
+            ..BoOptions::default()
+        })
+        .unwrap();
+        let run = run(&mut bo, space, |c| Some(cost(space, c)), 24, 7);
+        run.records
+            .iter()
+            .map(|r| r.config.clone())
+            .collect::<Vec<_>>()
+    };
+    let stationary = proposals(&switched, 1.0);
+    let between = proposals(&switched, 0.25);
+    assert_eq!(stationary[..8], between[..8], "the same initial sample");
+    assert_ne!(stationary, between);
+    let plain = aligned_space();
+    assert_eq!(proposals(&plain, 1.0), proposals(&plain, 0.25));
+}
