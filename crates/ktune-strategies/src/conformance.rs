@@ -693,6 +693,8 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     accepted("auto:feasibility_threshold=0.3"),
     accepted("auto:sub_spaces=0.5:switch_kicks=0"),
     accepted("bayes_opt:sub_spaces=0.25"),
+    accepted("auto:sub_spaces=estimated"),
+    accepted("bayes_opt:sub_spaces=\"Estimated\""),
     refused("auto:feasibility_threshold=1.5", &["feasibility_threshold"]),
     accepted("auto:monotone_failures=true:prior_first_alone=1"),
     refused("auto:monotone_failures=2", &["monotone_failures"]),
@@ -715,6 +717,7 @@ pub const OPTION_ROWS: &[OptionRow] = &[
     refused("auto:climb_patience=-2", &["climb_patience"]),
     refused("auto:sub_spaces=0", &["sub_spaces"]),
     refused("bayes_opt:sub_spaces=1.5", &["sub_spaces"]),
+    refused("auto:sub_spaces=fitted", &["sub_spaces", "estimated"]),
 ];
 
 /// The subject hears measurement variances: on the same values with and without them (the

@@ -12,7 +12,8 @@
 //! acquisition function without enumerating the space), [`transform`] (the log transform of
 //! observed values), [`monotone`] (a failure rules out the configurations larger in every
 //! size), [`footprint`] (the log of the product of the sizes, a feature for the forest)
-//! and [`prior_mean`] (earlier studies' results as the surrogate's mean).
+//! [`prior_mean`] (earlier studies' results as the surrogate's mean) and [`sub_spaces`]
+//! (how much the combinations of switches share their landscape, estimated from results).
 
 pub(crate) mod acquisition_search;
 pub(crate) mod baco;
@@ -21,6 +22,7 @@ pub mod encoding;
 pub(crate) mod footprint;
 pub(crate) mod monotone;
 pub(crate) mod prior_mean;
+pub(crate) mod sub_spaces;
 pub mod surrogate;
 pub(crate) mod tpe;
 pub mod transform;

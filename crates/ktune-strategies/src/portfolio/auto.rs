@@ -133,14 +133,19 @@
 //! base rate 2.7%). It was worth having before the aligned initial sample (issue 18:
 //! convolution_A6000 0.694 → 0.484 without it, 10 seeds).
 //!
-//! Why the model's kernel is stationary across the switches' sub-spaces by default
-//! (`sub_spaces = 1`, twenty-first session): correlating configurations with different
-//! switches half as much (`sub_spaces = 0.5`, [`ktune_model::SubSpaces`]) lets the best tile
-//! move with shared memory, and on the failure-heavy development spaces scored 0.695 →
-//! 0.703 with half the spread across seeds on the convolution spaces; on the 12 shared spaces
-//! it lost -0.015 ± 0.006 paired, every dedispersion space, whose switches (the tile strides)
-//! barely change the landscape. Chosen per run by the validation's ranking or by the marginal
-//! likelihood, it either kept none of the gains or lost the same (docs/benchmarks/auto.md).
+//! Why the model's correlation between the switches' sub-spaces is estimated from the
+//! results (`sub_spaces = "estimated"`, twenty-second session): correlating configurations
+//! with different switches less lets the best tile move with shared memory, but a fixed
+//! share did not suit every space. At 0.5 ([`ktune_model::SubSpaces`], twenty-first session)
+//! the failure-heavy development spaces gained (0.695 → 0.703) and the 12 shared spaces lost
+//! -0.015 ± 0.006 paired, every dedispersion space, whose switches (the tile strides) barely
+//! change the landscape; chosen per run by the validation's ranking or by the marginal
+//! likelihood it kept none of the gains or lost the same. The moment estimate from results
+//! that differ only in their switches ([`crate::model_based::sub_spaces`]) stays near 1 on
+//! dedispersion and falls to 0.4-0.7 on the NVIDIA convolution spaces: on the development
+//! spaces 0.695 → 0.742 (unseen seeds 0.663 → 0.719), on the 12 shared spaces even (-0.001 ±
+//! 0.003 and +0.001 ± 0.004 paired on seeds 0-49 and 50-99), on the compiler-tuning
+//! stand-ins 0.523 → 0.550 (docs/benchmarks/auto.md).
 //!
 //! The bandit's weight `c = 0.2` and window of 50 results (OpenTuner's 0.05 and 500) were
 //! chosen with `ktune bench tune-strategy auto` and a 10-seed comparison on the shared spaces
@@ -157,7 +162,7 @@ use crate::local_search::{Guide, MultiStartLocalSearch, Perturbation};
 use crate::model_based::baco::CheckedBaco;
 use crate::model_based::bayes_opt::{
     Alignment, BayesianOptimization, BoOptions, CheckedBo, InitialSampling, Lengthscales,
-    ModelGuide,
+    ModelGuide, SubSpaceShare,
 };
 use crate::model_based::tpe::{Tpe, TpeOptions};
 use crate::sampling::prior_rank::PriorRank;
@@ -353,7 +358,7 @@ pub struct AutoOptions {
     pub lengthscales: Lengthscales,
     /// The model's correlation between the sub-spaces of the space's switches (`bayes_opt`'s
     /// `sub_spaces`).
-    pub sub_spaces: f64,
+    pub sub_spaces: SubSpaceShare,
     /// With two or more priors: the proposals taken from their order before the other
     /// members propose.
     pub prior_first: usize,
@@ -434,7 +439,7 @@ impl Default for AutoOptions {
             smooth_schedule: Schedule::Stagnation,
             alignment: Alignment::Validated,
             lengthscales: Lengthscales::Validated,
-            sub_spaces: 1.0,
+            sub_spaces: SubSpaceShare::Estimated,
             prior_first: 10,
             prior_first_alone: 1,
             prior_member_alone: true,
@@ -1051,7 +1056,7 @@ pub(crate) const ENTRY: Entry = Entry {
             ],
         ),
         crate::Tunable::new("lengthscales", &["\"validated\"", "\"fixed\""]),
-        crate::Tunable::new("sub_spaces", &["1", "0.5", "0.25"]),
+        crate::Tunable::new("sub_spaces", &["1", "0.5", "0.25", "\"estimated\""]),
         crate::Tunable::new("aligned_power", &["2", "4", "8"]),
         crate::Tunable::new("feasibility", &["true", "false"]),
         crate::Tunable::new("explore_after", &["0", "5", "10", "20"]),

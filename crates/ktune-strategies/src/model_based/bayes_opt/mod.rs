@@ -100,7 +100,7 @@ mod strategy;
 use options::OPTIONS;
 pub use options::{
     Alignment, BoOptions, Exploration, ExplorationScale, InitialSampling, Lengthscales, Method,
-    Scalarise, Transform,
+    Scalarise, SubSpaceShare, Transform,
 };
 pub use strategy::BayesianOptimization;
 pub(crate) use strategy::CheckedBo;

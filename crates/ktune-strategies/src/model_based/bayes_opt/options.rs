@@ -62,6 +62,28 @@ impl<'de> Deserialize<'de> for Alignment {
     }
 }
 
+/// The model's correlation between configurations whose switches differ, as a share of the
+/// stationary kernel's: fixed, or `"estimated"` from the results.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SubSpaceShare {
+    /// This share throughout (1: stationary).
+    Share(f64),
+    /// `"estimated"` (any case): from the results that differ only in their switches
+    /// ([`crate::model_based::sub_spaces`]), again every few results.
+    Estimated,
+}
+
+impl<'de> Deserialize<'de> for SubSpaceShare {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_name(
+            d,
+            "estimated",
+            SubSpaceShare::Share,
+            SubSpaceShare::Estimated,
+        )
+    }
+}
+
 /// An option that is a number or one name (in any case): `number(x)` or `named`.
 fn number_or_name<'de, D: serde::Deserializer<'de>, T>(
     d: D,
@@ -253,8 +275,8 @@ pub struct BoOptions {
     /// Whether a kernel with fitted per-coordinate lengthscales competes with the fixed one.
     pub lengthscales: Lengthscales,
     /// The kernel's correlation between the sub-spaces of the space's switches, as a share
-    /// of the stationary kernel's (1: stationary; [`ktune_model::SubSpaces`]).
-    pub sub_spaces: f64,
+    /// of the stationary kernel's (1: stationary; [`ktune_model::SubSpaces`]), or estimated.
+    pub sub_spaces: SubSpaceShare,
     /// The surrogate (the GP above, or the clustered GP) and its options: keys of their own
     /// in a spec, split off before the rest is parsed.
     #[serde(skip)]
@@ -294,7 +316,7 @@ impl Default for BoOptions {
             prior_mean: true,
             alignment: Alignment::Weight(0.0),
             lengthscales: Lengthscales::Fixed,
-            sub_spaces: 1.0,
+            sub_spaces: SubSpaceShare::Share(1.0),
             surrogate: SurrogateOptions::default(),
         }
     }
@@ -323,7 +345,7 @@ const OWN: &[OptionDoc] = &[
     OptionDoc::new("batch", "\"believer\"", "Proposals beyond one round (a batch, or asks while other workers still measure) are made on the model told the pending configurations at fantasised values: \"believer\" (kriging believer: the posterior mean) or \"liar\" (constant liar: the best value so far)."),
     OptionDoc::new("scalarise", "\"first\"", "With several objectives: what the model fits: \"first\" (the first objective, as with one) or \"parego\" (ParEGO: before each round every result's objectives are normalised to [0, 1] and combined by the augmented Chebyshev function with weights drawn uniformly from the simplex, so that the rounds spread over the Pareto front). A study's goal (`ktune tune --goal`), when it has one, replaces both: the model fits the goal's values, recomputed before each round."),
     OptionDoc::new("alignment", "0", "For each integer parameter whose alignment varies out of step with its value (16, 32, 48, 64: 64 is aligned, 48 is not), the model gets a coordinate for how many times 2 divides the value, spanning [0, alignment] (0: none), or \"validated\": the weight among 0, 0.25, 0.5 and 1 whose model, fitted to the results before a checkpoint, ranks the results since most like their measured order, chosen again at the initial sample's size and every doubling of the results. Fast GPU configurations tend to sit at aligned sizes; where they do not, the validation turns the coordinate down.").real(0.0, 100.0),
-    OptionDoc::new("sub_spaces", "1", "The kernel's correlation between configurations whose switches (parameters of two values, or not numbers) differ, as a share of what the stationary kernel gives (1: stationary): each combination of switches gets a landscape of its own beside the part they share (intrinsic coregionalisation), so that where shared memory is on the best tile may differ from where it is off.").real(0.01, 1.0),
+    OptionDoc::new("sub_spaces", "1", "The kernel's correlation between configurations whose switches (parameters of two values, or not numbers) differ, as a share of what the stationary kernel gives (1: stationary): each combination of switches gets a landscape of its own beside the part they share (intrinsic coregionalisation), so that where shared memory is on the best tile may differ from where it is off. \"estimated\": from the results that differ only in their switches, every 10 results from the initial sample's size on (a moment estimate: 1 minus their mean squared difference over twice the results' variance, starting from 4 pairs with no difference; 0.25 at least).").real(0.01, 1.0),
     OptionDoc::new("lengthscales", "\"fixed\"", "\"fixed\": one lengthscale for every coordinate (`lengthscale`); \"validated\": at the alignment's checkpoints (the initial sample's size, then each doubling of the results) a kernel with one lengthscale per coordinate, fitted by maximum a posteriori as `baco` fits its own, competes with the fixed kernel on how well, fitted to the results before the last checkpoint, it ranks those since; the model uses the winner. Not with two or more priors' results as the model's mean (`prior_mean`)."),
     OptionDoc::new("feasibility", "false", "Learn hidden constraints (failed configurations) with BaCO's random forest: EI and PI are weighted by the probability of running, and configurations below ε_f are not proposed (the paper's GP never sees failures)."),
     OptionDoc::new("feasibility_threshold", "0.1", "With `feasibility`: configurations less likely to run than ε_f are skipped; ε_f is drawn each round from {0, t/10, ..., t}.").real(0.0, 1.0),

@@ -73,6 +73,11 @@ pub(super) struct State {
     /// The coordinates (positions in `dims`) of the space's switches, whose combinations
     /// are the kernel's sub-spaces (option `sub_spaces`).
     pub(super) switches: Vec<usize>,
+    /// The kernel's correlation between those sub-spaces now, as a share of the stationary
+    /// kernel's, and with `sub_spaces = "estimated"` the number of results at which it is
+    /// estimated again.
+    pub(super) sub_space_share: f64,
+    pub(super) next_share_estimate: usize,
     /// The alignment coordinates appended after `dims`' (with `alignment`): per space
     /// dimension, one coordinate in `[0, 1]` per value index; their weight is the kernel's
     /// lengthscale on them.

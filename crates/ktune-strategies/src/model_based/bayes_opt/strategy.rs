@@ -13,13 +13,15 @@ use rustc_hash::FxHashSet;
 
 use super::NAME;
 use super::options::{
-    Alignment, BoOptions, Exploration, InitialSampling, Lengthscales, Method, Scalarise, Transform,
+    Alignment, BoOptions, Exploration, InitialSampling, Lengthscales, Method, Scalarise,
+    SubSpaceShare, Transform,
 };
 use super::propose::*;
 use super::state::*;
 use crate::model_based::footprint::Footprint;
 use crate::model_based::monotone::FailureOrthants;
 use crate::model_based::prior_mean::{self, PriorMean};
+use crate::model_based::sub_spaces;
 use crate::surrogate::Cgp;
 use crate::transfer::{PriorRanking, PriorTrust};
 use crate::transform::Targets;
@@ -157,19 +159,34 @@ impl BayesianOptimization {
         let kernel = st.fitted_kernel.clone().unwrap_or_else(|| {
             self.kernel_for(st.dims.len(), st.aligned.len(), st.alignment_weight)
         });
-        self.between_sub_spaces(&st.switches, kernel)
+        between_sub_spaces(&st.switches, st.sub_space_share, kernel)
     }
 
-    /// `kernel` with the correlation between the sub-spaces of `switches` (coordinates)
-    /// scaled by the option `sub_spaces`.
-    fn between_sub_spaces(&self, switches: &[usize], kernel: Kernel) -> Kernel {
-        if self.opts.sub_spaces >= 1.0 || switches.is_empty() {
-            return kernel;
+    /// With `sub_spaces = "estimated"`, every [`SHARE_ESTIMATE_EVERY`] results: the share
+    /// the sub-spaces have in common, estimated from the results that differ only in their
+    /// switches ([`crate::model_based::sub_spaces`]); the model is conditioned again under
+    /// the new kernel when the share moved by more than [`SHARE_STEP`].
+    pub(super) fn estimate_sub_spaces(&self, st: &mut State) {
+        if self.opts.sub_spaces != SubSpaceShare::Estimated
+            || st.switches.is_empty()
+            || st.told.len() < st.next_share_estimate
+        {
+            return;
         }
-        kernel.between_sub_spaces(SubSpaces {
-            coordinates: switches.to_vec(),
-            shared: self.opts.sub_spaces,
-        })
+        st.next_share_estimate = st.told.len() + SHARE_ESTIMATE_EVERY;
+        let Some(share) = sub_spaces::estimate_share(&st.told, &st.targets.fitted(), &st.switches)
+        else {
+            return;
+        };
+        if (share - st.sub_space_share).abs() <= SHARE_STEP {
+            return;
+        }
+        let was = st.sub_space_share;
+        st.sub_space_share = share;
+        if st.model.set_kernel(self.current_kernel(st)).is_err() {
+            st.sub_space_share = was;
+            let _ = st.model.set_kernel(self.current_kernel(st));
+        }
     }
 
     /// At each checkpoint (the initial sample's size, then double the results), the kernel
@@ -211,7 +228,7 @@ impl BayesianOptimization {
         let (train_x, train_y) = (&st.told[from..split], &ys[from..split]);
         let (test_x, test_y) = (&st.told[split..], &ys[split..]);
         let score = |kernel: &Kernel| -> Option<f64> {
-            let kernel = &self.between_sub_spaces(&st.switches, kernel.clone());
+            let kernel = &between_sub_spaces(&st.switches, st.sub_space_share, kernel.clone());
             let gp = DenseGp::fit(kernel, train_x, train_y).ok()?;
             let means: Vec<f64> = gp.predict(test_x).into_iter().map(|p| p.0).collect();
             Some(rank_correlation(&means, test_y)).filter(|s| s.is_finite())
@@ -380,8 +397,13 @@ impl BayesianOptimization {
                 .filter(|&i| all.contains(&dims[i]))
                 .collect()
         };
-        let kernel = self.between_sub_spaces(
+        let sub_space_share = match self.opts.sub_spaces {
+            SubSpaceShare::Share(s) => s,
+            SubSpaceShare::Estimated => 1.0,
+        };
+        let kernel = between_sub_spaces(
             &switches,
+            sub_space_share,
             self.kernel_for(dims.len(), aligned.len(), alignment_weight),
         );
         let width = dims.len() + aligned.len();
@@ -439,6 +461,8 @@ impl BayesianOptimization {
         let mut state = State {
             encoder,
             switches,
+            sub_space_share,
+            next_share_estimate: self.opts.initial_samples.max(2),
             dims,
             aligned,
             alignment_weight,
@@ -614,6 +638,7 @@ impl Strategy for BayesianOptimization {
         }
         // Before any fantasy is told: the validation fits real results only.
         self.choose_kernel(&mut st);
+        self.estimate_sub_spaces(&mut st);
         self.choose_prior_mean(&mut st);
         self.refresh_pool(&mut st, space, rng);
         if waiting {
@@ -781,6 +806,26 @@ impl BayesianOptimization {
 /// the feasibility forest: enough to draw a failing region, few enough that regrowing the
 /// forest before each proposal stays cheap.
 const PRIOR_ROWS: usize = 200;
+
+/// `kernel` with the correlation between the sub-spaces of `switches` (coordinates) scaled
+/// by `share` (1: unchanged).
+fn between_sub_spaces(switches: &[usize], share: f64, kernel: Kernel) -> Kernel {
+    if share >= 1.0 || switches.is_empty() {
+        return kernel;
+    }
+    kernel.between_sub_spaces(SubSpaces {
+        coordinates: switches.to_vec(),
+        shared: share,
+    })
+}
+
+/// With `sub_spaces = "estimated"`, how many results pass between estimates of the share
+/// (one pass over the results each).
+const SHARE_ESTIMATE_EVERY: usize = 10;
+
+/// How far the estimated share must move before the model is conditioned again under it
+/// (a refactorisation each time).
+const SHARE_STEP: f64 = 0.1;
 
 /// How many draws of one ask's initial sample may be passed over for being larger than a
 /// failure (`monotone_failures`), so that a space whose failures rule out nearly everything

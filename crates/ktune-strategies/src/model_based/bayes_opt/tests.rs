@@ -1259,7 +1259,7 @@ fn the_footprint_keeps_proposals_off_a_limit_on_the_product_of_the_sizes() {
 /// same.
 #[test]
 fn the_kernel_between_sub_spaces_reaches_the_model() {
-    use super::{BayesianOptimization, BoOptions};
+    use super::{BayesianOptimization, BoOptions, SubSpaceShare};
     use crate::testkit::run;
     let switched = SearchSpace::new(
         vec![
@@ -1285,7 +1285,7 @@ fn the_kernel_between_sub_spaces_reaches_the_model() {
     let proposals = |space: &SearchSpace, sub_spaces: f64| {
         let mut bo = BayesianOptimization::new(BoOptions {
             initial_samples: 8,
-            sub_spaces,
+            sub_spaces: SubSpaceShare::Share(sub_spaces),
             ..BoOptions::default()
         })
         .unwrap();
@@ -1301,4 +1301,65 @@ fn the_kernel_between_sub_spaces_reaches_the_model() {
     assert_ne!(stationary, between);
     let plain = aligned_space();
     assert_eq!(proposals(&plain, 1.0), proposals(&plain, 0.25));
+}
+
+/// `sub_spaces = "estimated"`: where the switch moves the best tile the model's share
+/// between sub-spaces falls once results differ only in the switch, and the proposals leave
+/// the stationary kernel's; where the switch changes nothing but a constant it stays 1.
+#[test]
+fn the_share_between_sub_spaces_is_estimated_from_the_results() {
+    use super::{BayesianOptimization, BoOptions, SubSpaceShare};
+    use crate::testkit::run;
+    let space = SearchSpace::new(
+        vec![
+            Parameter::integer_range("block", 16, 256, 16).unwrap(),
+            Parameter::integer("tile", [1, 2, 3, 4]).unwrap(),
+            Parameter::integer("shared", [0, 1]).unwrap(),
+        ],
+        &[] as &[&str],
+    )
+    .unwrap();
+    let sizes = |c: &[u32]| {
+        let v = space.values(c);
+        let f = |i: usize| v[i].as_f64().unwrap();
+        (f(0), f(1), f(2))
+    };
+    let share_after = |cost: &dyn Fn(f64, f64, f64) -> f64, sub_spaces: SubSpaceShare| {
+        let mut bo = BayesianOptimization::new(BoOptions {
+            initial_samples: 8,
+            sub_spaces,
+            ..BoOptions::default()
+        })
+        .unwrap();
+        let run = run(
+            &mut bo,
+            &space,
+            |c| {
+                let (b, t, s) = sizes(c);
+                Some(cost(b, t, s))
+            },
+            40,
+            3,
+        );
+        let configs: Vec<_> = run.records.iter().map(|r| r.config.clone()).collect();
+        (bo.state.as_ref().unwrap().sub_space_share, configs)
+    };
+    let moves = |b: f64, t: f64, s: f64| {
+        let best_tile = if s > 0.0 { 1.0 } else { 4.0 };
+        1.0 + ((b - 128.0) / 64.0).powi(2) + 3.0 * (t - best_tile).powi(2)
+    };
+    let constant = |b: f64, t: f64, s: f64| 1.0 + ((b - 128.0) / 64.0).powi(2) + t + 0.01 * s;
+    let (share, estimated) = share_after(&moves, SubSpaceShare::Estimated);
+    assert!(
+        share < 0.9,
+        "share {share} where the switch moves the best tile"
+    );
+    let (_, stationary) = share_after(&moves, SubSpaceShare::Share(1.0));
+    assert_ne!(estimated, stationary);
+    let (share, estimated) = share_after(&constant, SubSpaceShare::Estimated);
+    assert_eq!(share, 1.0, "where the switch adds a constant");
+    assert_eq!(
+        estimated,
+        share_after(&constant, SubSpaceShare::Share(1.0)).1
+    );
 }
