@@ -155,8 +155,11 @@ impl Surrogate for ExactGp {
             options,
             seed,
         )?;
-        let kernel =
+        // The sub-spaces, if any, stay as they were: the fit's objective is the stationary
+        // kernel's, and the factor between sub-spaces is the caller's choice.
+        let mut kernel =
             Kernel::with_metric(self.kernel.kind, self.kernel.metric.clone(), fitted.hyper);
+        kernel.sub_spaces = self.kernel.sub_spaces.clone();
         if let Some((_, warm)) = &mut self.fitting {
             *warm = true;
         }
@@ -302,6 +305,28 @@ mod tests {
         gp.fit(4).unwrap();
         again.fit(4).unwrap();
         assert_eq!(gp.kernel(), again.kernel());
+    }
+
+    /// A fit replaces the hyperparameters and keeps the kernel's sub-spaces.
+    #[test]
+    fn fitting_keeps_the_sub_spaces() {
+        use crate::{Distance, FitOptions, SubSpaces};
+        let metric = Metric::PerCoordinate(Distance::Euclidean);
+        let mut gp = ExactGp::fitted(KernelKind::Matern52, metric, FitOptions::default());
+        let sub = SubSpaces {
+            coordinates: vec![1],
+            shared: 0.4,
+        };
+        gp.set_kernel(gp.kernel().clone().between_sub_spaces(sub.clone()));
+        for i in 0..12 {
+            let (a, s) = ((i as f64 * 0.618).fract(), f64::from(i % 2));
+            gp.observe(Point::new(&[a, s]), (5.0 * a).sin() + s)
+                .unwrap();
+        }
+        let before = gp.kernel().hyper.clone();
+        gp.fit(1).unwrap();
+        assert_ne!(gp.kernel().hyper, before);
+        assert_eq!(gp.kernel().sub_spaces, Some(sub));
     }
 
     #[test]

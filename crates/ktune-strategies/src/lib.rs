@@ -11,6 +11,10 @@
 //!   (surrogate choice, encodings, acquisition search, output transforms).
 //! - [`portfolio`]: `auto` and the bandit that shares a budget between strategies.
 //!
+//! What the families read of a space's structure alike, which parameters are sizes (block
+//! and tile sizes) and which are switches (shared memory on or off, a loop order), is in
+//! the private module `roles`.
+//!
 //! Every strategy is constraint-aware (it moves through valid configurations using the
 //! [`SearchSpace`](ktune_space::SearchSpace) API) unless its `constraint_aware` option is
 //! switched off for an ablation. All options, with their defaults, are listed by
@@ -36,6 +40,7 @@ mod pareto;
 pub mod population;
 pub mod portfolio;
 mod registry;
+mod roles;
 pub mod sampling;
 mod transfer;
 pub use transfer::PriorTrust;

@@ -61,8 +61,9 @@ use rand::RngExt;
 use crate::better;
 use crate::local_search::{
     Climb, Guide, HillClimber, KICK_SIZE_DOC, Order, Perturbation, START_SAMPLES,
-    START_SAMPLES_DOC, Start, Starts, switch_kick, switches,
+    START_SAMPLES_DOC, Start, Starts, switch_kick,
 };
+use crate::roles::switches;
 
 /// Multi-start local search: hill climbing with random restarts at local optima.
 #[derive(Clone, Debug)]

@@ -21,5 +21,5 @@ mod tests;
 
 pub(crate) use climber::{Climb, Guide, HillClimber, NeighbourCache, Order, Point};
 pub(crate) use mls::MultiStartLocalSearch;
-pub(crate) use perturbation::{KICK_SIZE_DOC, Perturbation, switch_kick, switches};
+pub(crate) use perturbation::{KICK_SIZE_DOC, Perturbation, switch_kick};
 pub(crate) use starts::{START_SAMPLES, START_SAMPLES_DOC, Start, Starts};

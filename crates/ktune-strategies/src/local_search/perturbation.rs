@@ -8,8 +8,6 @@ use rand::RngExt;
 use rand::seq::SliceRandom;
 use rustc_hash::FxHashMap;
 
-use crate::model_based::monotone::size_values;
-
 /// The documentation of the `kick_size` option (the same wherever the climb kicks).
 pub(crate) const KICK_SIZE_DOC: crate::OptionDoc = crate::OptionDoc::new("kick_size", "0.2", "The largest share of the parameters a kick changes: each changes 1 to max(1, kick_size x parameters) random parameters, repaired to valid.").real(0.0, 1.0);
 
@@ -70,18 +68,6 @@ const SWITCH_CANDIDATES: usize = 32;
 /// order, several flags) their combinations are mostly unvisited, and changing all of them
 /// would be a random restart, not a kick.
 const SWITCHES_PER_KICK: usize = 2;
-
-/// The space's switches: parameters of two values, or of values that are not numbers, as
-/// opposed to sizes ([`size_values`]: numbers of three or more values, block and tile
-/// sizes). `read_only`, `use_shmem`, a loop order or an algorithm's name.
-pub(crate) fn switches(space: &SearchSpace) -> Vec<usize> {
-    (0..space.dims())
-        .filter(|&d| {
-            let p = &space.params()[d];
-            p.len() > 1 && size_values(p).is_none()
-        })
-        .collect()
-}
 
 /// A kick that diversifies: `config` with one or two of its `switches` changed, repaired to
 /// the nearest valid configuration, into the combination of switch values the study has

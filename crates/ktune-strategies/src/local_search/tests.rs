@@ -4,6 +4,7 @@ use ktune_space::{Configuration, Neighbourhood, SearchSpace};
 use rand::SeedableRng;
 
 use super::*;
+use crate::roles::switches;
 use crate::testkit::*;
 
 /// With `follow_best`, a better configuration found by someone else (told, not proposed)

@@ -17,7 +17,7 @@
 
 use ktune_space::{Encoder, SearchSpace};
 
-use crate::model_based::monotone::size_values;
+use crate::roles::size_values;
 
 /// Per size among the encoded dimensions: its position in the encoded point, and for each
 /// of its values, the value's coordinate and logarithm.

@@ -18,17 +18,9 @@
 //! ordered by value. Two-valued numbers (on/off switches such as `use_shmem`), categories,
 //! ordinals and permutations must be equal: a switch can as well lower what a kernel asks for.
 
-use ktune_space::{Configuration, ParamKind, Parameter, SearchSpace};
+use ktune_space::{Configuration, SearchSpace};
 
-/// A parameter's values as numbers, when it is a size: an integer or real parameter of three
-/// values or more (two-valued switches, categories, ordinals and permutations are not).
-pub(crate) fn size_values(p: &Parameter) -> Option<Vec<f64>> {
-    let numeric = matches!(p.kind(), ParamKind::Integer | ParamKind::Real);
-    if !numeric || p.len() < 3 {
-        return None;
-    }
-    p.values().iter().map(|v| v.as_f64()).collect()
-}
+use crate::roles::size_values;
 
 /// The failed configurations seen so far, and the running ones that may contradict them.
 #[derive(Clone, Debug)]

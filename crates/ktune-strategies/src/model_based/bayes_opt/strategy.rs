@@ -392,7 +392,7 @@ impl BayesianOptimization {
         let alignment_weight = self.alignment_weights.iter().copied().fold(0.0, f64::max);
         // The switches' coordinates (positions in `dims`).
         let switches: Vec<usize> = {
-            let all = crate::local_search::switches(space);
+            let all = crate::roles::switches(space);
             (0..dims.len())
                 .filter(|&i| all.contains(&dims[i]))
                 .collect()
