@@ -28,7 +28,7 @@ pub struct RunScore {
     pub mae220: f64,
     /// The 1-based position of the first evaluation as good as the optimum, if any.
     pub found_optimum_at: Option<usize>,
-    /// The score over the first [`EARLY_HORIZONS`] evaluations only (at most `n_max`):
+    /// The score over the first `EARLY_HORIZONS` evaluations only (at most `n_max`):
     /// how a strategy does at small budgets.
     pub early: [f64; 3],
 }

@@ -1,6 +1,6 @@
 //! Standard output that reports a closed pipe instead of panicking (as `println!` does).
 //!
-//! Every command prints through [`out!`] and [`outln!`], which return an
+//! Every command prints through `out!` and `outln!`, which return an
 //! [`std::io::Result`]; `main` ends quietly when the first error in a chain is a broken pipe
 //! (`ktune results db | head -1`), with the exit status a shell reports for a tool ended by
 //! SIGPIPE. `ktune tune` stops tuning when its reader goes away, after recording the

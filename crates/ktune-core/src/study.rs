@@ -217,7 +217,7 @@ pub struct Joined {
 
 impl StudyFacts {
     /// Joins the study open in `storage`, which holds `evaluations` already, with these
-    /// facts (see the [module](self) for the rule): stores every fact the study does not
+    /// facts (see the module for the rule): stores every fact the study does not
     /// hold yet (atomically, so that of two processes joining at once one is first), refuses
     /// another objective or direction, and notes another budget or strategy.
     pub fn join(&self, storage: &mut dyn Storage, evaluations: usize) -> Result<Joined, CoreError> {

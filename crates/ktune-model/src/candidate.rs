@@ -652,7 +652,7 @@ impl CandidateGp {
     /// were observed (e.g. after the caller changed how it transforms its targets, or the
     /// mean it subtracts). The factor does not depend on the values, so only `z_y` and `a`
     /// are solved again (`O(n² + n·m)`), unless known measurement variances were converted
-    /// with a spread more than [`NOISE_RESCALE`] away from the new one, when everything is
+    /// with a spread more than `NOISE_RESCALE` away from the new one, when everything is
     /// (`O(n²·m)`).
     ///
     /// On error (a length mismatch or a non-finite value) the model is left unchanged.
@@ -842,7 +842,7 @@ impl CandidateGp {
     /// Sets each observation's known measurement variance (see
     /// [`Surrogate::set_noise`]). Only the observations from the first changed one on are
     /// refactorised (`O(n·m)` each: after one new observation, one), unless the spread of
-    /// the values has moved more than [`NOISE_RESCALE`] from the scale the variances were
+    /// the values has moved more than `NOISE_RESCALE` from the scale the variances were
     /// converted with, when all are.
     ///
     /// Errors (the model is left unchanged): a length mismatch, or a negative or non-finite

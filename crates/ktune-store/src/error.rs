@@ -21,7 +21,7 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
-    /// [`Store::open_existing`] found no file.
+    /// [`Store::open_existing`](crate::Store::open_existing) found no file.
     #[error("no results database at `{}`", path.display())]
     Missing {
         /// The database path.
@@ -56,7 +56,7 @@ pub enum StoreError {
     Mismatch {
         /// The database path.
         path: PathBuf,
-        /// What differs (see [`Fingerprint::differences`]).
+        /// What differs (see [`Fingerprint::differences`](crate::Fingerprint::differences)).
         differences: Vec<String>,
     },
     /// A configuration was recorded twice.

@@ -2,7 +2,7 @@
 //!
 //! Every evaluation is committed in its own transaction when it is [recorded](Store::record),
 //! so a run that is killed loses at most the evaluation in flight. Opening the same file again
-//! gives back every stored [`Record`] in evaluation order, so a resumed run re-measures
+//! gives back every stored [`Record`](ktune_core::Record) in evaluation order, so a resumed run re-measures
 //! nothing. The problem a file was made for is stored as a [`Fingerprint`]; opening it for a
 //! different problem is refused with a message saying what changed.
 //!

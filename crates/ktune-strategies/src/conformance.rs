@@ -17,7 +17,7 @@
 //! A strategy is given to the checks as a [`Subject`]: a label and a way to make it afresh,
 //! [`Subject::registered`] for a strategy text of the [registry](crate::REGISTRY), or
 //! [`Subject::new`] for any other, so that a strategy written outside this crate runs the
-//! suite too; the option checks take its [`Entry`](crate::Entry). Every function panics with
+//! suite too; the option checks take its [`Entry`]. Every function panics with
 //! the label and what failed. This crate's tests run them for every entry of the registry.
 
 use std::collections::BTreeSet;

@@ -9,13 +9,13 @@ use ktune_strategies::CheckedStrategy;
 /// Arguments of `ktune tune`.
 #[derive(clap::Args)]
 pub struct TuneArgs {
-    /// The problem: a `ktune.toml` with parameters, constraints and a [runner] section.
+    /// The problem: a `ktune.toml` with parameters, constraints and a `[runner]` section.
     pub(crate) spec: PathBuf,
     /// Refuse a group of linked parameters whose enumeration needs more constraint checks
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS", allow_negative_numbers = true, value_parser = crate::numbers::limit)]
     pub(crate) max_enumeration: f64,
-    /// Strategy, as `name` or `name:key=value:...` (default: the spec's [strategy], else auto).
+    /// Strategy, as `name` or `name:key=value:...` (default: the spec's `[strategy]`, else auto).
     #[arg(long)]
     pub(crate) strategy: Option<CheckedStrategy>,
     /// Stop after this many evaluations in total, resumed ones included.
@@ -72,7 +72,7 @@ pub struct TuneArgs {
     /// Earlier measurements to start from (repeat for several): a ktune study (its SQLite
     /// file, or a storage URL; `#study` picks one of several), a Kernel Tuner cache file or a
     /// T4 results file, of the same code on another device, problem size or version. Replaces
-    /// the spec's [transfer] priors; recorded with the study, so that resuming it uses them
+    /// the spec's `[transfer]` priors; recorded with the study, so that resuming it uses them
     /// again. `auto` starts from the configurations the priors rank best and trusts each prior
     /// as far as it ranks this study's own measurements.
     #[arg(long, value_name = "FILE|URL")]

@@ -146,7 +146,7 @@ impl SearchSpace {
 
     /// [`with_constraints`](Self::with_constraints), refusing a group of linked parameters
     /// whose enumeration would need more than `max_checks` constraint checks (estimated before
-    /// it starts; the default is [`DEFAULT_MAX_CHECKS`](build::DEFAULT_MAX_CHECKS)) with
+    /// it starts; the default is [`DEFAULT_MAX_CHECKS`]) with
     /// [`SpaceError::TooMuchWork`].
     pub fn with_constraints_limited(
         params: Vec<Parameter>,

@@ -161,7 +161,7 @@ impl SearchSpace {
     /// A uniformly random valid neighbour of the valid configuration `config`, drawn without
     /// listing the neighbourhood where that is cheap (`None`: it has none). Hamming: a
     /// (parameter, other value) pair drawn uniformly is kept when the result is valid, which
-    /// is uniform over the valid Hamming neighbours; after [`RANDOM_NEIGHBOUR_TRIES`] rejections
+    /// is uniform over the valid Hamming neighbours; after `RANDOM_NEIGHBOUR_TRIES` rejections
     /// (a sparse space) the neighbours are listed. Strictly adjacent: each index moved by -1,
     /// 0 or +1 (within its domain) uniformly, kept when the result is valid and not `config`,
     /// listed after as many rejections. Adjacent and index distance: listed.

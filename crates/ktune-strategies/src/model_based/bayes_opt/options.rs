@@ -258,15 +258,15 @@ pub struct BoOptions {
     /// The largest minimum-feasibility limit ε_f, drawn each round from `{0, t/10, ..., t}`.
     pub feasibility_threshold: f64,
     /// With `feasibility`: a failed configuration rules out those at least as large in every
-    /// numeric parameter and alike in the others ([`crate::model_based::monotone`]), until
+    /// numeric parameter and alike in the others (`crate::model_based::monotone`), until
     /// one such runs.
     pub monotone_failures: bool,
     /// With `feasibility`: the forest also sees each configuration's footprint, the log of
-    /// the product of its sizes ([`crate::model_based::footprint`]).
+    /// the product of its sizes (`crate::model_based::footprint`).
     pub footprint: bool,
     /// With `feasibility` and priors: the forest learns from the priors' failures too.
     pub prior_failures: bool,
-    /// With two or more priors: the surrogate's mean is their results ([`crate::model_based::prior_mean`]).
+    /// With two or more priors: the surrogate's mean is their results (`crate::model_based::prior_mean`).
     pub prior_mean: bool,
     /// For each integer parameter whose alignment varies out of step with its value, the model
     /// gets a coordinate for how many times 2 divides the value

@@ -745,9 +745,9 @@ impl Strategy for BayesianOptimization {
     }
 
     /// With `feasibility` and `prior_failures`, the forest learns from the priors' outcomes
-    /// too ([`prior_outcomes`]).
+    /// too (`prior_outcomes`).
     /// With `prior_mean` and two or more priors, the surrogate's mean is the priors' results
-    /// ([`crate::model_based::prior_mean`]). Not from a single prior: one other device can
+    /// (`crate::model_based::prior_mean`). Not from a single prior: one other device can
     /// mislead, and has no second to be judged by (measured: with one prior the mean put
     /// two more (target, source) pairs more than 2 SE below cold `auto`; BENCHMARKS.md,
     /// transfer).
