@@ -673,8 +673,6 @@ mod tests {
         );
     }
 
-    /// Many points at once are the same numbers as one at a time, for each kind, for the
-    /// Euclidean loop and for blocks of other distances, and for no coordinates at all.
     /// Between sub-spaces the kernel is `shared` times the stationary one, within one it is
     /// the stationary one; `eval_many` agrees with `eval`; a factor outside `(0, 1]` or a
     /// coordinate past the points' dimension is refused.
@@ -757,6 +755,8 @@ mod tests {
         );
     }
 
+    /// Many points at once are the same numbers as one at a time, for each kind, for the
+    /// Euclidean loop and for blocks of other distances, and for no coordinates at all.
     #[test]
     fn eval_many_matches_eval() {
         let blocks = Metric::Parameters(vec![

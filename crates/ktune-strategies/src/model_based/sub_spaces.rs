@@ -11,9 +11,10 @@
 //! posteriori fit almost none (docs/benchmarks/auto.md, "Sub-spaces in the kernel").
 //!
 //! On the brute-forced spaces the estimate tells the two kinds apart that the option
-//! `sub_spaces` could not: over 40 results of `auto`, its median is 0.4-0.8 on the NVIDIA
-//! convolution spaces (shared memory on and off rank the same sizes with a correlation of
-//! −0.13 to 0.57) and 0.97-0.99 on dedispersion (tile strides, 0.84 to 1.0).
+//! `sub_spaces` could not: after 120 results of `auto`, its median is 0.25-0.72 on the
+//! NVIDIA convolution spaces (shared memory on and off rank the same sizes with a
+//! correlation of −0.13 to 0.57) and 0.93-0.98 on most dedispersion spaces (tile strides,
+//! 0.84 to 1.0; `bench/sub_space_share.py` computes it from traced runs).
 
 use rustc_hash::FxHashMap;
 

@@ -142,7 +142,7 @@
 //! change the landscape; chosen per run by the validation's ranking or by the marginal
 //! likelihood it kept none of the gains or lost the same. The moment estimate from results
 //! that differ only in their switches ([`crate::model_based::sub_spaces`]) stays near 1 on
-//! dedispersion and falls to 0.4-0.7 on the NVIDIA convolution spaces: on the development
+//! dedispersion and falls to 0.25-0.72 on the NVIDIA convolution spaces: on the development
 //! spaces 0.695 → 0.742 (unseen seeds 0.663 → 0.719), on the 12 shared spaces even (-0.001 ±
 //! 0.003 and +0.001 ± 0.004 paired on seeds 0-49 and 50-99), on the compiler-tuning
 //! stand-ins 0.523 → 0.550 (docs/benchmarks/auto.md).

@@ -1254,14 +1254,9 @@ fn the_footprint_keeps_proposals_off_a_limit_on_the_product_of_the_sizes() {
     );
 }
 
-/// `sub_spaces` reaches the model: on a space with a switch its proposals differ from the
-/// stationary kernel's after the initial sample; on a space without switches they are the
-/// same.
-#[test]
-fn the_kernel_between_sub_spaces_reaches_the_model() {
-    use super::{BayesianOptimization, BoOptions, SubSpaceShare};
-    use crate::testkit::run;
-    let switched = SearchSpace::new(
+/// A block size, a tile size and a switch `shared`.
+fn block_tile_switch_space() -> SearchSpace {
+    SearchSpace::new(
         vec![
             Parameter::integer_range("block", 16, 256, 16).unwrap(),
             Parameter::integer("tile", [1, 2, 3, 4]).unwrap(),
@@ -1269,7 +1264,17 @@ fn the_kernel_between_sub_spaces_reaches_the_model() {
         ],
         &[] as &[&str],
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// `sub_spaces` reaches the model: on a space with a switch its proposals differ from the
+/// stationary kernel's after the initial sample; on a space without switches they are the
+/// same.
+#[test]
+fn the_kernel_between_sub_spaces_reaches_the_model() {
+    use super::{BayesianOptimization, BoOptions, SubSpaceShare};
+    use crate::testkit::run;
+    let switched = block_tile_switch_space();
     // Where `shared` is on, small tiles are fast; where it is off, large ones.
     let cost = |space: &SearchSpace, c: &[u32]| {
         let v = space.values(c);
@@ -1310,15 +1315,7 @@ fn the_kernel_between_sub_spaces_reaches_the_model() {
 fn the_share_between_sub_spaces_is_estimated_from_the_results() {
     use super::{BayesianOptimization, BoOptions, SubSpaceShare};
     use crate::testkit::run;
-    let space = SearchSpace::new(
-        vec![
-            Parameter::integer_range("block", 16, 256, 16).unwrap(),
-            Parameter::integer("tile", [1, 2, 3, 4]).unwrap(),
-            Parameter::integer("shared", [0, 1]).unwrap(),
-        ],
-        &[] as &[&str],
-    )
-    .unwrap();
+    let space = block_tile_switch_space();
     let sizes = |c: &[u32]| {
         let v = space.values(c);
         let f = |i: usize| v[i].as_f64().unwrap();
