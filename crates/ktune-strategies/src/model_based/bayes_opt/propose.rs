@@ -530,6 +530,22 @@ impl BayesianOptimization {
         }
     }
 
+    /// Combines the acquisition functions by `method` from the next round on, the record of
+    /// how each did started afresh: `auto` does so for the last part of its budget.
+    pub(crate) fn set_method(&mut self, method: Method) {
+        self.opts.method = method;
+        let portfolio = ktune_model::acquisition::Portfolio::new(
+            self.combination(),
+            self.functions(),
+            self.discount,
+            self.opts.skip_threshold,
+            self.opts.required_improvement,
+        );
+        if let Some(st) = &mut self.state {
+            st.portfolio = portfolio;
+        }
+    }
+
     /// Samples `k` more configurations at random before the model proposes (set before the
     /// first ask): `auto` does so for the proposals it takes from priors first, so that the
     /// model still sees a uniform sample of the space.

@@ -171,6 +171,43 @@ fn a_smooth_landscape_ends_the_initial_sample_early() {
 }
 
 /// An earlier study of the sparse space whose results rank it as `f` does.
+/// The acquisition functions behind the model's proposals of a 60-evaluation run on the
+/// bowl, before and after its 30th evaluation.
+fn functions_by_half(o: &AutoOptions) -> [std::collections::BTreeSet<String>; 2] {
+    let space = sparse_space();
+    let mut auto = Auto::new(o).unwrap();
+    let mut runner = bowl();
+    let run = Tuner::new(&space, &mut runner, Budget::evaluations(60))
+        .trace_origins()
+        .run(&mut auto, &mut Rng::seed_from_u64(5))
+        .unwrap();
+    let mut halves: [std::collections::BTreeSet<String>; 2] = Default::default();
+    for (i, origin) in run.origins.iter().enumerate() {
+        if let Some(o) = origin.as_deref()
+            && o.starts_with("model/")
+            && o != "model/initial"
+        {
+            halves[usize::from(i >= 30)].insert(o.to_string());
+        }
+    }
+    halves
+}
+
+/// Past `exploit_after` of the budget the model proposes by expected improvement alone;
+/// before, and with the default (`exploit_after = 1`) throughout, by its three functions.
+#[test]
+fn the_model_exploits_the_last_part_of_the_budget() {
+    let half = AutoOptions {
+        exploit_after: 0.5,
+        ..AutoOptions::default()
+    };
+    let [early, late] = functions_by_half(&half);
+    assert!(early.len() > 1, "{early:?}");
+    assert_eq!(late, ["model/ei".to_string()].into(), "{late:?}");
+    let [_, late] = functions_by_half(&AutoOptions::default());
+    assert!(late.len() > 1, "{late:?}");
+}
+
 fn prior_from(f: impl Fn(&[f64]) -> Option<f64>) -> ktune_core::MatchedPrior {
     use ktune_core::{Direction, Prior};
     let space = sparse_space();
