@@ -360,8 +360,8 @@ pub struct AutoOptions {
     pub probe: usize,
     /// The schedule on a smooth landscape.
     pub smooth_schedule: Schedule,
-    /// The share of the evaluation budget after which the model proposes by expected
-    /// improvement alone (1: never).
+    /// The share of the evaluation budget after which the model (`bayes_opt`) proposes by
+    /// expected improvement alone (1: never).
     pub exploit_after: f64,
     /// How the model weighs how many times 2 divides each integer parameter's value
     /// (`bayes_opt`'s `alignment`).
