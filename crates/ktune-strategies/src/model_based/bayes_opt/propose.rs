@@ -534,13 +534,7 @@ impl BayesianOptimization {
     /// how each did started afresh: `auto` does so for the last part of its budget.
     pub(crate) fn set_method(&mut self, method: Method) {
         self.opts.method = method;
-        let portfolio = ktune_model::acquisition::Portfolio::new(
-            self.combination(),
-            self.functions(),
-            self.discount,
-            self.opts.skip_threshold,
-            self.opts.required_improvement,
-        );
+        let portfolio = self.portfolio();
         if let Some(st) = &mut self.state {
             st.portfolio = portfolio;
         }

@@ -367,6 +367,17 @@ impl BayesianOptimization {
         }
     }
 
+    /// A fresh record of how the acquisition functions of `method` did.
+    pub(super) fn portfolio(&self) -> Portfolio {
+        Portfolio::new(
+            self.combination(),
+            self.functions(),
+            self.discount,
+            self.opts.skip_threshold,
+            self.opts.required_improvement,
+        )
+    }
+
     pub(super) fn functions(&self) -> Vec<Acquisition> {
         match self.opts.method {
             Method::AdvancedMulti | Method::Multi => self.opts.acquisition_order.clone(),
@@ -481,13 +492,7 @@ impl BayesianOptimization {
             since_improvement: 0,
             best: f64::INFINITY,
             pending: Vec::new(),
-            portfolio: Portfolio::new(
-                self.combination(),
-                self.functions(),
-                self.discount,
-                self.opts.skip_threshold,
-                self.opts.required_improvement,
-            ),
+            portfolio: self.portfolio(),
             initial: VecDeque::new(),
             initial_valid: 0,
             initial_done: false,
