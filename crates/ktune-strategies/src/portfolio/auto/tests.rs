@@ -171,12 +171,15 @@ fn a_smooth_landscape_ends_the_initial_sample_early() {
 }
 
 /// An earlier study of the sparse space whose results rank it as `f` does.
-/// The acquisition functions behind the model's proposals of a 60-evaluation run on the
-/// bowl, before and after its 30th evaluation.
-fn functions_by_half(o: &AutoOptions) -> [std::collections::BTreeSet<String>; 2] {
+/// The acquisition functions behind the model's proposals of a 60-evaluation run on
+/// `runner`'s landscape, before and after its evaluation `split`.
+fn functions_split(
+    o: &AutoOptions,
+    mut runner: ktune_core::testing::FnRunner,
+    split: usize,
+) -> [std::collections::BTreeSet<String>; 2] {
     let space = sparse_space();
     let mut auto = Auto::new(o).unwrap();
-    let mut runner = bowl();
     let run = Tuner::new(&space, &mut runner, Budget::evaluations(60))
         .trace_origins()
         .run(&mut auto, &mut Rng::seed_from_u64(5))
@@ -187,10 +190,23 @@ fn functions_by_half(o: &AutoOptions) -> [std::collections::BTreeSet<String>; 2]
             && o.starts_with("model/")
             && o != "model/initial"
         {
-            halves[usize::from(i >= 30)].insert(o.to_string());
+            halves[usize::from(i >= split)].insert(o.to_string());
         }
     }
     halves
+}
+
+/// [`functions_split`] at the middle of the run.
+fn functions_by_half(
+    o: &AutoOptions,
+    runner: ktune_core::testing::FnRunner,
+) -> [std::collections::BTreeSet<String>; 2] {
+    functions_split(o, runner, 30)
+}
+
+/// A landscape whose values lie within a few percent of each other: judged smooth.
+fn level() -> ktune_core::testing::FnRunner<'static> {
+    ktune_core::testing::FnRunner::values(|x| Some(100.0 + (x[0] + x[1]) / 10.0))
 }
 
 /// Past `exploit_after` of the budget the model proposes by expected improvement alone;
@@ -201,11 +217,49 @@ fn the_model_exploits_the_last_part_of_the_budget() {
         exploit_after: 0.5,
         ..AutoOptions::default()
     };
-    let [early, late] = functions_by_half(&half);
+    let [early, late] = functions_by_half(&half, bowl());
     assert!(early.len() > 1, "{early:?}");
     assert_eq!(late, ["model/ei".to_string()].into(), "{late:?}");
-    let [_, late] = functions_by_half(&AutoOptions::default());
+    let [_, late] = functions_by_half(&AutoOptions::default(), bowl());
     assert!(late.len() > 1, "{late:?}");
+}
+
+/// On a landscape judged smooth, `smooth_exploit_after = 0.5` exploits after half the
+/// budget, and the default (1) keeps the three functions; `exploit_after` does not act there.
+#[test]
+fn on_a_smooth_landscape_smooth_exploit_after_decides() {
+    let smooth_half = AutoOptions {
+        smooth_exploit_after: 0.5,
+        ..AutoOptions::default()
+    };
+    let [early, late] = functions_by_half(&smooth_half, level());
+    assert!(early.len() > 1, "{early:?}");
+    assert_eq!(late, ["model/ei".to_string()].into(), "{late:?}");
+    let [_, late] = functions_by_half(&AutoOptions::default(), level());
+    assert!(late.len() > 1, "{late:?}");
+    let rough_half = AutoOptions {
+        exploit_after: 0.5,
+        ..AutoOptions::default()
+    };
+    let [_, late] = functions_by_half(&rough_half, level());
+    assert!(late.len() > 1, "{late:?}");
+}
+
+/// `exploit_last` caps the exploiting end of the budget: with 20, a 60-evaluation run on a
+/// smooth landscape with `smooth_exploit_after = 0.5` explores to its 40th evaluation, past
+/// the middle.
+#[test]
+fn the_model_exploits_at_most_the_last_exploit_last_evaluations() {
+    let capped = AutoOptions {
+        smooth_exploit_after: 0.5,
+        exploit_last: 20,
+        ..AutoOptions::default()
+    };
+    let [before, after] = functions_split(&capped, level(), 40);
+    assert_eq!(after, ["model/ei".to_string()].into(), "{after:?}");
+    let [_, middle] = functions_split(&capped, level(), 30);
+    assert!(middle.len() > 1, "{middle:?}");
+    assert!(before.len() > 1, "{before:?}");
 }
 
 fn prior_from(f: impl Fn(&[f64]) -> Option<f64>) -> ktune_core::MatchedPrior {
