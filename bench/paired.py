@@ -37,6 +37,19 @@ def runs(path, strategy, stats):
     return d
 
 
+def stats_for(extra, horizon=None):
+    """The reference scorer's statistics of the shared spaces and the `extra` cache files,
+    each space's n_max capped at `horizon` when given."""
+    spaces = load_spaces(("shared",))
+    for path in extra:
+        spaces[stem_of(path)] = load_space(path, "extra")
+    stats = {s: score.SpaceStats(sp) for s, sp in spaces.items()}
+    if horizon is not None:
+        for st in stats.values():
+            st.n_max = min(st.n_max, horizon)
+    return stats
+
+
 def main():
     args = sys.argv[1:]
     horizon = None
@@ -55,13 +68,7 @@ def main():
     if len(args) != 4:
         sys.exit(__doc__)
     sys.argv[1:] = args
-    spaces = load_spaces(("shared",))
-    for path in extra:
-        spaces[stem_of(path)] = load_space(path, "extra")
-    stats = {s: score.SpaceStats(sp) for s, sp in spaces.items()}
-    if horizon is not None:
-        for st in stats.values():
-            st.n_max = min(st.n_max, horizon)
+    stats = stats_for(extra, horizon)
     a = runs(sys.argv[1], sys.argv[2], stats)
     b = runs(sys.argv[3], sys.argv[4], stats)
     keys = set(a) & set(b)

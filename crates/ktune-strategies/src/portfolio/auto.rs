@@ -563,8 +563,9 @@ pub struct Auto {
     smooth_schedule: Schedule,
     /// Whether the landscape was judged smooth (`None`: not yet, or never).
     smooth: Option<bool>,
-    /// The share of the budget after which the model exploits, the budget in evaluations
-    /// (`None`: the study has none), and whether it has begun.
+    /// The share of the budget after which the model exploits (on a landscape not judged
+    /// smooth, and on one judged smooth), the most evaluations it exploits for (0: no limit),
+    /// the budget in evaluations (`None`: the study has none), and whether it has begun.
     exploit_after: f64,
     smooth_exploit_after: f64,
     exploit_last: usize,
@@ -793,19 +794,21 @@ impl Auto {
         let Some(budget) = self.budget else {
             return;
         };
+        if self.exploiting {
+            return;
+        }
         let share = if self.smooth == Some(true) {
             self.smooth_exploit_after
         } else {
             self.exploit_after
         };
         // With a long budget, exploring still pays long after its middle.
-        let last = if self.exploit_last == 0 {
-            budget
-        } else {
-            self.exploit_last
+        let cap = match self.exploit_last {
+            0 => 0,
+            last => budget.saturating_sub(last),
         };
-        let from = (share * budget as f64).max(budget.saturating_sub(last) as f64);
-        if self.exploiting || share >= 1.0 || (history.len() as f64) < from {
+        let from = (share * budget as f64).max(cap as f64);
+        if share >= 1.0 || (history.len() as f64) < from {
             return;
         }
         self.exploiting = true;

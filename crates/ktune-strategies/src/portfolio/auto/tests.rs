@@ -170,7 +170,6 @@ fn a_smooth_landscape_ends_the_initial_sample_early() {
     assert_eq!(never.smooth, None);
 }
 
-/// An earlier study of the sparse space whose results rank it as `f` does.
 /// The acquisition functions behind the model's proposals of a 60-evaluation run on
 /// `runner`'s landscape, before and after its evaluation `split`.
 fn functions_split(
@@ -209,6 +208,20 @@ fn level() -> ktune_core::testing::FnRunner<'static> {
     ktune_core::testing::FnRunner::values(|x| Some(100.0 + (x[0] + x[1]) / 10.0))
 }
 
+/// Asserts that the model proposed by several acquisition functions in the first half of a
+/// run with `o` on `runner`'s landscape, and by expected improvement alone in the second.
+fn assert_exploits_second_half(o: &AutoOptions, runner: ktune_core::testing::FnRunner) {
+    let [early, late] = functions_by_half(o, runner);
+    assert!(early.len() > 1, "{early:?}");
+    assert_eq!(late, ["model/ei".to_string()].into(), "{late:?}");
+}
+
+/// Asserts that the model still proposed by several acquisition functions in the second half.
+fn assert_explores_second_half(o: &AutoOptions, runner: ktune_core::testing::FnRunner) {
+    let [_, late] = functions_by_half(o, runner);
+    assert!(late.len() > 1, "{late:?}");
+}
+
 /// Past `exploit_after` of the budget the model proposes by expected improvement alone;
 /// before, and with the default (`exploit_after = 1`) throughout, by its three functions.
 #[test]
@@ -217,11 +230,8 @@ fn the_model_exploits_the_last_part_of_the_budget() {
         exploit_after: 0.5,
         ..AutoOptions::default()
     };
-    let [early, late] = functions_by_half(&half, bowl());
-    assert!(early.len() > 1, "{early:?}");
-    assert_eq!(late, ["model/ei".to_string()].into(), "{late:?}");
-    let [_, late] = functions_by_half(&AutoOptions::default(), bowl());
-    assert!(late.len() > 1, "{late:?}");
+    assert_exploits_second_half(&half, bowl());
+    assert_explores_second_half(&AutoOptions::default(), bowl());
 }
 
 /// On a landscape judged smooth, `smooth_exploit_after = 0.5` exploits after half the
@@ -232,17 +242,13 @@ fn on_a_smooth_landscape_smooth_exploit_after_decides() {
         smooth_exploit_after: 0.5,
         ..AutoOptions::default()
     };
-    let [early, late] = functions_by_half(&smooth_half, level());
-    assert!(early.len() > 1, "{early:?}");
-    assert_eq!(late, ["model/ei".to_string()].into(), "{late:?}");
-    let [_, late] = functions_by_half(&AutoOptions::default(), level());
-    assert!(late.len() > 1, "{late:?}");
+    assert_exploits_second_half(&smooth_half, level());
+    assert_explores_second_half(&AutoOptions::default(), level());
     let rough_half = AutoOptions {
         exploit_after: 0.5,
         ..AutoOptions::default()
     };
-    let [_, late] = functions_by_half(&rough_half, level());
-    assert!(late.len() > 1, "{late:?}");
+    assert_explores_second_half(&rough_half, level());
 }
 
 /// `exploit_last` caps the exploiting end of the budget: with 20, a 60-evaluation run on a
@@ -262,6 +268,7 @@ fn the_model_exploits_at_most_the_last_exploit_last_evaluations() {
     assert!(before.len() > 1, "{before:?}");
 }
 
+/// An earlier study of the sparse space whose results rank it as `f` does.
 fn prior_from(f: impl Fn(&[f64]) -> Option<f64>) -> ktune_core::MatchedPrior {
     use ktune_core::{Direction, Prior};
     let space = sparse_space();
