@@ -9,6 +9,11 @@ BENCHMARKS.md (issue 18, "Why convolution_A4000 is still lost") cites its output
 
     python3 bench/best_at.py ../shared/data/spaces/convolution_A4000.json.gz 120 \\
         traces.jsonl:auto other.jsonl:simulated_annealing [--within 0.04]
+
+With `--tally RATIO` it prints one line per trace instead: how many runs' best after N
+evaluations is within 1.08 and 1.3 times the optimum, and how many are at RATIO times it or
+worse (a trap's ratio: 1.47 on convolution_A100). A FILE without `:STRATEGY` is split by
+the strategies it holds.
 """
 
 import argparse
@@ -37,17 +42,48 @@ def curves(path, strategy, space):
     return runs
 
 
+def strategies(path, space):
+    """The strategies a trace file holds on `space`, in the order they first appear."""
+    seen = {}
+    with open(path) as f:
+        for line in f:
+            t = json.loads(line)
+            if t["space"] == space:
+                seen.setdefault(t["strategy"], None)
+    return list(seen)
+
+
+def tally(args, space, optimum):
+    # Ratios are compared with a little slack: a trap's recorded value divided by the
+    # optimum is not exactly the rounded ratio the caller types.
+    print(f"| {space}, best after {args.at} | runs | within 1.08 x | within 1.3 x | at {args.tally} x or worse |")
+    print("|---|---:|---:|---:|---:|")
+    for spec in args.traces:
+        path, strategy = spec.split(":", 1) if ":" in spec else (spec, None)
+        for s in [strategy] if strategy else strategies(path, space):
+            runs = curves(path, s, space)
+            ends = [r[min(args.at, len(r)) - 1] / optimum for r in runs]
+            trapped = sum(e >= args.tally - 5e-4 for e in ends)
+            near = sum(e <= 1.08 for e in ends)
+            close = sum(e <= 1.3 for e in ends)
+            print(f"| `{s}` | {len(runs)} | {near} | {close} | {trapped} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cache")
     ap.add_argument("at", type=int, help="the evaluation count the runs' best are read at")
     ap.add_argument("traces", nargs="+", help="FILE or FILE:STRATEGY")
     ap.add_argument("--within", type=float, default=0.04, help="list configurations this close to the optimum")
+    ap.add_argument("--tally", type=float, metavar="RATIO", help="count runs near the optimum and at RATIO or worse")
     args = ap.parse_args()
     data, space = load(args.cache), name(args.cache)
     times = {key: rec["time"] for key, rec in ran(data).items()}
     by_value = {t: key for key, t in times.items()}
     optimum = min(times.values())
+    if args.tally is not None:
+        tally(args, space, optimum)
+        return
     traps = Counter()
     for spec in args.traces:
         path, strategy = spec.split(":", 1) if ":" in spec else (spec, None)
