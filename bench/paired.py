@@ -50,6 +50,16 @@ def stats_for(extra, horizon=None):
     return stats
 
 
+def take_spaces(args):
+    """Removes every `--space CACHE` pair from `args` and returns the cache paths."""
+    extra = []
+    while "--space" in args:
+        i = args.index("--space")
+        extra.append(args[i + 1])
+        del args[i : i + 2]
+    return extra
+
+
 def main():
     args = sys.argv[1:]
     horizon = None
@@ -60,11 +70,7 @@ def main():
     per_space = "--per-space" in args
     if per_space:
         args.remove("--per-space")
-    extra = []
-    while "--space" in args:
-        i = args.index("--space")
-        extra.append(args[i + 1])
-        del args[i : i + 2]
+    extra = take_spaces(args)
     if len(args) != 4:
         sys.exit(__doc__)
     sys.argv[1:] = args

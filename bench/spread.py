@@ -17,16 +17,12 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from paired import runs, stats_for  # noqa: E402
+from paired import runs, stats_for, take_spaces  # noqa: E402
 
 
 def main():
     args = sys.argv[1:]
-    extra = []
-    while "--space" in args:
-        i = args.index("--space")
-        extra.append(args[i + 1])
-        del args[i : i + 2]
+    extra = take_spaces(args)
     if len(args) != 2:
         sys.exit(__doc__)
     scores = runs(args[0], args[1], stats_for(extra))
