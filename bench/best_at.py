@@ -19,6 +19,7 @@ the strategies it holds.
 import argparse
 import json
 import math
+import signal
 from collections import Counter
 
 from kt_cache import load, name, ran
@@ -124,4 +125,6 @@ def main():
 
 
 if __name__ == "__main__":
+    # Piped into `head`: end quietly, as a shell tool does.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main()
