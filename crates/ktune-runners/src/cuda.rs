@@ -868,11 +868,7 @@ impl Runner for CudaRunner {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
-        let stopped = |message: String, outcomes: Vec<Outcome>| CoreError::RunnerStopped {
-            runner: "cuda".into(),
-            message,
-            outcomes,
-        };
+        let stopped = |message, outcomes| kernel::stopped("cuda", message, outcomes);
         if let Some(m) = self.broken.as_ref().or(self.outputs_differ.as_ref()) {
             return Err(stopped(m.clone(), Vec::new()));
         }
@@ -910,21 +906,14 @@ impl Runner for CudaRunner {
         );
         // The batch's outcomes are returned (and recorded) either way; the next batch is
         // refused (above).
-        if self.wrong_outputs.observe(&outcomes) {
-            let expected = match &self.problem.checking.reference {
-                Some(r) => format!(
-                    "the reference configuration's output ({})",
-                    space.describe(r)
-                ),
-                None => "the expected output".to_string(),
-            };
-            self.outputs_differ = Some(self.wrong_outputs.message(&expected));
+        if let Some(m) =
+            self.problem
+                .checking
+                .wrong_outputs_stop(&mut self.wrong_outputs, &outcomes, space)
+        {
+            self.outputs_differ = Some(m);
         }
-        match &self.broken {
-            Some(m) if outcomes.len() < configs.len() => Err(stopped(m.clone(), outcomes)),
-            _ if outcomes.len() < configs.len() => Err(CoreError::OutOfTime { outcomes }),
-            _ => Ok(outcomes),
-        }
+        kernel::batch_result("cuda", outcomes, configs.len(), self.broken.as_ref())
     }
 
     fn set_incumbent(&mut self, best: Option<f64>) {
@@ -1040,30 +1029,22 @@ impl Runner for CudaRunner {
         let mut outcomes = Vec::with_capacity(configs.len());
         for r in ready {
             outcomes.push(match r {
-                Ok((launch, kernel, runs, values)) if !values.is_empty() => {
+                Ok((launch, loaded, runs, values)) if !values.is_empty() => {
                     if self.broken.is_none() {
-                        self.gpu.unload(kernel);
+                        self.gpu.unload(loaded);
                     }
-                    let samples = Samples {
+                    kernel::remeasured(
+                        &self.problem.objectives,
+                        plan.statistic,
                         values,
-                        runs_per_sample: runs,
-                        aborted: false,
-                        statistic: plan.statistic,
-                    };
-                    let s = samples.summary();
-                    let timings = Timings {
+                        runs,
                         benchmark,
-                        ..Timings::default()
-                    };
-                    let gflops = launch.flops.map(|f| f / (s.value() * 1e-3) / 1e9);
-                    match self.problem.values(s.value(), s.stdev, gflops, None) {
-                        Ok(values) => Outcome::ok(values, timings).with_samples(samples),
-                        Err(m) => Outcome::failed(FailureKind::Runtime, m, timings),
-                    }
+                        launch.flops,
+                    )
                 }
-                Ok((_, kernel, _, _)) => {
+                Ok((_, loaded, _, _)) => {
                     if self.broken.is_none() {
-                        self.gpu.unload(kernel);
+                        self.gpu.unload(loaded);
                     }
                     Outcome::failed(
                         FailureKind::Runtime,

@@ -2,8 +2,9 @@
 //! [`crate::opencl`]): from a configuration to a launch ([`launch`]: block and grid
 //! dimensions, defines, the way Kernel Tuner derives them), the arguments on the host and
 //! the comparison of outputs ([`data`]), the builds on worker threads beside the measurements
-//! (`pipeline`), the `[runner]` keys both read ([`spec`]) and the
-//! guard against a wrong expected output ([`wrong_outputs`]). Nothing here needs a device.
+//! (`pipeline`), the `[runner]` keys both read ([`spec`]), the
+//! guard against a wrong expected output ([`wrong_outputs`]), and how a batch ends and a
+//! re-measured configuration becomes an outcome. Nothing here needs a device.
 
 pub mod data;
 pub mod launch;
@@ -11,11 +12,12 @@ pub(crate) mod pipeline;
 pub mod spec;
 pub mod wrong_outputs;
 
-use ktune_core::{Direction, Metric};
+use ktune_core::{CoreError, Direction, FailureKind, Metric, Outcome, Samples, Statistic, Timings};
 use ktune_space::{Configuration, SearchSpace, Value};
 
 use data::{HostArg, compare};
 use spec::{KernelObjective, VerifySpec};
+use wrong_outputs::WrongOutputs;
 
 /// How a run checks outputs: the tolerances `(atol, rtol)` and, unless every output has an
 /// expected file, the reference configuration whose outputs are the expected ones.
@@ -26,6 +28,28 @@ pub(crate) struct Checking {
 }
 
 impl Checking {
+    /// Counts a batch's outcomes in `wrong`; once the outputs are judged wrong (see
+    /// [`WrongOutputs`]), the message that stops the run, naming where the expected output
+    /// came from.
+    pub(crate) fn wrong_outputs_stop(
+        &self,
+        wrong: &mut WrongOutputs,
+        outcomes: &[Outcome],
+        space: &SearchSpace,
+    ) -> Option<String> {
+        if !wrong.observe(outcomes) {
+            return None;
+        }
+        let expected = match &self.reference {
+            Some(r) => format!(
+                "the reference configuration's output ({})",
+                space.describe(r)
+            ),
+            None => "the expected output".to_string(),
+        };
+        Some(wrong.message(&expected))
+    }
+
     /// Checks the arguments (no two of one name) and `[runner.verify]` against them; outputs
     /// are verified where `[runner.verify]` is given or some output has an expected file.
     pub(crate) fn new(
@@ -178,6 +202,59 @@ pub(crate) fn values(
     }
     values.push(stdev);
     Ok(values)
+}
+
+/// The outcome of a configuration measured again in `values` (milliseconds per launch), each
+/// sample `runs` launches long, taking `benchmark` seconds of the rounds.
+pub(crate) fn remeasured(
+    objectives: &[KernelObjective],
+    statistic: Statistic,
+    values: Vec<f64>,
+    runs: usize,
+    benchmark: f64,
+    flops: Option<f64>,
+) -> Outcome {
+    let samples = Samples {
+        values,
+        runs_per_sample: runs,
+        aborted: false,
+        statistic,
+    };
+    let s = samples.summary();
+    let timings = Timings {
+        benchmark,
+        ..Timings::default()
+    };
+    let gflops = flops.map(|f| f / (s.value() * 1e-3) / 1e9);
+    match self::values(objectives, s.value(), s.stdev, gflops, None) {
+        Ok(values) => Outcome::ok(values, timings).with_samples(samples),
+        Err(m) => Outcome::failed(FailureKind::Runtime, m, timings),
+    }
+}
+
+/// The error of a runner that stopped measuring (`message` says why), with the outcomes it
+/// measured before.
+pub(crate) fn stopped(runner: &str, message: String, outcomes: Vec<Outcome>) -> CoreError {
+    CoreError::RunnerStopped {
+        runner: runner.into(),
+        message,
+        outcomes,
+    }
+}
+
+/// What an evaluation of `asked` configurations returns: every outcome, or those measured
+/// before the runner stopped (`broken` says why) or the budget's time ran out.
+pub(crate) fn batch_result(
+    runner: &str,
+    outcomes: Vec<Outcome>,
+    asked: usize,
+    broken: Option<&String>,
+) -> Result<Vec<Outcome>, CoreError> {
+    match broken {
+        Some(m) if outcomes.len() < asked => Err(stopped(runner, m.clone(), outcomes)),
+        _ if outcomes.len() < asked => Err(CoreError::OutOfTime { outcomes }),
+        _ => Ok(outcomes),
+    }
 }
 
 /// The best so far as a kernel time for a launch of `flops` operations (the unit of the

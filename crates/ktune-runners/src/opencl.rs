@@ -597,11 +597,7 @@ impl Runner for OpenClRunner {
         space: &SearchSpace,
         configs: &[Configuration],
     ) -> Result<Vec<Outcome>, CoreError> {
-        let stopped = |message: String, outcomes: Vec<Outcome>| CoreError::RunnerStopped {
-            runner: "opencl".into(),
-            message,
-            outcomes,
-        };
+        let stopped = |message, outcomes| kernel::stopped("opencl", message, outcomes);
         if let Some(m) = self.broken.as_ref().or(self.outputs_differ.as_ref()) {
             return Err(stopped(m.clone(), Vec::new()));
         }
@@ -646,21 +642,14 @@ impl Runner for OpenClRunner {
                 (outcome, self.broken.is_some())
             },
         );
-        if self.wrong_outputs.observe(&outcomes) {
-            let expected = match &self.problem.checking.reference {
-                Some(r) => format!(
-                    "the reference configuration's output ({})",
-                    space.describe(r)
-                ),
-                None => "the expected output".to_string(),
-            };
-            self.outputs_differ = Some(self.wrong_outputs.message(&expected));
+        if let Some(m) =
+            self.problem
+                .checking
+                .wrong_outputs_stop(&mut self.wrong_outputs, &outcomes, space)
+        {
+            self.outputs_differ = Some(m);
         }
-        match &self.broken {
-            Some(m) if outcomes.len() < configs.len() => Err(stopped(m.clone(), outcomes)),
-            _ if outcomes.len() < configs.len() => Err(CoreError::OutOfTime { outcomes }),
-            _ => Ok(outcomes),
-        }
+        kernel::batch_result("opencl", outcomes, configs.len(), self.broken.as_ref())
     }
 
     fn set_incumbent(&mut self, best: Option<f64>) {
@@ -757,25 +746,14 @@ impl Runner for OpenClRunner {
         let mut outcomes: Vec<Outcome> = ready
             .into_iter()
             .map(|r| match r {
-                Ok((launch, _, runs, values)) if !values.is_empty() => {
-                    let samples = ktune_core::Samples {
-                        values,
-                        runs_per_sample: runs,
-                        aborted: false,
-                        statistic: plan.statistic,
-                    };
-                    let s = samples.summary();
-                    let timings = Timings {
-                        benchmark,
-                        ..Timings::default()
-                    };
-                    let gflops = launch.flops.map(|f| f / (s.value() * 1e-3) / 1e9);
-                    match kernel::values(&self.problem.objectives, s.value(), s.stdev, gflops, None)
-                    {
-                        Ok(values) => Outcome::ok(values, timings).with_samples(samples),
-                        Err(m) => Outcome::failed(FailureKind::Runtime, m, timings),
-                    }
-                }
+                Ok((launch, _, runs, values)) if !values.is_empty() => kernel::remeasured(
+                    &self.problem.objectives,
+                    plan.statistic,
+                    values,
+                    runs,
+                    benchmark,
+                    launch.flops,
+                ),
                 Ok(_) => Outcome::failed(
                     FailureKind::Runtime,
                     "not measured again: the device stopped",

@@ -1,7 +1,8 @@
 //! `ktune` with the OpenCL runner on a real OpenCL device (PoCL on the CPU, which
 //! `scripts/test.sh` installs): the examples' spaces, `ktune devices`, a real tuning run of
-//! an example with its results and device recorded, and clear errors for a device that is
-//! not there and for bad OpenCL specs. Where no OpenCL is installed, the tests that need it
+//! an example with its results and device recorded, a run stopped by outputs that all differ
+//! from the reference's, and clear errors for a device that is not there and for bad OpenCL
+//! specs. Where no OpenCL is installed, the tests that need it
 //! say SKIPPED.
 
 use std::path::Path;
@@ -418,4 +419,89 @@ fn kernel_instances_with_bad_variables_name_the_problem() {
     assert!(err.contains("instance `one`"), "{err}");
     assert!(err.contains("size = \"M * 2\""), "{err}");
     assert!(err.contains("[[instance]] variables"), "{err}");
+}
+
+/// Outputs that all differ from the reference's stop the run after eight configurations, with
+/// a message naming the reference and their results kept (as on CUDA).
+#[test]
+fn outputs_that_all_differ_from_the_reference_stop_the_run_with_their_results_kept() {
+    if !opencl_or_skip(
+        "outputs_that_all_differ_from_the_reference_stop_the_run_with_their_results_kept",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cl"),
+        "__kernel void k(__global float *x, const int n) {\n\
+           int i = get_global_id(0);\n\
+           if (i < n) x[i] = (float)mode;\n\
+         }\n",
+    )
+    .unwrap();
+    // The reference configuration (mode 0) comes last: the first configurations to run all
+    // write something else, as with a reference that is itself wrong.
+    let spec = dir.path().join("ktune.toml");
+    std::fs::write(
+        &spec,
+        r#"
+[[parameter]]
+name = "block_size_x"
+values = [64]
+
+[[parameter]]
+name = "mode"
+values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0]
+
+[runner]
+kind = "opencl"
+source = "k.cl"
+kernel = "k"
+problem_size = [4096]
+
+[[runner.argument]]
+name = "x"
+type = "float32"
+size = 4096
+output = true
+
+[[runner.argument]]
+name = "n"
+type = "int32"
+value = 4096
+
+[runner.verify]
+atol = 0.0
+reference = { mode = 0 }
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("r.db");
+    let err = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "--strategy",
+            "brute_force",
+            "--max-evals",
+            "13",
+            "--no-default",
+            "--quiet",
+        ])
+        .fails();
+    assert!(
+        err.contains(
+            "the first 8 configurations that ran all gave outputs different from the reference \
+             configuration's output (block_size_x=64, mode=0) (the first: "
+        ),
+        "{err}"
+    );
+    let rows = results_json(dir.path(), &[db.as_os_str()]);
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r["status"] == "wrong_output"),
+        "{rows:?}"
+    );
 }
