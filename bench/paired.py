@@ -29,11 +29,30 @@ from spaces import load_space, load_spaces, stem_of  # noqa: E402
 
 
 def runs(path, strategy, stats):
+    """The score of every run of `strategy` in the trace file `path`, by (space, seed). Says on
+    standard error which of its spaces have no cache to score them with (they are left out),
+    and which labels the file has when none is `strategy`."""
     d = {}
-    for line in open(path):
-        t = json.loads(line)
-        if t["strategy"] == strategy and t["space"] in stats:
+    labels = set()
+    unscored = set()
+    with open(path) as f:
+        for line in f:
+            t = json.loads(line)
+            labels.add(t["strategy"])
+            if t["strategy"] != strategy:
+                continue
+            if t["space"] not in stats:
+                unscored.add(t["space"])
+                continue
             d[(t["space"], t["seed"])] = score.score_run(t["values"], stats[t["space"]])[0]
+    if strategy not in labels:
+        print(f"{path}: no runs of {strategy!r}; its strategies: {', '.join(sorted(labels))}", file=sys.stderr)
+    if unscored:
+        print(
+            f"{path}: left out {strategy!r} on {', '.join(sorted(unscored))}: not a shared space "
+            "(give its cache with --space CACHE)",
+            file=sys.stderr,
+        )
     return d
 
 
