@@ -14,6 +14,9 @@
 //!   (a strategy text, and whether it is accepted or the words its refusal names);
 //! - [`check_variances_change_the_search`]: a model that hears measurement variances.
 //!
+//! Beside the suite, this crate's own tests keep every registered strategy's fixed-seed trace
+//! (`src/testdata/fixed_seed_traces.txt`): a change of behaviour shows as a changed line.
+//!
 //! A strategy is given to the checks as a [`Subject`]: a label and a way to make it afresh,
 //! [`Subject::registered`] for a strategy text of the [registry](crate::REGISTRY), or
 //! [`Subject::new`] for any other, so that a strategy written outside this crate runs the
@@ -875,6 +878,71 @@ mod tests {
                 refused("my_random:popsize=3", &["popsize"]),
                 refused("random", &["unknown strategy `random`", "my_random"]),
             ],
+        );
+    }
+
+    /// Each strategy's proposals on the sparse space with seed 7 and a budget of 60, as ranks
+    /// in the space, one line per strategy (and variant). The model-based ones (`bayes_opt`,
+    /// `baco`, `auto`) assume the CPU kind CI runs on, as `bayes_opt`'s golden traces do:
+    /// `faer` picks its SIMD kernels at run time, and another kind could change the last bits
+    /// of a fit and so a near tie.
+    fn fixed_seed_traces() -> String {
+        let space = sparse_space();
+        let mut specs: Vec<String> = REGISTRY.iter().map(|e| e.name.to_string()).collect();
+        specs.extend(
+            [
+                "mls:kicks=10:switch_kicks=0.5:climb_patience=3",
+                "ils:neighbour=adjacent:perturbation=2:no_improvement=3",
+                "sa:neighbour=strictly-adjacent:maxiter=3:max_stuck=5",
+                "pso:repair=false",
+                "firefly_algorithm:repair=false",
+                "genetic_algorithm:constraint_aware=false",
+            ]
+            .map(str::to_string),
+        );
+        let mut out = String::from(
+            "# The configurations (ranks in ktune_core::testing::sparse_space) each strategy\n\
+             # proposes with seed 7 and a budget of 60 on the bowl, in order.\n\
+             # Regenerate: KTUNE_BLESS=1 cargo test -p ktune-strategies fixed_seed_traces\n",
+        );
+        for spec in &specs {
+            let run = tune(&Subject::registered(spec), &space, 7, 60);
+            let ranks: Vec<String> = run
+                .records
+                .iter()
+                .map(|r| {
+                    space
+                        .rank(&r.config)
+                        .map_or_else(|| format!("{:?}", r.config), |k| k.to_string())
+                })
+                .collect();
+            out.push_str(&format!("{spec}: {}\n", ranks.join(" ")));
+        }
+        out
+    }
+
+    /// A golden test: a change to any strategy's behaviour (a refactor that was meant to keep
+    /// it, a new default) shows here as a changed line; an intended one is blessed.
+    #[test]
+    fn every_strategy_keeps_its_fixed_seed_traces() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/testdata/fixed_seed_traces.txt");
+        let generated = fixed_seed_traces();
+        if std::env::var_os("KTUNE_BLESS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        let changed: Vec<&str> = generated
+            .lines()
+            .filter(|l| !on_disk.lines().any(|d| d == *l))
+            .map(|l| l.split(": ").next().unwrap_or(l))
+            .collect();
+        assert!(
+            changed.is_empty() && on_disk == generated,
+            "the fixed-seed traces of {changed:?} changed (src/testdata/fixed_seed_traces.txt); \
+             if the change is intended, run `KTUNE_BLESS=1 cargo test -p ktune-strategies \
+             fixed_seed_traces` and commit it"
         );
     }
 
