@@ -22,12 +22,13 @@
 //! 1.5.0, `kernel_tuner/strategies/genetic_algorithm.py`.
 
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, DistinctSampler, Neighbourhood, SearchSpace};
 use rand::RngExt;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
+
+use super::generation::{Generation, Handed, Member};
 
 const NAME: &str = "genetic_algorithm";
 
@@ -101,31 +102,9 @@ impl Default for GeneticAlgorithmOptions {
     }
 }
 
-/// Where an individual of the current generation stands.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum State {
-    /// Not yet handed out.
-    Pending,
-    /// Handed out, not yet told.
-    Asked,
-    /// Its objective is known (`None`: it failed).
-    Known(Option<f64>),
-}
-
-#[derive(Clone, Debug)]
-struct Member {
-    config: Configuration,
-    state: State,
-}
-
-impl Member {
-    /// The objective for ranking; failed and unknown individuals rank last.
-    fn value(&self) -> Option<f64> {
-        match self.state {
-            State::Known(v) => v,
-            _ => None,
-        }
-    }
+/// Minimisation form of an observation's objective (`None`: failed).
+fn value_of(o: &Observation) -> Option<f64> {
+    o.value.filter(|v| !v.is_nan())
 }
 
 /// Minimisation order with failures (`None`) after every number; never compares a failure
@@ -144,13 +123,7 @@ fn by_value(a: Option<f64>, b: Option<f64>) -> Ordering {
 pub struct GeneticAlgorithm {
     options: GeneticAlgorithmOptions,
     /// The current generation, in breeding order.
-    members: Vec<Member>,
-    /// Position of each member of the current generation (look-up only).
-    index: FxHashMap<Configuration, usize>,
-    /// Members not yet handed out, in order.
-    pending: VecDeque<usize>,
-    /// Members handed out and not yet told.
-    outstanding: usize,
+    members: Generation<f64>,
     /// The current generation's number since the last (re)start; 0 is the random population.
     generation: usize,
     /// Consecutive generations without an unevaluated individual.
@@ -166,10 +139,7 @@ impl GeneticAlgorithm {
     fn checked(options: GeneticAlgorithmOptions) -> GeneticAlgorithm {
         GeneticAlgorithm {
             options,
-            members: Vec::new(),
-            index: FxHashMap::default(),
-            pending: VecDeque::new(),
-            outstanding: 0,
+            members: Generation::default(),
             generation: 0,
             stale: 0,
             sampler: None,
@@ -248,8 +218,8 @@ impl GeneticAlgorithm {
             self.generation = 0;
         } else {
             self.generation += 1;
-            let mut ranked: Vec<&Member> = self.members.iter().collect();
-            ranked.sort_by(|a, b| by_value(a.value(), b.value()));
+            let mut ranked: Vec<&Member<f64>> = self.members.members().iter().collect();
+            ranked.sort_by(|a, b| by_value(a.known().copied(), b.known().copied()));
             let parents: Vec<Configuration> =
                 ranked.into_iter().map(|m| m.config.clone()).collect();
             let (alpha, beta) = (self.options.selection_alpha, self.options.selection_beta);
@@ -308,20 +278,7 @@ impl GeneticAlgorithm {
             }
         }
 
-        self.index = next
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.clone(), i))
-            .collect();
-        self.members = next
-            .into_iter()
-            .map(|config| Member {
-                config,
-                state: State::Pending,
-            })
-            .collect();
-        self.pending = (0..self.members.len()).collect();
-        self.outstanding = 0;
+        self.members = Generation::new(next);
         !self.members.is_empty()
     }
 }
@@ -504,36 +461,7 @@ impl Strategy for GeneticAlgorithm {
     ) -> Vec<Configuration> {
         let mut out = Vec::with_capacity(n);
         let mut generations = 0;
-        while out.len() < n {
-            if let Some(i) = self.pending.pop_front() {
-                let m = &mut self.members[i];
-                if m.state != State::Pending {
-                    continue;
-                }
-                // Evaluated before (memoised): its objective is known without a proposal.
-                if let Some(o) = history.get(&m.config) {
-                    m.state = State::Known(o.value.filter(|v| !v.is_nan()));
-                    continue;
-                }
-                m.state = State::Asked;
-                self.outstanding += 1;
-                out.push(m.config.clone());
-                continue;
-            }
-            if self.outstanding > 0 {
-                if !out.is_empty() {
-                    // The generation is complete once these are told.
-                    break;
-                }
-                // Handed out but never told (a driver that dropped them): they count as
-                // failed, so the search goes on.
-                for m in &mut self.members {
-                    if m.state == State::Asked {
-                        m.state = State::Known(None);
-                    }
-                }
-                self.outstanding = 0;
-            }
+        while self.members.hand_out(history, n, &mut out, value_of) == Handed::Done {
             if generations == MAX_GENERATIONS_PER_ASK {
                 break;
             }
@@ -546,17 +474,7 @@ impl Strategy for GeneticAlgorithm {
     }
 
     fn tell(&mut self, _: &SearchSpace, observations: &[Observation]) {
-        for o in observations {
-            if let Some(&i) = self.index.get(&o.config) {
-                let m = &mut self.members[i];
-                match m.state {
-                    State::Known(_) => continue,
-                    State::Asked => self.outstanding -= 1,
-                    State::Pending => {}
-                }
-                m.state = State::Known(o.value.filter(|v| !v.is_nan()));
-            }
-        }
+        self.members.tell(observations, value_of);
     }
 
     fn name(&self) -> &str {

@@ -24,13 +24,13 @@
 //! multi-objective tuning goes through pymoo's NSGA-II.
 
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 
 use ktune_core::{History, Observation, Rng, Strategy};
 use ktune_space::{Configuration, SearchSpace};
 use rand::RngExt;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
+use super::generation::{Generation, Handed, State};
 use super::genetic_algorithm::{Crossover, crossover, mutate};
 use crate::pareto::{Objectives, crowding_distances, non_dominated_fronts, objectives_of};
 use crate::sampling::FreshSampler;
@@ -66,19 +66,6 @@ impl Default for Nsga2Options {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum State {
-    Pending,
-    Asked,
-    Known(Objectives),
-}
-
-#[derive(Clone, Debug)]
-struct Child {
-    config: Configuration,
-    state: State,
-}
-
 /// NSGA-II. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct Nsga2 {
@@ -87,10 +74,7 @@ pub struct Nsga2 {
     parents: Vec<(Configuration, Objectives)>,
     ranks: Vec<(usize, f64)>,
     /// The generation being evaluated.
-    children: Vec<Child>,
-    index: FxHashMap<Configuration, usize>,
-    pending: VecDeque<usize>,
-    outstanding: usize,
+    children: Generation<Vec<f64>>,
     /// Random configurations never evaluated: the first generation, and the rest of one
     /// that breeding could not fill.
     fresh: FreshSampler,
@@ -104,10 +88,7 @@ impl Nsga2 {
             options,
             parents: Vec::new(),
             ranks: Vec::new(),
-            children: Vec::new(),
-            index: FxHashMap::default(),
-            pending: VecDeque::new(),
-            outstanding: 0,
+            children: Generation::default(),
             fresh: FreshSampler::default(),
         }
     }
@@ -116,7 +97,7 @@ impl Nsga2 {
     fn select(&mut self) {
         let mut pool: Vec<(Configuration, Objectives)> = std::mem::take(&mut self.parents);
         let mut seen: FxHashSet<Configuration> = pool.iter().map(|(c, _)| c.clone()).collect();
-        for child in self.children.drain(..) {
+        for child in self.children.take_members() {
             if seen.insert(child.config.clone()) {
                 let objectives = match child.state {
                     State::Known(o) => o,
@@ -220,20 +201,7 @@ impl Nsga2 {
                 None => break,
             }
         }
-        self.index = next
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.clone(), i))
-            .collect();
-        self.children = next
-            .into_iter()
-            .map(|config| Child {
-                config,
-                state: State::Pending,
-            })
-            .collect();
-        self.pending = (0..self.children.len()).collect();
-        self.outstanding = 0;
+        self.children = Generation::new(next);
         !self.children.is_empty()
     }
 }
@@ -248,33 +216,7 @@ impl Strategy for Nsga2 {
     ) -> Vec<Configuration> {
         let mut out = Vec::with_capacity(n);
         let mut generations = 0;
-        while out.len() < n {
-            if let Some(i) = self.pending.pop_front() {
-                let child = &mut self.children[i];
-                if child.state != State::Pending {
-                    continue;
-                }
-                if let Some(o) = history.get(&child.config) {
-                    child.state = State::Known(objectives_of(o));
-                    continue;
-                }
-                child.state = State::Asked;
-                self.outstanding += 1;
-                out.push(child.config.clone());
-                continue;
-            }
-            if self.outstanding > 0 {
-                if !out.is_empty() {
-                    break;
-                }
-                // Handed out but never told: they count as failed, so the search goes on.
-                for c in &mut self.children {
-                    if c.state == State::Asked {
-                        c.state = State::Known(None);
-                    }
-                }
-                self.outstanding = 0;
-            }
+        while self.children.hand_out(history, n, &mut out, objectives_of) == Handed::Done {
             if generations == MAX_GENERATIONS_PER_ASK {
                 // The population has converged on what it measured: rather than end the
                 // run short of its budget, this ask explores fresh configurations (they
@@ -301,17 +243,7 @@ impl Strategy for Nsga2 {
 
     fn tell(&mut self, space: &SearchSpace, observations: &[Observation]) {
         self.fresh.exclude(space, observations);
-        for o in observations {
-            if let Some(&i) = self.index.get(&o.config) {
-                let child = &mut self.children[i];
-                match child.state {
-                    State::Known(_) => continue,
-                    State::Asked => self.outstanding -= 1,
-                    State::Pending => {}
-                }
-                child.state = State::Known(objectives_of(o));
-            }
-        }
+        self.children.tell(observations, objectives_of);
     }
 
     fn name(&self) -> &str {
@@ -366,17 +298,24 @@ mod tests {
             popsize: 3,
             ..Nsga2Options::default()
         });
-        let child = |c: u32, o: Objectives| Child {
+        nsga.children = Generation::new((0..5).map(|c| vec![c]).collect());
+        let told = |c: u32, o: Objectives| Observation {
             config: vec![c],
-            state: State::Known(o),
+            value: o.as_ref().map(|v| v[0]),
+            failure: None,
+            variance: None,
+            objectives: o.unwrap_or_default(),
         };
-        nsga.children = vec![
-            child(0, some(&[1.0, 5.0])),
-            child(1, None),
-            child(2, some(&[3.0, 3.0])),
-            child(3, some(&[5.0, 1.0])),
-            child(4, some(&[4.0, 4.0])),
-        ];
+        nsga.children.tell(
+            &[
+                told(0, some(&[1.0, 5.0])),
+                told(1, None),
+                told(2, some(&[3.0, 3.0])),
+                told(3, some(&[5.0, 1.0])),
+                told(4, some(&[4.0, 4.0])),
+            ],
+            objectives_of,
+        );
         nsga.select();
         let mut kept: Vec<u32> = nsga.parents.iter().map(|(c, _)| c[0]).collect();
         kept.sort_unstable();
