@@ -528,3 +528,64 @@ fn a_traced_run_names_the_member_and_function_of_every_proposal() {
         "{origins:?}"
     );
 }
+
+/// `auto`'s runs with fixed seeds on recorded spaces whose switches shape the search (switch
+/// kicks, the estimated sub-space share; the sparse space of the suite's fixed-seed traces has
+/// none), as ranks: the record that a refactor of the default strategy changes nothing.
+/// Regenerate only for an intended change of behaviour, with `KTUNE_BLESS=1 cargo test -p
+/// ktune-strategies --release golden_traces_on_recorded_spaces`. Like `bayes_opt`'s golden
+/// traces it assumes the CPU kind CI runs on (the model's linear algebra picks its SIMD kernels
+/// at run time).
+#[test]
+fn golden_traces_on_recorded_spaces_are_unchanged() {
+    let mut text = String::from(
+        "# auto's configurations (ranks in each space) with a fixed seed, in order.\n\
+         # Regenerate: KTUNE_BLESS=1 cargo test -p ktune-strategies --release golden_traces_on_recorded_spaces\n",
+    );
+    for (stem, seed, budget) in [
+        ("convolution_A100", 1, 120),
+        ("dedispersion_A6000", 2, 120),
+        ("convolution_W7800", 3, 60),
+    ] {
+        let sim = ktune_runners::Simulation::open(&crate::testkit::shared_space(stem), None, None)
+            .unwrap_or_else(|e| {
+                panic!("{stem}: {e} (the shared data set sits beside the checkout)")
+            });
+        let (_, mut s) = crate::create_spec("auto").unwrap();
+        let run = Tuner::new(sim.space(), &mut sim.runner(), Budget::evaluations(budget))
+            .run(s.as_mut(), &mut Rng::seed_from_u64(seed))
+            .unwrap();
+        let ranks: Vec<String> = run
+            .records
+            .iter()
+            .map(|r| sim.space().rank(&r.config).unwrap().to_string())
+            .collect();
+        text.push_str(&format!(
+            "{stem} seed={seed} budget={budget}: {}\n",
+            ranks.join(" ")
+        ));
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src/portfolio/auto/golden_traces.txt");
+    if std::env::var_os("KTUNE_BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+    for (want, got) in on_disk.lines().zip(text.lines()) {
+        let first = want
+            .split(' ')
+            .zip(got.split(' '))
+            .position(|(a, b)| a != b);
+        assert!(
+            first.is_none() && want.len() == got.len(),
+            "auto's trace changed ({}, from word {first:?}); if intended, run `KTUNE_BLESS=1 \
+             cargo test -p ktune-strategies --release golden_traces_on_recorded_spaces` and commit it",
+            got.split(':').next().unwrap_or(got)
+        );
+    }
+    assert_eq!(
+        on_disk.lines().count(),
+        text.lines().count(),
+        "cases added or removed: regenerate"
+    );
+}
