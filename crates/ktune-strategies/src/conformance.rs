@@ -903,7 +903,7 @@ mod tests {
         let mut out = String::from(
             "# The configurations (ranks in ktune_core::testing::sparse_space) each strategy\n\
              # proposes with seed 7 and a budget of 60 on the bowl, in order.\n\
-             # Regenerate: KTUNE_BLESS=1 cargo test -p ktune-strategies fixed_seed_traces\n",
+             # Regenerate: KTUNE_UPDATE_GOLDEN=1 cargo test -p ktune-strategies fixed_seed_traces\n",
         );
         for spec in &specs {
             let run = tune(&Subject::registered(spec), &space, 7, 60);
@@ -922,27 +922,38 @@ mod tests {
     }
 
     /// A golden test: a change to any strategy's behaviour (a refactor that was meant to keep
-    /// it, a new default) shows here as a changed line; an intended one is blessed.
+    /// it, a new default) shows here as a changed line; an intended one is regenerated with
+    /// `KTUNE_UPDATE_GOLDEN=1` (not `KTUNE_BLESS`, which regenerates the docs and should not
+    /// hide a change of behaviour on the way).
     #[test]
     fn every_strategy_keeps_its_fixed_seed_traces() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("src/testdata/fixed_seed_traces.txt");
         let generated = fixed_seed_traces();
-        if std::env::var_os("KTUNE_BLESS").is_some() {
+        if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &generated).unwrap();
         }
-        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-        let changed: Vec<&str> = generated
-            .lines()
-            .filter(|l| !on_disk.lines().any(|d| d == *l))
-            .map(|l| l.split(": ").next().unwrap_or(l))
+        let on_disk = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}; regenerate it", path.display()));
+        let name = |l: &str| l.split(": ").next().unwrap_or(l).to_string();
+        let old: Vec<&str> = on_disk.lines().collect();
+        let new: Vec<&str> = generated.lines().collect();
+        let changed: Vec<String> = new
+            .iter()
+            .filter(|l| !old.contains(l))
+            .map(|l| name(l))
+            .collect();
+        let gone: Vec<String> = old
+            .iter()
+            .filter(|l| !new.contains(l))
+            .map(|l| name(l))
             .collect();
         assert!(
-            changed.is_empty() && on_disk == generated,
-            "the fixed-seed traces of {changed:?} changed (src/testdata/fixed_seed_traces.txt); \
-             if the change is intended, run `KTUNE_BLESS=1 cargo test -p ktune-strategies \
-             fixed_seed_traces` and commit it"
+            old == new,
+            "src/testdata/fixed_seed_traces.txt: changed or new {changed:?}, no longer produced \
+             {gone:?} (or the lines' order changed); if the change is intended, run \
+             `KTUNE_UPDATE_GOLDEN=1 cargo test -p ktune-strategies fixed_seed_traces` and commit it"
         );
     }
 

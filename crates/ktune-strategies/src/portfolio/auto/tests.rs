@@ -532,15 +532,15 @@ fn a_traced_run_names_the_member_and_function_of_every_proposal() {
 /// `auto`'s runs with fixed seeds on recorded spaces whose switches shape the search (switch
 /// kicks, the estimated sub-space share; the sparse space of the suite's fixed-seed traces has
 /// none), as ranks: the record that a refactor of the default strategy changes nothing.
-/// Regenerate only for an intended change of behaviour, with `KTUNE_BLESS=1 cargo test -p
-/// ktune-strategies --release golden_traces_on_recorded_spaces`. Like `bayes_opt`'s golden
+/// Regenerate only for an intended change of behaviour, with `KTUNE_UPDATE_GOLDEN=1 cargo test
+/// -p ktune-strategies --release golden_traces_on_recorded_spaces`. Like `bayes_opt`'s golden
 /// traces it assumes the CPU kind CI runs on (the model's linear algebra picks its SIMD kernels
 /// at run time).
 #[test]
 fn golden_traces_on_recorded_spaces_are_unchanged() {
     let mut text = String::from(
         "# auto's configurations (ranks in each space) with a fixed seed, in order.\n\
-         # Regenerate: KTUNE_BLESS=1 cargo test -p ktune-strategies --release golden_traces_on_recorded_spaces\n",
+         # Regenerate: KTUNE_UPDATE_GOLDEN=1 cargo test -p ktune-strategies --release golden_traces_on_recorded_spaces\n",
     );
     for (stem, seed, budget) in [
         ("convolution_A100", 1, 120),
@@ -567,25 +567,38 @@ fn golden_traces_on_recorded_spaces_are_unchanged() {
     }
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("src/portfolio/auto/golden_traces.txt");
-    if std::env::var_os("KTUNE_BLESS").is_some() {
+    if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, &text).unwrap();
     }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    for (want, got) in on_disk.lines().zip(text.lines()) {
-        let first = want
-            .split(' ')
-            .zip(got.split(' '))
-            .position(|(a, b)| a != b);
-        assert!(
-            first.is_none() && want.len() == got.len(),
-            "auto's trace changed ({}, from word {first:?}); if intended, run `KTUNE_BLESS=1 \
-             cargo test -p ktune-strategies --release golden_traces_on_recorded_spaces` and commit it",
-            got.split(':').next().unwrap_or(got)
-        );
-    }
+    let on_disk = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; regenerate it", path.display()));
+    let regenerate = "if the change is intended, run `KTUNE_UPDATE_GOLDEN=1 cargo test -p \
+                      ktune-strategies --release golden_traces_on_recorded_spaces` and commit it";
     assert_eq!(
         on_disk.lines().count(),
         text.lines().count(),
-        "cases added or removed: regenerate"
+        "cases added or removed; {regenerate}"
     );
+    for (want, got) in on_disk.lines().zip(text.lines()) {
+        if got.starts_with('#') {
+            assert_eq!(want, got, "the header changed; {regenerate}");
+            continue;
+        }
+        let (case, got_ranks) = got.split_once(": ").unwrap_or((got, ""));
+        let want_ranks = want.split_once(": ").map_or(want, |(_, r)| r);
+        let (w, g): (Vec<&str>, Vec<&str>) = (
+            want_ranks.split(' ').collect(),
+            got_ranks.split(' ').collect(),
+        );
+        let first = w
+            .iter()
+            .zip(&g)
+            .position(|(a, b)| a != b)
+            .or((w.len() != g.len()).then(|| w.len().min(g.len())));
+        assert!(
+            first.is_none() && want.starts_with(case),
+            "auto's trace on {case} changed from evaluation {} on; {regenerate}",
+            first.map_or(0, |i| i + 1)
+        );
+    }
 }
