@@ -69,6 +69,21 @@ def stats_for(extra, horizon=None):
     return stats
 
 
+def take_value(args, flag, kind):
+    """Removes `flag VALUE` from `args` and returns VALUE as `kind` (None without the flag)."""
+    if flag not in args:
+        return None
+    i = args.index(flag)
+    if i + 1 >= len(args):
+        sys.exit(f"{flag} needs a value")
+    try:
+        value = kind(args[i + 1])
+    except ValueError:
+        sys.exit(f"{flag}: not a number: {args[i + 1]!r}")
+    del args[i : i + 2]
+    return value
+
+
 def take_spaces(args):
     """Removes every `--space CACHE` pair from `args` and returns the cache paths."""
     extra = []
@@ -81,11 +96,7 @@ def take_spaces(args):
 
 def main():
     args = sys.argv[1:]
-    horizon = None
-    if "--horizon" in args:
-        i = args.index("--horizon")
-        horizon = int(args[i + 1])
-        del args[i : i + 2]
+    horizon = take_value(args, "--horizon", int)
     per_space = "--per-space" in args
     if per_space:
         args.remove("--per-space")

@@ -26,21 +26,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from paired import runs, stats_for, take_spaces  # noqa: E402
-
-
-def take_value(args, flag, kind):
-    if flag not in args:
-        return None
-    i = args.index(flag)
-    if i + 1 >= len(args):
-        sys.exit(f"{flag} needs a value")
-    try:
-        value = kind(args[i + 1])
-    except ValueError:
-        sys.exit(f"{flag}: not a number: {args[i + 1]!r}")
-    del args[i : i + 2]
-    return value
+from paired import runs, stats_for, take_spaces, take_value  # noqa: E402
 
 
 def se(xs):
@@ -50,7 +36,7 @@ def se(xs):
 def subsets(xs, n, bar):
     disjoint = [se(xs[i : i + n]) for i in range(0, len(xs) - n + 1, n)]
     rng = random.Random(1)
-    drawn = sorted(se(rng.sample(xs, n)) for _ in range(20000))
+    drawn = [se(rng.sample(xs, n)) for _ in range(20000)]
     line = f"  {n}-seed sets in seed order: {' '.join(f'{s:.3f}' for s in disjoint)}"
     line += f"; median of random {n}-seed subsets {statistics.median(drawn):.3f}"
     if bar is not None:

@@ -927,33 +927,10 @@ mod tests {
     /// hide a change of behaviour on the way).
     #[test]
     fn every_strategy_keeps_its_fixed_seed_traces() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("src/testdata/fixed_seed_traces.txt");
-        let generated = fixed_seed_traces();
-        if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &generated).unwrap();
-        }
-        let on_disk = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}; regenerate it", path.display()));
-        let name = |l: &str| l.split(": ").next().unwrap_or(l).to_string();
-        let old: Vec<&str> = on_disk.lines().collect();
-        let new: Vec<&str> = generated.lines().collect();
-        let changed: Vec<String> = new
-            .iter()
-            .filter(|l| !old.contains(l))
-            .map(|l| name(l))
-            .collect();
-        let gone: Vec<String> = old
-            .iter()
-            .filter(|l| !new.contains(l))
-            .map(|l| name(l))
-            .collect();
-        assert!(
-            old == new,
-            "src/testdata/fixed_seed_traces.txt: changed or new {changed:?}, no longer produced \
-             {gone:?} (or the lines' order changed); if the change is intended, run \
-             `KTUNE_UPDATE_GOLDEN=1 cargo test -p ktune-strategies fixed_seed_traces` and commit it"
+        crate::testkit::check_golden(
+            "src/testdata/fixed_seed_traces.txt",
+            &fixed_seed_traces(),
+            "fixed_seed_traces",
         );
     }
 

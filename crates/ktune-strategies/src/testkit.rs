@@ -1,6 +1,7 @@
 //! What this crate's tests share beyond [`ktune_core::testing`]: the bowl as a runner, a run
 //! on a function of value indices, a run of simulated asynchronous workers, the brute-forced
-//! spaces beside the checkout, and the strategy time per suggestion on one of them.
+//! spaces beside the checkout, the strategy time per suggestion on one of them, and the check
+//! of a golden file of fixed-seed traces.
 
 use std::path::PathBuf;
 
@@ -86,4 +87,54 @@ pub(crate) fn overhead_us(spec: &str, budget: usize, seeds: u64) -> Option<f64> 
         n += r.records.len();
     }
     Some(secs / n as f64 * 1e6)
+}
+
+/// Checks `generated`, one case a line (`name: ranks`, or `#` comments), against the golden
+/// file `rel` (from the crate's root); with `KTUNE_UPDATE_GOLDEN` set, rewrites the file first.
+/// A difference names the cases changed (with the first evaluation that differs), new and gone,
+/// and how to regenerate the file with `test`, the test's name.
+pub(crate) fn check_golden(rel: &str, generated: &str, test: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, generated).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; regenerate it", path.display()));
+    if on_disk == generated {
+        return;
+    }
+    fn case(l: &str) -> (&str, &str) {
+        l.split_once(": ").unwrap_or((l, ""))
+    }
+    let old: Vec<(&str, &str)> = on_disk.lines().map(case).collect();
+    let new: Vec<(&str, &str)> = generated.lines().map(case).collect();
+    let mut changes = Vec::new();
+    for (name, ranks) in &new {
+        match old.iter().find(|(n, _)| n == name) {
+            None => changes.push(format!("{name}: new")),
+            Some((_, was)) if was != ranks => {
+                let first = was
+                    .split(' ')
+                    .zip(ranks.split(' '))
+                    .position(|(a, b)| a != b)
+                    .unwrap_or_else(|| was.split(' ').count().min(ranks.split(' ').count()));
+                changes.push(format!("{name}: changed from evaluation {}", first + 1));
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, _) in &old {
+        if !new.iter().any(|(n, _)| n == name) {
+            changes.push(format!("{name}: no longer produced"));
+        }
+    }
+    if changes.is_empty() {
+        changes.push("the cases' order or the line endings".to_string());
+    }
+    panic!(
+        "{rel} differs: {}; if the change is intended, run `KTUNE_UPDATE_GOLDEN=1 cargo test -p \
+         ktune-strategies --release {test}` and commit it",
+        changes.join("; ")
+    );
 }

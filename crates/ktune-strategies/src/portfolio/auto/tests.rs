@@ -565,40 +565,9 @@ fn golden_traces_on_recorded_spaces_are_unchanged() {
             ranks.join(" ")
         ));
     }
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src/portfolio/auto/golden_traces.txt");
-    if std::env::var_os("KTUNE_UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, &text).unwrap();
-    }
-    let on_disk = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; regenerate it", path.display()));
-    let regenerate = "if the change is intended, run `KTUNE_UPDATE_GOLDEN=1 cargo test -p \
-                      ktune-strategies --release golden_traces_on_recorded_spaces` and commit it";
-    assert_eq!(
-        on_disk.lines().count(),
-        text.lines().count(),
-        "cases added or removed; {regenerate}"
+    crate::testkit::check_golden(
+        "src/portfolio/auto/golden_traces.txt",
+        &text,
+        "golden_traces_on_recorded_spaces",
     );
-    for (want, got) in on_disk.lines().zip(text.lines()) {
-        if got.starts_with('#') {
-            assert_eq!(want, got, "the header changed; {regenerate}");
-            continue;
-        }
-        let (case, got_ranks) = got.split_once(": ").unwrap_or((got, ""));
-        let want_ranks = want.split_once(": ").map_or(want, |(_, r)| r);
-        let (w, g): (Vec<&str>, Vec<&str>) = (
-            want_ranks.split(' ').collect(),
-            got_ranks.split(' ').collect(),
-        );
-        let first = w
-            .iter()
-            .zip(&g)
-            .position(|(a, b)| a != b)
-            .or((w.len() != g.len()).then(|| w.len().min(g.len())));
-        assert!(
-            first.is_none() && want.starts_with(case),
-            "auto's trace on {case} changed from evaluation {} on; {regenerate}",
-            first.map_or(0, |i| i + 1)
-        );
-    }
 }
