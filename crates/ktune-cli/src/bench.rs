@@ -274,6 +274,7 @@ fn bench(args: &RunArgs) -> Result<()> {
         .iter()
         .map(|t| (t.strategy.as_str(), t.space.as_str(), t.seed))
         .collect();
+    check_run_count(args, &seeds, &strategies, &priors)?;
     // Seed by seed, so that a benchmark stopped part-way holds the same seeds of every
     // strategy on every space (a fair comparison with fewer seeds, and --resume adds more).
     let mut tasks: Vec<Task<'_>> = Vec::new();
@@ -294,7 +295,7 @@ fn bench(args: &RunArgs) -> Result<()> {
         done.contains(&(label.as_str(), spaces[*s].0.name(), *seed as i64))
     });
     if args.resume {
-        eprintln!(
+        note!(
             "resuming: {} runs already in {}, {} to go",
             kept.len(),
             traces_path.display(),
@@ -328,7 +329,7 @@ fn bench(args: &RunArgs) -> Result<()> {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .append(&trace)?;
             let k = ended.fetch_add(1, Ordering::Relaxed) + 1;
-            eprintln!(
+            note!(
                 "[{k}/{}] {} on {} seed {}: {} evaluations in {:.1} s",
                 todo.len(),
                 trace.strategy,
@@ -343,8 +344,41 @@ fn bench(args: &RunArgs) -> Result<()> {
     let traces = in_order(finished, &kept, &spaces, fresh);
     let (sims, stats): (Vec<Simulation>, Vec<SpaceStats>) = spaces.into_iter().unzip();
     write_reports(args, &traces, &sims, &stats, fronts_of_spaces.as_deref())?;
-    eprintln!("traces: {}", traces_path.display());
-    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    note!("traces: {}", traces_path.display());
+    note!("done in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The most runs one `ktune bench` makes: each is planned and its trace kept in memory until
+/// the scores are written (the largest benchmarks in BENCHMARKS.md make about 40,000).
+const MAX_RUNS: u64 = 1_000_000;
+
+/// Refuses a benchmark of more than [`MAX_RUNS`] runs before planning any (`--seeds
+/// 100000000000` would fill the memory with tasks first).
+fn check_run_count<P>(
+    args: &RunArgs,
+    seeds: &std::ops::Range<u64>,
+    strategies: &[Contender],
+    priors: &[Vec<P>],
+) -> Result<()> {
+    let per_seed: u64 = priors
+        .iter()
+        .map(|given| {
+            let each = if args.transfer == Some(Transfer::Each) {
+                given.len()
+            } else {
+                1
+            };
+            (strategies.len() * each) as u64
+        })
+        .sum();
+    let runs = per_seed.saturating_mul(seeds.end - seeds.start);
+    if runs > MAX_RUNS {
+        bail!(
+            "{runs} runs ({} seeds x {per_seed} runs a seed) is more than one benchmark makes (at most {MAX_RUNS}): use fewer seeds, or split them with --first-seed and --resume",
+            seeds.end - seeds.start
+        );
+    }
     Ok(())
 }
 
@@ -433,7 +467,7 @@ fn announce(
             w[0]
         );
     }
-    eprintln!(
+    note!(
         "ktune bench: {} strategies x {} spaces x {} seeds ({}..{}) (read the spaces in {:.1} s)",
         strategies.len(),
         spaces.len(),
@@ -443,7 +477,7 @@ fn announce(
         started.elapsed().as_secs_f64()
     );
     for (sim, stats) in spaces {
-        eprintln!(
+        note!(
             "  {:<24} {:>6} configurations, {:>5} valid, n_max {:>4}, budget {}",
             sim.name(),
             stats.n_total(),
@@ -462,7 +496,7 @@ fn earlier_runs(args: &RunArgs, traces_path: &Path, tool: &str) -> Result<Vec<Tr
     }
     let (earlier, cut) = read_finished_traces(traces_path)?;
     if cut {
-        eprintln!(
+        note!(
             "note: the last line of `{}` was a run cut off while being written; it will run again",
             traces_path.display()
         );
@@ -521,7 +555,7 @@ fn priors(args: &RunArgs, spaces: &[(Simulation, SpaceStats)]) -> Result<Vec<Vec
     };
     for ((target, _), matched) in spaces.iter().zip(&out).filter(|_| args.transfer.is_some()) {
         let sources: Vec<&str> = matched.iter().map(|m| m.source.as_str()).collect();
-        eprintln!(
+        note!(
             "  {:<24} priors: {}",
             target.name(),
             if sources.is_empty() {
@@ -781,7 +815,7 @@ fn write_reports(
         let path = args.out.join("workers.md");
         std::fs::write(&path, &markdown)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
-        eprintln!("workers: {}", path.display());
+        note!("workers: {}", path.display());
     }
     Ok(())
 }
@@ -831,7 +865,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
     let (opened, front_stats) = args.objective.open_with_fronts(&spaces)?;
     let (sims, mut stats): (Vec<Simulation>, Vec<SpaceStats>) = opened.into_iter().unzip();
     for doubt in ktune_bench::doubts(&traces, &stats) {
-        eprintln!("warning: {doubt}");
+        note!("warning: {doubt}");
     }
     if args.budget_kind == BudgetKind::Time {
         if args.horizon.is_some() {
@@ -867,7 +901,7 @@ fn fronts(traces: &[Trace], front_stats: Option<&[FrontStats]>, path: Option<&Pa
     if let Some(path) = path {
         std::fs::write(path, &markdown)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
-        eprintln!("fronts: {}", path.display());
+        note!("fronts: {}", path.display());
     }
     Ok(())
 }
@@ -904,7 +938,7 @@ fn time_scores(
     outln!("{markdown}")?;
     if let Some(p) = path {
         std::fs::write(p, &markdown).with_context(|| format!("cannot write `{}`", p.display()))?;
-        eprintln!("time scores: {}", p.display());
+        note!("time scores: {}", p.display());
     }
     Ok(())
 }
@@ -927,7 +961,7 @@ fn report(
     outln!("{markdown}")?;
     if let Some(p) = table_path {
         std::fs::write(p, &markdown).with_context(|| format!("cannot write `{}`", p.display()))?;
-        eprintln!("scores: {}", p.display());
+        note!("scores: {}", p.display());
     }
     if let Some(dir) = plots {
         std::fs::create_dir_all(dir)
@@ -939,7 +973,7 @@ fn report(
                 plot_convergence(s, &own, dir).map(|(png, _)| png)
             })
             .collect::<Result<_, _>>()?;
-        eprintln!("plots: {} PNG + SVG in {}", written.len(), dir.display());
+        note!("plots: {} PNG + SVG in {}", written.len(), dir.display());
     }
     Ok(())
 }

@@ -56,7 +56,7 @@ impl Objective {
                 let sim = Simulation::open_objectives(p, &objectives)
                     .with_context(|| format!("cannot use `{}` as a space", p.display()))?;
                 for w in sim.warnings() {
-                    eprintln!("warning: {w}");
+                    note!("warning: {w}");
                 }
                 Ok(sim)
             })
@@ -186,7 +186,7 @@ fn as_instances(sims: Vec<Simulation>) -> Result<Vec<Simulation>> {
                 .map_or(&first[..common], |(a, _)| a);
             let stem = if stem.is_empty() { "instances" } else { stem };
             let name = format!("{stem}_x{}", g.len());
-            eprintln!(
+            note!(
                 "{name}: one configuration for {}",
                 g.iter()
                     .map(Simulation::name)

@@ -37,6 +37,7 @@ pub fn run(args: &DashboardArgs) -> Result<()> {
             "which storage? give the database `ktune tune` wrote (ktune dashboard ktune.db) or --storage URL"
         ),
         (Some(db), None) => {
+            crate::results::database_path(db)?;
             if !db.exists() {
                 bail!("`{}` does not exist", db.display());
             }
@@ -62,7 +63,7 @@ pub fn run(args: &DashboardArgs) -> Result<()> {
         let query = token.map_or(String::new(), |_| "?token=<your token>".into());
         // Scripts and tests read the address from this line (with port 0, the chosen port).
         println!("ktune dashboard: http://{addr}/{path}{query}");
-        eprintln!("serving {shown} read-only; Ctrl-C to stop");
+        note!("serving {shown} read-only; Ctrl-C to stop");
     })?;
     Ok(())
 }

@@ -99,9 +99,34 @@ fn parse_size(text: &str) -> Result<Vec<u64>> {
         .collect()
 }
 
+/// Refuses to write `out` over `input` (`ktune report study.db -o study.db`): the output
+/// would replace what it was made from.
+pub(crate) fn refuse_same_file(out: &Path, input: &Path, flag: &str) -> Result<()> {
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(out), std::fs::canonicalize(input))
+        && a == b
+    {
+        bail!(
+            "{flag} `{}` is the file being read: writing there would replace it; choose another file",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 /// Writes `text` to `path` through a temporary file beside it, so that a failed export
-/// leaves no half-written file.
+/// leaves no half-written file. A results database there is never replaced: every file
+/// ktune writes this way is text, and the database is someone's measurements.
 pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
+    let mut head = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open(path)
+        && std::io::Read::read_exact(&mut f, &mut head).is_ok()
+        && &head == b"SQLite format 3\0"
+    {
+        bail!(
+            "`{}` is an SQLite database (results?): ktune does not write over it; choose another file",
+            path.display()
+        );
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -173,7 +198,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         now,
     )?;
     for n in &notes {
-        eprintln!("note: {n}");
+        note!("note: {n}");
     }
     let note = format!(
         "{} record{} from {}",
@@ -197,6 +222,16 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         .as_ref()
         .map(|_| ktune_select::c::select_header(&w, &note))
         .transpose()?;
+    for out in [&args.wisdom, &args.header, &args.c_select]
+        .into_iter()
+        .flatten()
+    {
+        for source in &named {
+            // A study in a file is named `path` or `path#study`.
+            let file = source.rsplit_once('#').map_or(source.as_str(), |(f, _)| f);
+            refuse_same_file(out, Path::new(file), "the output")?;
+        }
+    }
     if let Some(p) = &args.wisdom {
         write_whole(p, &w.to_text())?;
     }
@@ -207,7 +242,7 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         write_whole(p, &text)?;
     }
     for r in &w.records {
-        eprintln!(
+        note!(
             "{} at {}: {} = {} ({})",
             r.device,
             r.problem_size.map(|x| x.to_string()).join("x"),

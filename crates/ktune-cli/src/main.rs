@@ -75,12 +75,30 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // The reader of our output has gone (`ktune results db | head -1`): end quietly.
         Err(e) if output::is_broken_pipe(&e) => ExitCode::from(output::BROKEN_PIPE_STATUS),
+        // Said already ("stopped because interrupted"), with everything measured recorded.
+        Err(e) if e.is::<Interrupted>() => ExitCode::from(INTERRUPTED_STATUS),
         Err(e) => {
-            eprintln!("error: {}", render(&e));
+            note!("error: {}", render(&e));
             ExitCode::FAILURE
         }
     }
 }
+
+/// A run that Ctrl-C stopped after recording what it measured: not an error to
+/// report, but not a finished run either.
+#[derive(Debug)]
+struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit status of a tool ended by SIGINT, as shells report it (128 + 2).
+const INTERRUPTED_STATUS: u8 = 130;
 
 /// An error and its causes on one line, `outer: cause: cause`, leaving out a cause whose text
 /// the line already says (many errors quote their source, e.g. an I/O error's message).

@@ -40,7 +40,10 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         (None, None) => bail!(
             "which study? give the database `ktune tune` wrote (ktune report ktune.db) or a shared study's --storage URL"
         ),
-        (Some(db), None) => (Location::Sqlite(db.clone()), db.display().to_string()),
+        (Some(db), None) => {
+            let db = crate::results::database_path(db)?;
+            (Location::Sqlite(db.to_path_buf()), db.display().to_string())
+        }
         (None, Some(url)) => {
             let location = Location::parse(url)?;
             let shown = location.display();
@@ -50,6 +53,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     if let Some(study) = &args.study {
         ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
     }
+    if let Some(db) = &args.db {
+        crate::export::refuse_same_file(&args.out, db, "--out")?;
+    }
     let study = match &location {
         Location::Sqlite(path) if ktune_problem::report::is_cache(path) => {
             ktune_problem::report::study_from_file(path, args.objective.as_deref())?
@@ -57,7 +63,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         _ => ktune_problem::report::study_for_report(&location, args.study.as_deref(), &shown)?,
     };
     for note in &study.notes {
-        eprintln!("note: {note}");
+        note!("note: {note}");
     }
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -71,7 +77,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     };
     let html = ktune_report::render(&study, &options)?;
     crate::export::write_whole(&args.out, &html)?;
-    eprintln!(
+    note!(
         "wrote {} ({} evaluations, {:.0} KiB) in {:.2} s",
         args.out.display(),
         study.rows.len(),

@@ -164,6 +164,21 @@ fn source(args: &ResultsArgs) -> Result<Source> {
     )
 }
 
+/// A results database given as a path, refused where it is a storage URL (which would be
+/// taken for a file's name, and said back with its password).
+pub(crate) fn database_path(db: &Path) -> Result<&Path> {
+    let text = db.to_string_lossy();
+    // libpq's key-value form: `host=h dbname=d password=p`.
+    let key_values = text.contains('=') && text.contains(' ') && !db.exists();
+    if text.contains("://") || key_values {
+        bail!(
+            "`{}` is a storage URL, not a file: give it as --storage URL",
+            ktune_store::redact(&text)
+        );
+    }
+    Ok(db)
+}
+
 /// Where a study named by a results database or `--storage URL` (and `--study`) is read.
 fn open_source(db: Option<&PathBuf>, storage: Option<&str>, study: Option<&str>) -> Result<Source> {
     // Names are checked as `ktune tune` checks them, so none reaches a message raw.
@@ -179,7 +194,7 @@ fn open_source(db: Option<&PathBuf>, storage: Option<&str>, study: Option<&str>)
             "which results? give the database `ktune tune` wrote (ktune results ktune.db) or a shared study's --storage URL"
         ),
         (Some(db), None) => Ok(Source {
-            path: db.clone(),
+            path: database_path(db)?.to_path_buf(),
             study,
             shown: db.display().to_string(),
             copied: None,
@@ -220,7 +235,7 @@ fn note_older_state(store: &Store) {
         return;
     }
     let place = store.path().display();
-    eprintln!(
+    note!(
         "warning: {place}: its latest results are still in its write-ahead log ({place}-wal), \
          which SQLite reads only for a user who can write into its folder; shown is the state \
          before them (they move into the file when a process that can write there opens it: \
@@ -231,14 +246,17 @@ fn note_older_state(store: &Store) {
 /// `ktune results … --export sqlite:///file.db`.
 fn export_study(from: &Source, to: &str) -> Result<()> {
     let ktune_store::Location::Sqlite(target) = ktune_store::Location::parse(to)? else {
-        bail!("--export {to}: studies are exported to SQLite files (sqlite:///path/copy.db)");
+        bail!(
+            "--export {}: studies are exported to SQLite files (sqlite:///path/copy.db)",
+            ktune_store::redact(to)
+        );
     };
     let dump = match &from.copied {
         Some((dump, _)) => dump.clone(),
         None => read_study(&from.path, from.study.as_deref())?.dump()?,
     };
     Store::import(&target, &dump)?;
-    eprintln!(
+    note!(
         "copied study `{}` ({} evaluations, {} workers) from {} to {}",
         dump.name,
         dump.evaluations.len(),
@@ -477,7 +495,7 @@ fn rerank_stored(args: &ResultsArgs, from: &Source, k: usize) -> Result<()> {
     if !records.iter().any(|r| r.outcome.objective().is_some()) {
         bail!("`{}` has no successful evaluation to re-rank", from.shown);
     }
-    eprintln!(
+    note!(
         "re-ranking the best {k} of {} stored configurations: {} interleaved rounds",
         records.len(),
         args.rerank_rounds
@@ -591,9 +609,7 @@ fn table(rows: &[Row], objective: &str, others: &[&str]) -> String {
 /// Writes `text` to `out`, or to standard output.
 fn emit(out: Option<&Path>, text: &str) -> Result<()> {
     match out {
-        Some(p) => {
-            std::fs::write(p, text).with_context(|| format!("cannot write `{}`", p.display()))
-        }
+        Some(p) => crate::export::write_whole(p, text),
         None => {
             out!("{text}")?;
             Ok(())

@@ -51,7 +51,7 @@ pub fn run(args: &SpaceArgs) -> Result<()> {
         return json_report(args, &spec, &built);
     }
     for w in &spec.warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     text_report(args, &spec, &built)
 }
@@ -71,7 +71,7 @@ struct Built {
 
 /// How much of the prior `text` names maps onto `space`.
 fn prior_report(text: &str, space: &ktune_space::SearchSpace) -> Result<ktune_core::MatchReport> {
-    let context = || format!("--prior {text}");
+    let context = || format!("--prior {}", ktune_store::redact(text));
     let prior = ktune_problem::PriorSource::parse(text, std::path::Path::new("."))
         .and_then(|s| s.load("time"))
         .with_context(context)?
@@ -320,7 +320,7 @@ pub(crate) fn build_with_progress(
                 bar.set_position(percent);
             } else if last_line.elapsed() >= Duration::from_secs(10) {
                 last_line = Instant::now();
-                eprintln!(
+                note!(
                     "building the search space: {percent}% after {:.0} s",
                     started.elapsed().as_secs_f64()
                 );

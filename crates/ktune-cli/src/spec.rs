@@ -11,7 +11,7 @@ use ktune_space::SearchSpace;
 pub(crate) fn read_spec(spec_path: &Path) -> Result<ProblemSpec> {
     let problem = ProblemSpec::from_path(spec_path)?;
     for w in &problem.space.warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     Ok(problem)
 }
@@ -26,7 +26,7 @@ pub(crate) fn open_spec(
     let space = crate::space::build_with_progress(&problem.space, max_checks)?;
     let runner = problem.open_runner(&space)?;
     if verbose && let Some(d) = &runner.description {
-        eprintln!("ktune tune: {d}");
+        note!("ktune tune: {d}");
     }
     Ok((space, runner))
 }

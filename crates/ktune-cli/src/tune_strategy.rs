@@ -162,7 +162,7 @@ impl Runner for Scorer<'_> {
                 let options = setting_options(&self.fixed, self.searched, c);
                 let t = Instant::now();
                 let scored = self.score(&options);
-                eprintln!(
+                note!(
                     "  {} -> {} ({:.1} s)",
                     describe(&options),
                     shown(&scored),
@@ -227,7 +227,7 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
         .with_context(|| format!("cannot write `{}`", path.display()))?;
     let mut spaces = args.objective.open(&args.spaces)?;
     spaces.sort_by(|a, b| a.0.name().cmp(b.0.name()));
-    eprintln!(
+    note!(
         "ktune bench tune-strategy: {} options of `{}` ({} settings), {} spaces in {} fold(s), {} seeds, {} settings tried per fold by `{}`",
         searched.len(),
         entry.name,
@@ -261,8 +261,8 @@ pub fn run(args: &TuneStrategyArgs) -> Result<()> {
     outln!("{markdown}")?;
     std::fs::write(&path, &markdown)
         .with_context(|| format!("cannot write `{}`", path.display()))?;
-    eprintln!("report: {}", path.display());
-    eprintln!("done in {:.1} s", started.elapsed().as_secs_f64());
+    note!("report: {}", path.display());
+    note!("done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -344,7 +344,7 @@ fn fold<'a>(
     let names = |spaces: &[&(Simulation, SpaceStats)]| -> Vec<String> {
         spaces.iter().map(|s| s.0.name().to_string()).collect()
     };
-    eprintln!(
+    note!(
         "fold {}/{}: tuning on {}",
         f + 1,
         args.folds,
@@ -352,7 +352,7 @@ fn fold<'a>(
     );
     let fixed = scorer.fixed.clone();
     let default_train = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
-    eprintln!("  defaults -> {default_train:.3}");
+    note!("  defaults -> {default_train:.3}");
     let budget = Budget::evaluations(args.evaluations);
     let run = Tuner::new(meta_space, &mut scorer, budget).run(
         tuner.build().as_mut(),
@@ -386,7 +386,7 @@ fn fold<'a>(
         };
         let d = scorer.score(&fixed).map_err(anyhow::Error::msg)?;
         let t = scorer.score(&tuned).map_err(anyhow::Error::msg)?;
-        eprintln!("  held out ({n}): defaults {d:.3}, tuned {t:.3}");
+        note!("  held out ({n}): defaults {d:.3}, tuned {t:.3}");
         Some((d, t))
     };
     Ok(Fold {

@@ -12,6 +12,7 @@
 //! every request must then carry (`?token=`, kept in the page's links and polls).
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -126,6 +127,10 @@ pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), Das
             .route("/api/studies", get(studies_json))
             .route("/api/study/{name}/state", get(state_json))
             .route("/study/{name}", get(study_page))
+            .layer(axum::middleware::from_fn_with_state(
+                shared.clone(),
+                loopback_names_only,
+            ))
             .with_state(shared);
         ready(addr);
         axum::serve(listener, app).await.map_err(DashboardError::Serve)
@@ -133,6 +138,41 @@ pub fn serve(options: Options, ready: impl FnOnce(SocketAddr)) -> Result<(), Das
 }
 
 type Q = Query<HashMap<String, String>>;
+
+/// Without a token (a dashboard on the loopback), a 403 for a request whose `Host` is not a
+/// loopback name: a web page elsewhere could otherwise read the dashboard through a name of
+/// its own that resolves to 127.0.0.1 (DNS rebinding).
+async fn loopback_names_only(
+    State(shared): State<Arc<Shared>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
+    if shared.options.token.is_none() && !loopback_name(host) {
+        return (
+            StatusCode::FORBIDDEN,
+            "this dashboard answers requests to localhost, 127.0.0.1 or [::1] only\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+/// Whether a `Host` header (`name[:port]`, `[v6][:port]`) names this machine's loopback.
+fn loopback_name(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
 /// A 403 response unless the request carries the token (where one is set).
 fn refused(shared: &Shared, query: &HashMap<String, String>) -> Option<Response> {
@@ -156,7 +196,10 @@ fn refused(shared: &Shared, query: &HashMap<String, String>) -> Option<Response>
 
 fn log(shared: &Shared, what: &str) {
     if shared.options.log {
-        eprintln!("ktune dashboard: {what}");
+        {
+            // A closed stderr drops the notice (`eprintln!` would panic).
+            let _ = writeln!(std::io::stderr(), "ktune dashboard: {what}");
+        }
     }
 }
 
@@ -461,6 +504,29 @@ fn page_error(message: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_loopback_names_are_taken_for_a_dashboard_without_a_token() {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:80",
+            "LOCALHOST",
+            "[::1]:8080",
+            "127.0.0.2",
+        ] {
+            assert!(loopback_name(host), "{host}");
+        }
+        for host in [
+            "evil.com",
+            "evil.com:8080",
+            "10.0.0.1:80",
+            "",
+            "[::2]:1",
+            "localhost.evil.com",
+        ] {
+            assert!(!loopback_name(host), "{host}");
+        }
+    }
 
     fn summary(name: &str, evaluations: u64, budget: Option<u64>, claims: u64) -> StudySummary {
         StudySummary {

@@ -184,6 +184,21 @@ impl Plan {
             ktune_core::checked_seconds(t)
                 .map_err(|m| PlanError::Arguments(format!("{} {m}", spelling.time_limit)))?;
         }
+        // A budget of no evaluation would make a database and then say nothing was measured.
+        match (args.max_evaluations, problem.budget.max_evaluations) {
+            (Some(0), _) => {
+                return Err(PlanError::Arguments(format!(
+                    "{} must be at least 1",
+                    spelling.max_evaluations
+                )));
+            }
+            (None, Some(0)) => {
+                return Err(PlanError::Arguments(
+                    "[budget] max_evaluations must be at least 1".into(),
+                ));
+            }
+            _ => {}
+        }
         let budget = Budget {
             max_evaluations: args.max_evaluations.or(problem.budget.max_evaluations),
             max_seconds: args.max_seconds.or(problem.budget.max_seconds),

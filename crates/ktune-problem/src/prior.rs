@@ -75,6 +75,17 @@ pub enum PriorLoadError {
         /// Why, where known.
         why: String,
     },
+    /// A prior the study recorded cannot be read now (its file moved or went, its storage
+    /// refuses): resuming needs the priors named again.
+    #[error(
+        "the study was tuned with the prior `{source_name}`, which cannot be read now: name the priors to go on with (--prior, or priors= in Python)"
+    )]
+    Recorded {
+        /// The source, as recorded.
+        source_name: String,
+        /// Why it cannot be read.
+        source: Box<PriorLoadError>,
+    },
     /// The prior's fingerprint is not the one the study recorded: the file changed since.
     #[error(
         "prior `{source_name}` changed since the study recorded it (fingerprint {recorded}, now {now}): \
@@ -125,6 +136,12 @@ impl PriorSource {
         }
         // A file name may itself hold `#`: take the whole text when that is a file.
         let whole = base.join(text);
+        if text.contains('=') && text.contains(' ') && !whole.exists() {
+            return Err(PriorLoadError::Format {
+                source_name: ktune_store::redact(text),
+                reason: "this looks like a connection string; name a study in PostgreSQL by URL (postgresql://user@host/database#study)".into(),
+            });
+        }
         if study.is_some() && whole.exists() {
             return Ok(PriorSource::File {
                 path: absolute(&whole),
@@ -224,7 +241,12 @@ pub fn reload_priors(
     facts
         .iter()
         .map(|fact| {
-            let loaded = PriorSource::parse(&fact.source, Path::new("/"))?.load(objective)?;
+            let loaded = PriorSource::parse(&fact.source, Path::new("/"))
+                .and_then(|p| p.load(objective))
+                .map_err(|e| PriorLoadError::Recorded {
+                    source_name: fact.source.clone(),
+                    source: Box::new(e),
+                })?;
             if loaded.fact.fingerprint != fact.fingerprint {
                 return Err(PriorLoadError::Changed {
                     source_name: fact.source.clone(),

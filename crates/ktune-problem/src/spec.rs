@@ -271,10 +271,12 @@ impl ProblemSpec {
     /// Reads and checks the `ktune.toml` at `path`.
     pub fn from_path(path: impl AsRef<Path>) -> Result<ProblemSpec, ProblemError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ProblemError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = ktune_space::spec::read_text(path, ktune_space::spec::MAX_SPEC_BYTES).map_err(
+            |source| ProblemError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
         ProblemSpec::from_toml_str(&text, path)
     }
 

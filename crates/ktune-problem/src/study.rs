@@ -134,8 +134,14 @@ impl StudyPlace {
             StudyPlace::Single(_) => opening.seed,
             StudyPlace::Shared { .. } => ktune_core::worker_seed(opening.seed, rank),
         };
+        // The study's budget, or this process's where it is smaller: a process never
+        // measures past its own budget (`--max-evals 20` stops at 20 in all), and the
+        // study keeps its own for the processes that have more.
         let budget = Budget {
-            max_evaluations: joined.facts.budget,
+            max_evaluations: match (joined.facts.budget, opening.budget.max_evaluations) {
+                (Some(study), Some(mine)) => Some(study.min(mine)),
+                (study, _) => study,
+            },
             ..opening.budget
         };
         let mut session = Session::new(

@@ -257,6 +257,11 @@ fn a_plan_names_arguments_that_contradict_or_are_out_of_range_as_the_front_end_s
         ..RunArgs::default()
     });
     assert!(e.starts_with("--study needs --storage"), "{e}");
+    let e = refused(RunArgs {
+        max_evaluations: Some(0),
+        ..RunArgs::default()
+    });
+    assert_eq!(e, "--max-evals must be at least 1");
     for bad in [0.0, -1.0, f64::NAN, 1e300] {
         let max_seconds = Some(bad);
         let e = refused(RunArgs {

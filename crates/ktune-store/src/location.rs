@@ -31,6 +31,14 @@ impl Location {
                     "no path after sqlite:// (e.g. sqlite:///scratch/study.db)",
                 ));
             }
+            // `sqlite://user:pw@/path` would name a file `user:pw@/path`, said back in messages.
+            if let Some((authority, _)) = path.split_once('/')
+                && authority.contains('@')
+            {
+                return Err(bad(
+                    "a sqlite:// URL takes no user or password: give the file's path alone (sqlite:///scratch/study.db)",
+                ));
+            }
             // SQLite's own URIs take parameters (`?mode=ro`); here they would silently become
             // part of the file's name.
             if let Some((_, query)) = path.split_once('?') {

@@ -41,7 +41,7 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     };
     let (space, mut opened) = open_spec(&problem, args.chatty(), args.max_enumeration)?;
     let objective = opened.runner.metrics()[0].clone();
-    let stop = interrupt_flag();
+    let (stop, signalled) = interrupt_flags();
     let mut study = join(&problem, &plan, &place, &space, &opened)?;
     study.session.stop_flag(&stop);
     let default = space.default_configuration().filter(|c| space.contains(c));
@@ -93,6 +93,14 @@ pub fn run(args: &TuneArgs) -> Result<()> {
         && let Some(r) = &reranked
     {
         crate::out!("{}", reranking_text(r, report.objective))?;
+    }
+    if signalled.load(Ordering::SeqCst) {
+        return Err(crate::Interrupted.into());
+    }
+    if stop.load(Ordering::SeqCst) {
+        // Raised by an observer whose reader went away (stdout or stderr closed): ended as
+        // a tool ended by SIGPIPE ends, since the run did not finish.
+        return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe).into());
     }
     Ok(())
 }
@@ -152,13 +160,13 @@ fn join<'a>(
         priors: plan.priors.iter().map(|p| p.prior.clone()).collect(),
     })?;
     for note in &study.joined.notes {
-        eprintln!("warning: {note}");
+        note!("warning: {note}");
     }
     for (fact, report) in &study.priors {
-        eprintln!("prior {}: {report}", fact.source);
+        note!("prior {}: {report}", fact.source);
     }
     if let (Some(false), Some(goal)) = (study.session.goal_sought(), &study.joined.facts.goal) {
-        eprintln!(
+        note!(
             "note: strategy {} does not seek the goal `{goal}`: it optimises `{}`, and the goal picks from what it finds (`auto` and `bayes_opt` seek it)",
             plan.strategy.canonical(),
             objective.name
@@ -173,7 +181,7 @@ fn join<'a>(
         .storage
         .set_meta("ktune_version", env!("CARGO_PKG_VERSION"))?;
     if let Some(w) = ktune_problem::note_inputs(study.storage.as_mut(), problem, study.resumed)? {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     Ok(study)
 }
@@ -191,7 +199,7 @@ fn announce(study: &OpenStudy<'_>, place: &StudyPlace, plan: &Plan) {
         (StudyPlace::Shared { .. }, Some(m)) => format!(", {m} evaluations shared"),
         _ => String::new(),
     };
-    eprintln!(
+    note!(
         "ktune tune: {worker}{} configurations, strategy {}, results in {}{shared}{}",
         study.session.space().size(),
         plan.strategy.canonical(),
@@ -224,23 +232,27 @@ fn results_args(place: &StudyPlace) -> String {
     }
 }
 
-/// A flag that the first Ctrl-C raises (the evaluation in flight is finished, recorded,
-/// and the run stops). A second Ctrl-C exits at once, ending the programs under test too
-/// (they run in process groups of their own, which the terminal's interrupt does not
-/// reach); what is committed stays committed.
-fn interrupt_flag() -> Arc<AtomicBool> {
+/// The flags the first Ctrl-C (SIGINT) raises: `stop` (the evaluation in flight is
+/// finished, recorded, and the run stops; observers raise it too) and `signalled` (so that
+/// the process ends with status 130, as an interrupted tool does, and scripts can tell an
+/// interrupted run from a finished one). A second Ctrl-C exits at once, ending the programs
+/// under test too (they run in process groups of their own, which the terminal's interrupt
+/// does not reach); what is committed stays committed.
+fn interrupt_flags() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
+    let signalled = Arc::new(AtomicBool::new(false));
+    let (flag, seen) = (stop.clone(), signalled.clone());
     let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
+        if seen.swap(true, Ordering::SeqCst) {
             ktune_runners::command::kill_running_steps();
-            std::process::exit(130);
+            std::process::exit(crate::INTERRUPTED_STATUS.into());
         }
-        eprintln!(
+        flag.store(true, Ordering::SeqCst);
+        note!(
             "\nktune: interrupted: finishing the evaluation in flight, then stopping (Ctrl-C again to abandon it)"
         );
     });
-    stop
+    (stop, signalled)
 }
 
 /// What shows the run going: one JSON object per evaluation with `--json`; without a
@@ -261,6 +273,8 @@ fn observers(
         Box::new(observers::LogLines {
             objective: objective.to_string(),
             default,
+            stop,
+            gone: false,
         })
     } else {
         Box::new(observers::Progress::new(objective))
@@ -283,7 +297,7 @@ fn tune(
     let ended = study.run(&mut timed, observers)?;
     let outside = (loop_started.elapsed().as_secs_f64() - timed.seconds).max(0.0);
     if let Some(e) = &ended.heartbeat {
-        eprintln!("warning: heartbeats failed: {e}");
+        note!("warning: heartbeats failed: {e}");
     }
     Ok((ended, outside))
 }
@@ -301,7 +315,7 @@ fn rerank(
         return Ok(None);
     };
     if args.chatty() {
-        eprintln!(
+        note!(
             "re-ranking the best {k} configurations: {} interleaved rounds",
             args.rerank_rounds
         );
@@ -339,12 +353,12 @@ fn finish(
         report.text(args.quiet)?;
     }
     for w in &warnings {
-        eprintln!("warning: {w}");
+        note!("warning: {w}");
     }
     if let StudyPlace::Shared { study: name, .. } = place
         && args.chatty()
     {
-        eprintln!(
+        note!(
             "worker {}: {} evaluations recorded (stopped: {}){}; study `{name}` holds {}{}",
             study.worker.id,
             report.mine,

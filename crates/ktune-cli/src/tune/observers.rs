@@ -10,31 +10,46 @@ use ktune_space::{Configuration, SearchSpace};
 use serde_json::json;
 
 /// One line per evaluation on standard error, for logs (where a progress bar draws
-/// nothing): `ktune: [n/max] configuration: value; best b`.
+/// nothing): `ktune: [n/max] configuration: value; best b`. When standard error's reader
+/// goes away (`ktune tune spec 2>&1 | less`, then quitting `less`) it raises the stop flag,
+/// as [`JsonLines`] does for standard output.
 pub(crate) struct LogLines {
     /// The objective's name.
     pub(crate) objective: String,
     /// The default configuration, named as such on its line.
     pub(crate) default: Option<Configuration>,
+    pub(crate) stop: Arc<AtomicBool>,
+    pub(crate) gone: bool,
 }
 
 impl Observe for LogLines {
     fn record(&mut self, session: &Session<'_>, record: &Record, kept: Kept) {
-        if !matches!(kept, Kept::Stored(_)) {
+        if self.gone || !matches!(kept, Kept::Stored(_)) {
             return;
         }
+        // Observers hear of a batch after the session holds all of it: its position in the
+        // study numbers the line (with `jobs = 2` the length alone said [3/60] twice).
+        let records = session.records();
+        let n = records
+            .iter()
+            .rposition(|r| r.config == record.config)
+            .map_or(records.len(), |i| i + 1);
         let line = evaluation_line(
-            session.records().len(),
+            n,
             session.budget().max_evaluations,
             session.space(),
             record,
             &self.objective,
             session.best_value(),
         );
-        if self.default.as_ref() == Some(&record.config) {
-            eprintln!("{line} (the default configuration)");
+        let default = if self.default.as_ref() == Some(&record.config) {
+            " (the default configuration)"
         } else {
-            eprintln!("{line}");
+            ""
+        };
+        if errln!("{line}{default}").is_err() {
+            self.gone = true;
+            self.stop.store(true, Ordering::SeqCst);
         }
     }
 }
@@ -177,13 +192,17 @@ mod tests {
 
     #[test]
     fn the_observers_of_ktune_tune_conform() {
-        check_observer(|_| LogLines {
+        check_observer(|stop| LogLines {
             objective: "time".into(),
             default: None,
+            stop,
+            gone: false,
         });
-        check_observer(|_| LogLines {
+        check_observer(|stop| LogLines {
             objective: "time".into(),
             default: Some(vec![0, 0, 0]),
+            stop,
+            gone: false,
         });
         check_observer(|_| Progress::new("time"));
         check_observer(|stop| JsonLines::new("time", stop));

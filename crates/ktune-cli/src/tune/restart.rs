@@ -36,7 +36,7 @@ pub(crate) fn restart_if_needed(flag: Option<&AtomicBool>, error: anyhow::Error)
             ));
         }
     };
-    eprintln!(
+    note!(
         "ktune tune: {error:#}\nktune tune: restarting to continue ({} of at most {MAX_RESTARTS})",
         done + 1
     );

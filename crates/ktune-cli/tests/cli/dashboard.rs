@@ -45,12 +45,17 @@ fn dashboard(args: &[&str]) -> (Killed, String) {
 
 /// A response to a plain HTTP GET (empty where the connection failed: callers retry).
 fn http_get(host_port: &str, path: &str) -> String {
+    http_get_as(host_port, host_port, path)
+}
+
+/// [`http_get`] with the `Host` header `host`.
+fn http_get_as(host_port: &str, host: &str, path: &str) -> String {
     let Ok(mut s) = std::net::TcpStream::connect(host_port) else {
         return String::new();
     };
     let _ = write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: {host_port}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
     );
     // Chromium's DevTools server keeps the connection open: read up to Content-Length.
     let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
@@ -317,6 +322,34 @@ fn the_dashboard_refuses_to_listen_beyond_the_loopback_without_a_token_and_names
             &dir.path().join("none.db").display().to_string(),
         ])
         .fails_saying(&["none.db", "does not exist"]);
+}
+
+#[test]
+fn without_a_token_only_requests_to_a_loopback_name_are_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    std::fs::copy(
+        crate::common::repo("crates/ktune-report/tests/fixture/study.db"),
+        &db,
+    )
+    .unwrap();
+    let (_server, url) = dashboard(&[&db.display().to_string()]);
+    let host = url.trim_start_matches("http://").to_string();
+    let port = host.rsplit_once(':').unwrap().1;
+    let status = |name: &str, path: &str| {
+        http_get_as(&host, name, path)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    // A page of another site whose name resolves to 127.0.0.1 (DNS rebinding) sends its
+    // own name: it gets nothing.
+    for path in ["/", "/api/studies", "/study/fixture"] {
+        assert_mentions(&status(&format!("evil.example:{port}"), path), &["403"]);
+        assert_mentions(&status(&format!("localhost:{port}"), path), &["200"]);
+    }
+    assert_mentions(&status(&host, "/api/studies"), &["200"]);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::{
     Succeeds, assert_mentions, gcc_missing, gcc_spec, in_tempdir, ktune, ktune_in, results_table,
-    run_log, succeeded, written,
+    run_log, written,
 };
 
 /// objective = (x - 5)^2 + y + 1 ms; x = 7 does not compile; x = 2 crashes. Every run appends
@@ -373,8 +373,13 @@ fn ctrl_c_finishes_the_evaluation_in_flight_and_stops_cleanly() {
         .status()
         .unwrap();
     assert!(killed.success());
-    let out = succeeded(child.wait_with_output().unwrap());
+    let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Ended as an interrupted tool ends, so that a script can tell it from a finished run,
+    // with the summary said all the same.
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
     assert!(stdout.contains("stopped because interrupted"), "{stdout}");
     let stored = rows(&dir.path().join("ktune.db"));
     assert!(
@@ -570,6 +575,69 @@ fn a_closed_pipe_ends_every_command_quietly_and_keeps_the_results() {
     }
     // Reading them back through closed pipes changed nothing.
     assert_eq!(rows(&db).len(), recorded);
+}
+
+/// Runs ktune with its standard error a pipe whose reader has already gone
+/// (`ktune tune spec 2>&1 >/dev/null | head -1`), its standard output kept.
+fn with_closed_stderr(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("ktune"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(writer)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stderr_stops_tuning_as_its_reader_went_and_panics_nowhere() {
+    let dir = project(0, 6);
+    let spec = dir.path().join("ktune.toml");
+    let db = dir.path().join("ktune.db");
+    // Without a terminal the progress is one line per evaluation on stderr: its reader gone,
+    // the run stops after recording what was in flight, says so on stdout and ends as a
+    // tool ended by SIGPIPE (before, the first line panicked with 101 and dropped the other
+    // jobs' evaluations).
+    let out = with_closed_stderr(&["tune".as_ref(), spec.as_os_str()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(141), "{stdout}");
+    assert!(stdout.contains("stopped because interrupted"), "{stdout}");
+    let recorded = rows(&db).len();
+    assert!((1..6).contains(&recorded), "{recorded} rows");
+    // Resumed with stderr open, it measures the rest and nothing twice.
+    ktune().arg("tune").arg(&spec).succeeds();
+    let stored = rows(&db);
+    assert_eq!(stored.len(), 6);
+    // Commands whose stderr carries only notes go on to the end.
+    let report = dir.path().join("report.html");
+    let out = with_closed_stderr(&[
+        "report".as_ref(),
+        db.as_os_str(),
+        "-o".as_ref(),
+        report.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(std::fs::metadata(&report).unwrap().len() > 1000);
+}
+
+#[test]
+fn the_log_numbers_each_evaluation_once_when_several_run_at_a_time() {
+    let dir = project(0, 6);
+    let spec = dir.path().join("ktune.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(
+        &spec,
+        text.replace("repeat = 1\n", "repeat = 1\njobs = 2\n"),
+    )
+    .unwrap();
+    let out = ktune().arg("tune").arg(&spec).succeeds();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Each batch of two is told after both are stored: numbered by place, not by count.
+    for n in 1..=6 {
+        let said = stderr.matches(&format!("ktune: [{n}/6] ")).count();
+        assert_eq!(said, 1, "[{n}/6] said {said} times:\n{stderr}");
+    }
 }
 
 #[test]

@@ -72,6 +72,15 @@ pub enum CommandError {
     /// The objective regex does not compile or lacks the `value` group.
     #[error("objective regex: {0}")]
     Regex(String),
+    /// A parameter (or an instance's variable) has the name of a placeholder the runner
+    /// fills in itself.
+    #[error(
+        "parameter `{name}` has the name of a placeholder the command runner fills in itself ({{build_dir}}, {{config_id}}): rename it"
+    )]
+    ReservedName {
+        /// The name.
+        name: String,
+    },
     /// An option is out of range.
     #[error("[runner] option `{option}`: {message}")]
     Invalid {
@@ -162,6 +171,14 @@ impl CommandRunner {
                 names.push(name.clone());
                 fixed.push(value.clone());
             }
+        }
+        // `{build_dir}` and `{config_id}` are ktune's own: a parameter of that name would
+        // never reach the program.
+        if let Some(name) = names
+            .iter()
+            .find(|n| template::RESERVED.contains(&n.as_str()))
+        {
+            return Err(CommandError::ReservedName { name: name.clone() });
         }
         let run_t = spec.run.as_ref().ok_or(CommandError::NoRunCommand)?;
         let run = parse_template(run_t, spec.shell, "run", &names)?;

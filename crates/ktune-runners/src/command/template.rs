@@ -71,6 +71,9 @@ impl Parser {
     }
 }
 
+/// The placeholders the runner fills in itself, which no parameter may be named.
+pub(super) const RESERVED: [&str; 2] = ["build_dir", "config_id"];
+
 pub(super) fn parse_template(
     t: &CommandTemplate,
     shell: bool,

@@ -615,3 +615,26 @@ fn the_command_runner_passes_the_runner_conformance_suite() {
         &fixture,
     );
 }
+
+#[test]
+fn a_parameter_named_as_a_runner_placeholder_is_refused() {
+    // Before, `{build_dir}` silently took the runner's folder and the parameter never
+    // reached the program.
+    let dir = dir_with_program();
+    for name in ["build_dir", "config_id"] {
+        let space = SearchSpace::new(
+            vec![Parameter::integer(name, [1, 2]).unwrap()],
+            &[] as &[&str],
+        )
+        .unwrap();
+        let s: CommandSpec = toml::from_str(&format!(
+            "run = [\"echo\", \"time: {{{name}}}\"]\nobjective = {{ regex = 'time: (?P<value>\\S+)' }}\n"
+        ))
+        .unwrap();
+        let e = refusal(CommandRunner::new(&s, &space, dir.path()));
+        assert_mentions(
+            &e,
+            &[&format!("parameter `{name}`"), "placeholder", "rename it"],
+        );
+    }
+}

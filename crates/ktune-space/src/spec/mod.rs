@@ -110,6 +110,32 @@ impl ConstraintSource {
     }
 }
 
+/// The largest `ktune.toml` read: a spec is a few kilobytes, and a name that is not a file
+/// (`/dev/zero`, a pipe that never ends) must not fill the memory.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// The largest uncompressed T1 or cache file read (the brute-forced caches are tens of MB).
+const MAX_JSON_BYTES: u64 = 1 << 30;
+
+/// The text of the file at `path`, refused past `limit` bytes.
+///
+/// # Errors
+/// What the OS says, invalid UTF-8, or a file larger than `limit` (`InvalidData`).
+pub fn read_text(path: &Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} MiB: not a spec", limit >> 20),
+        ));
+    }
+    Ok(text)
+}
+
 impl SpaceSpec {
     /// Reads a spec file, choosing the format from the name and content: `.toml` is native,
     /// `.json.gz` is a cache file, and `.json` is a T1 file when it has a
@@ -126,11 +152,12 @@ impl SpaceSpec {
             let data = read_cache_file(path)?;
             return Ok(SpaceSpec::from_cache_data(data));
         }
-        let text = std::fs::read_to_string(path).map_err(io)?;
         if name.ends_with(".toml") {
+            let text = read_text(path, MAX_SPEC_BYTES).map_err(io)?;
             return SpaceSpec::from_toml_str(&text, &file);
         }
         if name.ends_with(".json") {
+            let text = read_text(path, MAX_JSON_BYTES).map_err(io)?;
             // Peek at the top-level keys without committing to a format.
             if text.contains("\"ConfigurationSpace\"") {
                 return SpaceSpec::from_t1_str(&text, &file);

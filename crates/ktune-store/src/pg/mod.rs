@@ -209,6 +209,7 @@ impl PgStore {
                 "not a PostgreSQL connection string ({e}); e.g. postgresql://user@host:5432/database"
             ),
         })?;
+        password::fill_in(&mut config, home.as_deref());
         if config.get_connect_timeout().is_none() {
             // An unreachable host must not hang a worker for minutes.
             config.connect_timeout(Duration::from_secs(15));
@@ -584,6 +585,7 @@ fn pg_error(location: &str, source: ::postgres::Error) -> StoreError {
     }
 }
 
+mod password;
 mod storage;
 #[cfg(test)]
 mod tests;

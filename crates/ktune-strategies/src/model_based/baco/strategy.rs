@@ -10,6 +10,7 @@ use ktune_model::{
 use ktune_space::{Configuration, DistinctSampler, SearchSpace};
 use rand::RngExt;
 use rustc_hash::FxHashSet;
+use std::io::Write as _;
 
 use super::NAME;
 use super::options::{BacoOptions, OutputTransform};
@@ -92,9 +93,13 @@ impl Baco {
                 )
             });
             if !is_permutation {
-                eprintln!(
-                    "ktune: {NAME}: permutation_distances names `{name}`, which is not a permutation parameter of this space; ignored"
-                );
+                {
+                    // A closed stderr drops the notice (`eprintln!` would panic).
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "ktune: {NAME}: permutation_distances names `{name}`, which is not a permutation parameter of this space; ignored"
+                    );
+                }
             }
         }
         let encoding = MixedEncoding::new(space, self.opts.permutation_distance, &|name| {

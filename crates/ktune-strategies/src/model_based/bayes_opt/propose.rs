@@ -7,6 +7,7 @@ use ktune_core::Rng;
 use ktune_model::DenseGp;
 use ktune_model::acquisition::{self, Acquisition, contextual_variance};
 use ktune_model::{CandidateGp, ModelError, Point, Surrogate};
+use std::io::Write as _;
 
 use crate::model_based::prior_mean::PriorMean;
 use ktune_space::{Configuration, Neighbourhood, SearchSpace};
@@ -38,25 +39,29 @@ impl BayesianOptimization {
         }
         let functions = st.portfolio.functions().to_vec();
         if matches!(st.candidates, Candidates::Pool(_) | Candidates::Sampled) && !st.notice_given {
-            eprintln!(
-                "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} (drawn anew every {} rounds) plus the neighbourhoods of the best configurations{}",
-                space.size(),
-                self.opts.candidate_limit,
-                self.opts.sample_size,
-                if matches!(st.candidates, Candidates::Pool(_)) {
-                    self.opts.sample_rounds
-                } else {
-                    1
-                },
-                if self.opts.climb_starts > 0 {
-                    format!(
-                        ", and climbs from its {} best candidates",
-                        self.opts.climb_starts
-                    )
-                } else {
-                    String::new()
-                }
-            );
+            {
+                // A closed stderr drops the notice (`eprintln!` would panic).
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "ktune: bayes_opt: the space has {} configurations (over the candidate limit of {}); each round scores a sample of {} (drawn anew every {} rounds) plus the neighbourhoods of the best configurations{}",
+                    space.size(),
+                    self.opts.candidate_limit,
+                    self.opts.sample_size,
+                    if matches!(st.candidates, Candidates::Pool(_)) {
+                        self.opts.sample_rounds
+                    } else {
+                        1
+                    },
+                    if self.opts.climb_starts > 0 {
+                        format!(
+                            ", and climbs from its {} best candidates",
+                            self.opts.climb_starts
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+            }
             st.notice_given = true;
         }
         if self.opts.feasibility {
@@ -365,13 +370,17 @@ impl BayesianOptimization {
         }
         // On failure the model stays over every configuration, past the limit.
         if let Ok(gp) = self.model_over(st, &[]) {
-            eprintln!(
-                "ktune: bayes_opt: the model over all {configurations} configurations would take more than model_memory = {} MiB at {} observations; it goes on with a sample of {} drawn anew every {} rounds",
-                self.opts.model_memory,
-                st.model.len() + 1,
-                self.opts.sample_size,
-                self.opts.sample_rounds
-            );
+            {
+                // A closed stderr drops the notice (`eprintln!` would panic).
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "ktune: bayes_opt: the model over all {configurations} configurations would take more than model_memory = {} MiB at {} observations; it goes on with a sample of {} drawn anew every {} rounds",
+                    self.opts.model_memory,
+                    st.model.len() + 1,
+                    self.opts.sample_size,
+                    self.opts.sample_rounds
+                );
+            }
             st.notice_given = true;
             st.model = PriorMean::plain(Box::new(gp));
             st.candidates = Candidates::Pool(Pool::empty());
