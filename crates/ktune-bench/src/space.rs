@@ -178,6 +178,15 @@ impl SpaceStats {
         self.direction
     }
 
+    /// Whether some configuration of the space has the raw value `v` (to a relative 1e-9:
+    /// traces written by other tools go through decimal text).
+    pub fn holds(&self, v: f64) -> bool {
+        let v = self.direction.sign() * v;
+        let tolerance = 1e-9 * v.abs();
+        let at = self.sorted.partition_point(|&x| x < v - tolerance);
+        self.sorted.get(at).is_some_and(|&x| x <= v + tolerance)
+    }
+
     /// The best valid value, in raw units (e.g. the largest GFLOP/s for [`Direction::Maximize`]).
     pub fn optimum(&self) -> f64 {
         self.raw(self.sorted[0])

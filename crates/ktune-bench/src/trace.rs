@@ -222,6 +222,41 @@ pub fn doubts(traces: &[Trace], spaces: &[crate::SpaceStats]) -> Vec<String> {
                 t.seed
             ));
         }
+        // Within the space's range but measured elsewhere: another GPU's file of the same
+        // name scores without any value beyond the optimum.
+        let runs: Vec<&Trace> = traces
+            .iter()
+            .filter(|t| t.space == stats.name() && !t.values.is_empty())
+            .collect();
+        let foreign: Vec<(&Trace, f64)> = runs
+            .iter()
+            .filter_map(|t| {
+                let v = t
+                    .values
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .find(|&v| !stats.holds(v))?;
+                Some((*t, v))
+            })
+            .collect();
+        if let Some((t, v)) = foreign.first() {
+            let all = if foreign.len() == runs.len() {
+                ": every run, so its scores below mean nothing"
+            } else {
+                ""
+            };
+            out.push(format!(
+                "{} of {} runs on {} have values no configuration of it has (e.g. {}/{} seed {}: \
+                 {v}); were they measured on another space or objective?{all}",
+                foreign.len(),
+                runs.len(),
+                stats.name(),
+                t.tool,
+                t.strategy,
+                t.seed
+            ));
+        }
     }
     out
 }

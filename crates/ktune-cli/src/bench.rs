@@ -822,7 +822,7 @@ fn write_reports(
 
 /// A strategy, checked, from its command-line form (`name` or `name:key=value:...`) or from
 /// the `[strategy]` table of a `ktune.toml` (an argument ending in `.toml`).
-fn strategy(spec: &str) -> Result<CheckedStrategy> {
+pub(crate) fn strategy(spec: &str) -> Result<CheckedStrategy> {
     if spec.ends_with(".toml") {
         let text =
             std::fs::read_to_string(spec).with_context(|| format!("cannot read `{spec}`"))?;

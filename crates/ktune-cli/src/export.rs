@@ -113,10 +113,9 @@ pub(crate) fn refuse_same_file(out: &Path, input: &Path, flag: &str) -> Result<(
     Ok(())
 }
 
-/// Writes `text` to `path` through a temporary file beside it, so that a failed export
-/// leaves no half-written file. A results database there is never replaced: every file
-/// ktune writes this way is text, and the database is someone's measurements.
-pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
+/// Refuses a path that holds an SQLite database: every file ktune writes through
+/// [`write_whole`] is text, and the database is someone's measurements.
+pub(crate) fn refuse_database(path: &Path) -> Result<()> {
     let mut head = [0u8; 16];
     if let Ok(mut f) = std::fs::File::open(path)
         && std::io::Read::read_exact(&mut f, &mut head).is_ok()
@@ -127,6 +126,13 @@ pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
             path.display()
         );
     }
+    Ok(())
+}
+
+/// Writes `text` to `path` through a temporary file beside it, so that a failed export
+/// leaves no half-written file; never over a results database ([`refuse_database`]).
+pub(crate) fn write_whole(path: &Path, text: &str) -> Result<()> {
+    refuse_database(path)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -163,6 +169,17 @@ pub fn run(args: &ExportArgs) -> Result<()> {
             ktune_core::checked_label(study).map_err(|m| anyhow::anyhow!("--study {m}"))?;
             named.push(format!("{url}#{study}"));
         }
+    }
+    for out in [&args.wisdom, &args.header, &args.c_select]
+        .into_iter()
+        .flatten()
+    {
+        for source in &named {
+            // A study in a file is named `path` or `path#study`.
+            let file = source.rsplit_once('#').map_or(source.as_str(), |(f, _)| f);
+            refuse_same_file(out, Path::new(file), "the output")?;
+        }
+        refuse_database(out)?;
     }
     let mut sources: Vec<ExportSource> = named
         .iter()
@@ -222,16 +239,6 @@ pub fn run(args: &ExportArgs) -> Result<()> {
         .as_ref()
         .map(|_| ktune_select::c::select_header(&w, &note))
         .transpose()?;
-    for out in [&args.wisdom, &args.header, &args.c_select]
-        .into_iter()
-        .flatten()
-    {
-        for source in &named {
-            // A study in a file is named `path` or `path#study`.
-            let file = source.rsplit_once('#').map_or(source.as_str(), |(f, _)| f);
-            refuse_same_file(out, Path::new(file), "the output")?;
-        }
-    }
     if let Some(p) = &args.wisdom {
         write_whole(p, &w.to_text())?;
     }

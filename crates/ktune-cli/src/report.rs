@@ -56,6 +56,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     if let Some(db) = &args.db {
         crate::export::refuse_same_file(&args.out, db, "--out")?;
     }
+    crate::export::refuse_database(&args.out)?;
     let study = match &location {
         Location::Sqlite(path) if ktune_problem::report::is_cache(path) => {
             ktune_problem::report::study_from_file(path, args.objective.as_deref())?

@@ -243,9 +243,13 @@ impl Parameter {
             message,
         };
         if !is_identifier(&name) {
-            return Err(bad(
-                "a parameter name must be an identifier (letters, digits and `_`, not starting with a digit)".into(),
-            ));
+            let message = if is_identifier(&format!("{name}_")) {
+                // `and`, `in`, `True`: a word of the constraint language.
+                format!("`{name}` is a word of the constraint language; choose another name")
+            } else {
+                "a parameter name must be an identifier (letters, digits and `_`, not starting with a digit)".into()
+            };
+            return Err(bad(message));
         }
         if values.is_empty() {
             return Err(SpaceError::EmptyDomain { name });

@@ -175,7 +175,19 @@ pub fn parse<T: DeserializeOwned>(strategy: &str, options: &Options) -> Result<T
             Some((option, value)) => StrategyError::Invalid {
                 strategy: strategy.to_string(),
                 option: option.clone(),
-                message: format!("cannot be {value}: {message}"),
+                message: match value {
+                    // `auto:kick_size`, a key alone, reads as `true`.
+                    serde_json::Value::Bool(true) => {
+                        format!("needs a value (`{option}=...`), not true: {message}")
+                    }
+                    // `1e400` is not a JSON number, so it arrived as text.
+                    serde_json::Value::String(s)
+                        if s.parse::<f64>().is_ok_and(|x| !x.is_finite()) =>
+                    {
+                        format!("cannot be {s}: not a finite number")
+                    }
+                    _ => format!("cannot be {value}: {message}"),
+                },
             },
             None => StrategyError::Option {
                 strategy: strategy.to_string(),
@@ -341,6 +353,20 @@ mod tests {
             shown,
             ["1 to 10", "above 0 to 1", "above 0", "0.000001 to 1000000"]
         );
+    }
+
+    #[test]
+    fn a_key_without_its_value_and_an_overflowing_number_are_named_as_such() {
+        let said = |spec: &str| {
+            let (_, o) = parse_spec(spec);
+            parse::<Opts>("de", &o).unwrap_err().to_string()
+        };
+        let e = said("de:popsize");
+        assert!(e.contains("`popsize` needs a value (`popsize=...`)"), "{e}");
+        let e = said("de:popsize=1e400");
+        assert!(e.contains("cannot be 1e400: not a finite number"), "{e}");
+        let e = said("de:popsize=many");
+        assert!(e.contains("cannot be \"many\""), "{e}");
     }
 
     #[test]

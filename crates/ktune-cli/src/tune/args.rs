@@ -15,8 +15,9 @@ pub struct TuneArgs {
     /// than this (estimated before it starts; the default, 1e9, takes up to about a minute).
     #[arg(long, default_value_t = ktune_space::DEFAULT_MAX_CHECKS, value_name = "CHECKS", allow_negative_numbers = true, value_parser = crate::numbers::limit)]
     pub(crate) max_enumeration: f64,
-    /// Strategy, as `name` or `name:key=value:...` (default: the spec's `[strategy]`, else auto).
-    #[arg(long)]
+    /// Strategy, as `name` or `name:key=value:...`, or a `.toml` file whose `[strategy]` table
+    /// names it (default: the spec's `[strategy]`, else auto).
+    #[arg(long, value_parser = crate::bench::strategy)]
     pub(crate) strategy: Option<CheckedStrategy>,
     /// Stop after this many evaluations in total, resumed ones included.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::numbers::count)]

@@ -44,7 +44,18 @@ pub fn run(args: &TuneArgs) -> Result<()> {
     let (stop, signalled) = interrupt_flags();
     let mut study = join(&problem, &plan, &place, &space, &opened)?;
     study.session.stop_flag(&stop);
-    let default = space.default_configuration().filter(|c| space.contains(c));
+    let default = match space.default_configuration() {
+        Some(d) if !space.contains(&d) => {
+            if plan.measure_default && args.chatty() {
+                note!(
+                    "warning: the default configuration ({}) breaks the constraints: it is not measured",
+                    space.describe(&d)
+                );
+            }
+            None
+        }
+        d => d,
+    };
     if plan.measure_default
         && let Some(d) = &default
     {

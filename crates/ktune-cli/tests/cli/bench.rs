@@ -112,8 +112,14 @@ fn bad_input_is_a_clear_error() {
     );
     fails_with(
         &["bench", "--objective", "energy"],
-        &[conv],
+        std::slice::from_ref(&conv),
         "no objective `energy`",
+    );
+    // Refused before any run is planned (it filled 12 GB in 10 s), naming the way out.
+    fails_with(
+        &["bench", "--seeds", "100000000000", "--no-plots"],
+        &[conv],
+        "100000000000 runs (100000000000 seeds x 1 runs a seed) is more than one benchmark makes (at most 1000000): use fewer seeds",
     );
 }
 
@@ -741,8 +747,9 @@ fn leave_one_out_gives_each_space_the_others_of_its_kernel_as_priors() {
 }
 
 /// `ktune bench score` says what looks wrong in the traces instead of scoring it in silence:
-/// an empty file is an error; a run given twice, a run with no values and values better than
-/// the brute-forced optimum (convolution_W6600's is 1.7276) are warnings.
+/// an empty file is an error; a run given twice, a run with no values, values better than
+/// the brute-forced optimum (convolution_W6600's is 1.7276) and values of no configuration
+/// of the space (another GPU's file under the same name) are warnings.
 #[test]
 fn scoring_names_what_looks_wrong_in_the_traces() {
     let (dir, empty) = in_tempdir("empty.jsonl", "\n");
@@ -778,8 +785,48 @@ fn scoring_names_what_looks_wrong_in_the_traces() {
             "1 runs have no values (e.g. t/s on convolution_W6600, seed 1)",
             "1 runs on convolution_W6600 have values better than its brute-forced optimum",
             "seed 2: 0.5",
+            // 2.0 and 1.9 are no time of that space either.
+            "4 of 4 runs on convolution_W6600 have values no configuration of it has (e.g. t/s seed 0: 2)",
+            "every run, so its scores below mean nothing",
         ],
     );
+    // Another GPU's space under the same name: nothing beyond its optimum, but named.
+    let other = tempfile::tempdir().unwrap();
+    let renamed = other.path().join("convolution_A100.json.gz");
+    std::fs::copy(space("convolution_A4000"), &renamed).unwrap();
+    let traces = tempfile::tempdir().unwrap();
+    ktune()
+        .args([
+            "bench",
+            "--strategies",
+            "random",
+            "--seeds",
+            "2",
+            "--budget",
+            "20",
+            "--no-plots",
+            "--out",
+        ])
+        .arg(traces.path())
+        .arg(space("convolution_A100"))
+        .succeeds();
+    let out = ktune()
+        .args(["bench", "score"])
+        .arg(traces.path().join("traces.jsonl"))
+        .arg(&renamed)
+        .succeeds();
+    assert_mentions(
+        &String::from_utf8_lossy(&out.stderr),
+        &["2 of 2 runs on convolution_A100 have values no configuration of it has"],
+    );
+    // On its own space, no such word.
+    let out = ktune()
+        .args(["bench", "score"])
+        .arg(traces.path().join("traces.jsonl"))
+        .arg(space("convolution_A100"))
+        .succeeds();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("no configuration of it has"), "{said}");
 }
 
 /// `tune-strategy` says why a setting was refused, and checks where its report goes before it

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
 
-use crate::common::{assert_mentions, ktune_in, written};
+use crate::common::{Succeeds, assert_mentions, ktune_in, written};
 
 const SPEC: &str = "[[parameter]]\nname = \"x\"\nvalues = [1, 2, 4, 8]\n\n[runner]\n\
 run = \"echo t: {x}\"\nobjective = { name = \"time\", regex = 't: (?P<value>[0-9.]+)' }\n\n\
@@ -121,4 +121,69 @@ fn results_are_read_without_write_access_and_an_older_state_is_named() {
         budget.split_whitespace().nth(5) == Some("4"),
         "the file's own state has the budget 4: {stdout}"
     );
+}
+
+/// What `ktune report`, `results --out` and `export` write never replaces the study it was
+/// made from, nor any results database (before, `ktune report s.db -o s.db` made s.db a
+/// web page).
+#[test]
+fn an_output_never_replaces_a_results_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    std::fs::copy(
+        crate::common::repo("crates/ktune-report/tests/fixture/study.db"),
+        &db,
+    )
+    .unwrap();
+    let other = dir.path().join("other.db");
+    std::fs::copy(&db, &other).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let d = db.to_str().unwrap();
+    let o = other.to_str().unwrap();
+    for (args, said) in [
+        (vec!["report", d, "-o", d], "is the file being read"),
+        (vec!["report", d, "-o", o], "is an SQLite database"),
+        (
+            vec!["results", d, "--format", "csv", "--out", d],
+            "is an SQLite database",
+        ),
+        (vec!["export", d, "--wisdom", d], "is the file being read"),
+        (vec!["export", d, "--header", o], "is an SQLite database"),
+    ] {
+        crate::common::ktune()
+            .args(&args)
+            .fails_saying(&[said, "choose another file"]);
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+    assert_eq!(std::fs::read(&other).unwrap(), before);
+}
+
+/// A storage URL given where a file is expected is named as one, without its password;
+/// nor does any other message say the password.
+#[test]
+fn a_password_in_a_misplaced_url_is_never_said() {
+    let url = "postgresql://tuner:s3cret-pw@127.0.0.1:1/db";
+    let dir = tempfile::tempdir().unwrap();
+    let spec = written(dir.path(), "s.toml", SPEC);
+    let spec = spec.to_str().unwrap();
+    for args in [
+        vec!["results", url],
+        vec!["report", url],
+        vec!["dashboard", url],
+        vec!["results", spec, "--export", url],
+        vec!["space", spec, "--prior", url],
+        vec![
+            "space",
+            spec,
+            "--prior",
+            "host=h password=s3cret-pw dbname=d",
+        ],
+        vec!["results", "--storage", "sqlite://tuner:s3cret-pw@/tmp/x.db"],
+    ] {
+        let err = crate::common::ktune().args(&args).fails();
+        assert!(!err.contains("s3cret"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let err = crate::common::ktune().args(["results", url]).fails();
+    assert_mentions(&err, &["is a storage URL, not a file", "--storage"]);
 }

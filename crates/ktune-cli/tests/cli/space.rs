@@ -217,3 +217,15 @@ fn the_transfer_example_maps_the_committed_studies_of_other_sizes() {
         );
     }
 }
+
+/// A name that is not a file of text (`/dev/zero`) is refused without reading it to the end
+/// (before, `ktune tune /dev/zero` read gigabytes first).
+#[test]
+fn a_file_that_never_ends_is_refused_without_filling_the_memory() {
+    ktune()
+        .args(["space", "/dev/zero"])
+        .fails_saying(&["cannot tell the format of `/dev/zero`"]);
+    ktune()
+        .args(["tune", "/dev/zero", "--max-evals", "2"])
+        .fails_saying(&["cannot read `/dev/zero`", "larger than 16 MiB"]);
+}

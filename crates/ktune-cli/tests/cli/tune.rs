@@ -899,6 +899,111 @@ fn a_study_starts_from_an_earlier_study_as_its_prior() {
         .current_dir(dir.path())
         .fails_saying(&["notes.txt", "not a ktune study"]);
     assert!(!dir.path().join("d.db").exists());
+
+    // The recorded prior gone (and the spec naming none): resuming says which one, and how
+    // to go on.
+    written(
+        dir.path(),
+        "ktune.toml",
+        &text.replace(
+            "[transfer]\npriors = [\"a.db\"]\n",
+            "[strategy]\nname = \"random\"\n",
+        ),
+    );
+    std::fs::rename(&a, dir.path().join("moved.db")).unwrap();
+    ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--db", b_arg, "--max-evals", "7"])
+        .current_dir(dir.path())
+        .fails_saying(&[
+            &format!("tuned with the prior `{a_arg}`, which cannot be read now"),
+            "--prior",
+            "No such file",
+        ]);
+    // Named anew, it goes on.
+    tune(&["--db", b_arg, "--max-evals", "7", "--prior", "moved.db"]);
+    assert_eq!(rows(&b).len(), 7);
+}
+
+/// A budget smaller than the study's given on the command line stops this run there, and
+/// the study keeps its budget (before, the flag was ignored and the run went on to 60).
+#[test]
+fn a_smaller_max_evals_stops_a_resumed_run_there() {
+    // A study of 20, interrupted after a few.
+    let dir = project(300, 20);
+    let spec = dir.path().join("ktune.toml");
+    let db = dir.path().join("ktune.db");
+    let child = spawn_tune(&spec, &[], Stdio::null);
+    std::thread::sleep(Duration::from_millis(1500));
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait_with_output().unwrap();
+    let before = rows(&db).len();
+    assert!((1..18).contains(&before), "{before}");
+    // Two more, then it stops; the study keeps its budget of 20 for a later run.
+    let want = (before + 2).to_string();
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--max-evals", &want])
+        .succeeds();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "has a budget of 20 evaluations; this process stops when it holds {want}"
+        )),
+        "{said}"
+    );
+    assert_eq!(rows(&db).len(), before + 2);
+    ktune().arg("tune").arg(&spec).succeeds();
+    assert_eq!(rows(&db).len(), 20);
+    // Zero is refused before anything is made.
+    let fresh = dir.path().join("zero.db");
+    ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--max-evals", "0", "--db"])
+        .arg(&fresh)
+        .fails_saying(&["--max-evals must be at least 1"]);
+    assert!(!fresh.exists());
+}
+
+#[test]
+fn a_default_that_breaks_the_constraints_is_named_not_dropped_in_silence() {
+    let (dir, spec) = in_tempdir(
+        "s.toml",
+        "constraints = [\"x > 1\"]\n\n[[parameter]]\nname = \"x\"\nvalues = [1, 2, 3]\ndefault = 1\n\n\
+         [runner]\nrun = \"echo t: {x}\"\n\
+         objective = { name = \"time\", regex = 't: (?P<value>[0-9.]+)' }\n\n\
+         [budget]\nmax_evaluations = 2\n",
+    );
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .current_dir(dir.path())
+        .succeeds();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("warning: the default configuration (x=1) breaks the constraints"),
+        "{said}"
+    );
+    // A strategy from a file's [strategy] table, as `ktune bench` takes it.
+    written(
+        dir.path(),
+        "strategy.toml",
+        "[strategy]\nname = \"brute_force\"\n",
+    );
+    let out = ktune()
+        .arg("tune")
+        .arg(&spec)
+        .args(["--strategy", "strategy.toml", "--db", "b.db"])
+        .current_dir(dir.path())
+        .succeeds();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("strategy brute_force"), "{said}");
 }
 
 /// A negative count, seed or time limit is named as such by every command (not taken for an

@@ -52,8 +52,18 @@ fn domains_are_checked() {
         Parameter::real("x", [0.5, 0.5]),
         Err(SpaceError::DuplicateValue { .. })
     ));
-    assert!(Parameter::integer("2x", [1]).is_err());
-    assert!(Parameter::integer("and", [1]).is_err());
+    let said = |name: &str| Parameter::integer(name, [1]).unwrap_err().to_string();
+    assert!(
+        said("2x").contains("must be an identifier"),
+        "{}",
+        said("2x")
+    );
+    // A keyword is an identifier: the message says what is wrong with it.
+    assert!(
+        said("and").contains("`and` is a word of the constraint language"),
+        "{}",
+        said("and")
+    );
     assert!(
         Parameter::integer("x", [0, 1])
             .unwrap()

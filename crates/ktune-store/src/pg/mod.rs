@@ -167,7 +167,7 @@ impl PgStore {
                         "it holds no study yet".into()
                     } else {
                         format!(
-                            "it holds several studies: {} (choose one with --study)",
+                            "it holds several studies: {} (choose one with --study, or with `#study` after a prior's name)",
                             name_list(&names)
                         )
                     },
@@ -182,7 +182,7 @@ impl PgStore {
             return Err(StoreError::Study {
                 path: PathBuf::from(&store.location),
                 message: format!(
-                    "it has no study `{chosen}`; its studies are: {} (choose one with --study)",
+                    "it has no study `{chosen}`; its studies are: {} (choose one with --study, or with `#study` after a prior's name)",
                     if names.is_empty() {
                         "none".into()
                     } else {

@@ -168,7 +168,7 @@ impl Store {
                     "it holds no study yet".to_string()
                 } else {
                     format!(
-                        "it has no study `{chosen}`; its studies are: {} (choose one with --study)",
+                        "it has no study `{chosen}`; its studies are: {} (choose one with --study, or with `#study` after a prior's name)",
                         name_list(&names)
                     )
                 },
