@@ -102,8 +102,8 @@ pub struct StudyFacts {
 /// Something joining a study noticed, for the front end to say (the process goes on).
 #[derive(Clone, Debug, PartialEq)]
 pub enum JoinNote {
-    /// The study has another budget: this process works to the smaller of the two, and the
-    /// study keeps its own.
+    /// The study has another budget: this process works to the study's (or to the front
+    /// end's explicit cap, which the front end says), and the study keeps its own.
     Budget {
         /// The study's name.
         study: String,
@@ -164,15 +164,6 @@ fn prior_list(priors: &[PriorFact]) -> String {
 impl std::fmt::Display for JoinNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            JoinNote::Budget {
-                study,
-                kept,
-                ignored,
-            } if ignored < kept => write!(
-                f,
-                "study `{study}` has a budget of {kept} evaluations; this process stops when it \
-                 holds {ignored} (the study keeps its budget for the others)"
-            ),
             JoinNote::Budget {
                 study,
                 kept,

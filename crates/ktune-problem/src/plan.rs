@@ -140,6 +140,9 @@ pub struct Plan {
     pub strategy: CheckedStrategy,
     /// This process's budget (the evaluation budget is the study's once joined).
     pub budget: Budget,
+    /// The evaluation budget the front end's argument gave (`--max-evals`, `max_evals=`),
+    /// not the spec's: a run stops there even where its study's budget is larger.
+    pub cap: Option<usize>,
     /// The seed of this process's random numbers.
     pub seed: u64,
     /// Where the study is kept (`None`: in memory only).
@@ -222,6 +225,7 @@ impl Plan {
         };
         Ok(Plan {
             strategy,
+            cap: args.max_evaluations,
             budget,
             seed: args.seed,
             place,

@@ -100,6 +100,9 @@ pub struct Opening<'a> {
     pub facts: StudyFacts,
     /// This process's own limits: time and target (the evaluation budget is the study's).
     pub budget: Budget,
+    /// An evaluation budget this process stops at even where the study's is larger (the
+    /// front end's explicit argument; see [`crate::Plan::cap`]).
+    pub cap: Option<usize>,
     /// The strategy.
     pub strategy: Box<dyn Strategy + Send + 'a>,
     /// The seed of this process's random numbers.
@@ -134,11 +137,10 @@ impl StudyPlace {
             StudyPlace::Single(_) => opening.seed,
             StudyPlace::Shared { .. } => ktune_core::worker_seed(opening.seed, rank),
         };
-        // The study's budget, or this process's where it is smaller: a process never
-        // measures past its own budget (`--max-evals 20` stops at 20 in all), and the
-        // study keeps its own for the processes that have more.
+        // The study's budget, or the cap where it is smaller (`--max-evals 20` stops at 20
+        // in all); the study keeps its own for the processes that have more.
         let budget = Budget {
-            max_evaluations: match (joined.facts.budget, opening.budget.max_evaluations) {
+            max_evaluations: match (joined.facts.budget, opening.cap) {
                 (Some(study), Some(mine)) => Some(study.min(mine)),
                 (study, _) => study,
             },

@@ -382,6 +382,7 @@ fn join(
         fingerprint: Fingerprint::new(&space, "{}", &facts.objective),
         facts: facts.clone(),
         budget: Budget::default(),
+        cap: None,
         strategy: "random"
             .parse::<ktune_strategies::CheckedStrategy>()
             .unwrap()

@@ -823,6 +823,8 @@ impl Study {
                         fingerprint,
                         facts: setup.facts,
                         budget: setup.budget,
+                        // A Python study works to its study's budget, as before.
+                        cap: None,
                         strategy: setup.strategy.build(),
                         seed,
                         participation,

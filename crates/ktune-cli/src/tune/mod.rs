@@ -160,6 +160,7 @@ fn join<'a>(
         fingerprint: problem.fingerprint(space, &objective.name),
         facts: plan.facts(problem),
         budget: plan.budget.clone(),
+        cap: plan.cap,
         strategy: plan.strategy.build(),
         seed: plan.seed,
         participation: Participation {
@@ -171,7 +172,17 @@ fn join<'a>(
         priors: plan.priors.iter().map(|p| p.prior.clone()).collect(),
     })?;
     for note in &study.joined.notes {
-        note!("warning: {note}");
+        match note {
+            // `--max-evals 20` on a study of 60: this run stops at 20 (see `Plan::cap`).
+            ktune_core::JoinNote::Budget {
+                study,
+                kept,
+                ignored,
+            } if plan.cap == Some(*ignored) && ignored < kept => note!(
+                "note: study `{study}` has a budget of {kept} evaluations; this run stops when it holds {ignored} (--max-evals), and the study keeps its budget"
+            ),
+            note => note!("warning: {note}"),
+        }
     }
     for (fact, report) in &study.priors {
         note!("prior {}: {report}", fact.source);

@@ -953,7 +953,7 @@ fn a_smaller_max_evals_stops_a_resumed_run_there() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
         said.contains(&format!(
-            "has a budget of 20 evaluations; this process stops when it holds {want}"
+            "has a budget of 20 evaluations; this run stops when it holds {want} (--max-evals)"
         )),
         "{said}"
     );

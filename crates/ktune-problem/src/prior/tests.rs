@@ -94,6 +94,7 @@ fn study_run_of(
             goal: None,
         },
         budget: Budget::default(),
+        cap: None,
         strategy: strategy
             .parse::<ktune_strategies::CheckedStrategy>()
             .unwrap()
